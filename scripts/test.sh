@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The whole test suite: install what is missing, build twice (plain, and with
+# AddressSanitizer + UndefinedBehaviorSanitizer), run every test in both.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+tb_install_packages
+
+echo "== build and test (RelWithDebInfo, warnings are errors)"
+tb_build "$TB_ROOT/build"
+(cd "$TB_ROOT/build" && ctest --output-on-failure -j"$(nproc)")
+
+echo "== build and test under AddressSanitizer + UndefinedBehaviorSanitizer"
+tb_build "$TB_ROOT/build-asan" -DTB_SANITIZE=ON
+(cd "$TB_ROOT/build-asan" &&
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --output-on-failure -j"$(nproc)")

@@ -1,0 +1,62 @@
+/* tilebench report DIR: regenerate a run's report from its results.json. */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli/commands.h"
+#include "report/report.h"
+#include "results/results.h"
+
+static const char usage[] =
+    "usage: tilebench report DIR [--output FILE]\n"
+    "  Prints the Markdown report of the run in DIR, built from DIR/results.json alone.\n"
+    "  --output FILE   write it to FILE instead (refused if FILE exists)\n";
+
+int tb_cmd_report(int argc, char **argv) {
+  static const struct option options[] = {{"output", required_argument, NULL, 'o'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+  const char *output = NULL;
+  int opt;
+  optind = 1;
+  while ((opt = getopt_long(argc, argv, "o:", options, NULL)) != -1) {
+    if (opt == 'o') {
+      output = optarg;
+    } else if (opt == 'h') {
+      fputs(usage, stdout);
+      return 0;
+    } else {
+      fputs(usage, stderr);
+      return 2;
+    }
+  }
+  if (argc - optind != 1) {
+    fprintf(stderr, "tilebench report: give exactly one run directory\n%s", usage);
+    return 2;
+  }
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/%s", argv[optind], TB_RESULTS_FILE);
+  struct tb_error err = {0};
+  json_t *doc = NULL;
+  if (tb_results_load(path, &doc, &err) != TB_OK) {
+    return tb_cli_fail(&err);
+  }
+  char *text = tb_report_markdown(doc, &err);
+  json_decref(doc);
+  if (text == NULL) {
+    return tb_cli_fail(&err);
+  }
+  int rc = 0;
+  if (output == NULL) {
+    fputs(text, stdout);
+  } else {
+    FILE *f = fopen(output, "wx"); /* exclusive create: never overwrite */
+    if (f == NULL || fputs(text, f) < 0 || fclose(f) != 0) {
+      tb_fail(&err, TB_ERR_INPUT, "cannot create %s (it may already exist)", output);
+      rc = tb_cli_fail(&err);
+    }
+  }
+  free(text);
+  return rc;
+}

@@ -1,0 +1,315 @@
+/* tilebench run: measure a campaign and archive it in a new directory. */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "backends/cuda/driver.h"
+#include "cli/commands.h"
+#include "core/clock.h"
+#include "core/strbuf.h"
+#include "core/strlist.h"
+#include "measure/campaign.h"
+#include "provenance/provenance.h"
+#include "providers/provider.h"
+#include "report/report.h"
+#include "results/results.h"
+
+#ifndef TB_VERSION
+#define TB_VERSION "unknown"
+#endif
+
+#define DEFAULT_SHAPES "37x769,1024x1024,16384x257,4096x1024"
+
+static const char usage[] =
+    "usage: tilebench run [options]\n"
+    "  --ops LIST           operations (default: all of sum,softmax,rmsnorm,layernorm,add,gelu_add)\n"
+    "  --shapes LIST        MxN shapes (default: " DEFAULT_SHAPES ")\n"
+    "  --input-views LIST   packed,strided (default: both); strided rows have stride n+3 and\n"
+    "                       start at element 1, so kernels cannot assume packed or aligned rows\n"
+    "  --providers LIST     implementations to measure (default: native)\n"
+    "  --backend B          cpu, cuda or auto (default auto: cuda when usable, else cpu)\n"
+    "  --seed N             input generator seed (default 1)\n"
+    "  --samples N          samples per timing phase (default 9)\n"
+    "  --warmup-ms X        warm-up per case and provider (default 50)\n"
+    "  --sample-ms X        target length of one throughput batch (default 10)\n"
+    "  --out DIR            new or empty results directory (default runs/<UTC time>)\n"
+    "  --quiet              no progress line\n";
+
+struct run_options {
+  struct tb_strlist ops, shapes, views, providers;
+  const char *backend;
+  const char *out;
+  char default_out[128];
+  unsigned long long seed;
+  unsigned long long samples;
+  double warmup_ms, sample_ms;
+  int quiet;
+};
+
+static enum tb_status parse_flags(int argc, char **argv, struct run_options *o, struct tb_error *err) {
+  static const struct option options[] = {
+      {"ops", required_argument, NULL, 'o'},       {"shapes", required_argument, NULL, 's'},
+      {"input-views", required_argument, NULL, 'v'}, {"providers", required_argument, NULL, 'p'},
+      {"backend", required_argument, NULL, 'b'},   {"seed", required_argument, NULL, 'S'},
+      {"samples", required_argument, NULL, 'n'},   {"warmup-ms", required_argument, NULL, 'w'},
+      {"sample-ms", required_argument, NULL, 'm'}, {"out", required_argument, NULL, 'O'},
+      {"quiet", no_argument, NULL, 'q'},           {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  const char *ops = tb_op_names(), *shapes = DEFAULT_SHAPES, *views = "packed,strided";
+  const char *providers = "native";
+  int opt;
+  optind = 1;
+  opterr = 0;
+  while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    switch (opt) {
+    case 'o': ops = optarg; break;
+    case 's': shapes = optarg; break;
+    case 'v': views = optarg; break;
+    case 'p': providers = optarg; break;
+    case 'b': o->backend = optarg; break;
+    case 'O': o->out = optarg; break;
+    case 'q': o->quiet = 1; break;
+    case 'S':
+      if (tb_parse_size(optarg, "--seed", 0, ~0ULL, &o->seed, err) != TB_OK) return err->status;
+      break;
+    case 'n':
+      if (tb_parse_size(optarg, "--samples", 1, 100000, &o->samples, err) != TB_OK) return err->status;
+      break;
+    case 'w':
+      if (tb_parse_positive(optarg, "--warmup-ms", 600000, &o->warmup_ms, err) != TB_OK) return err->status;
+      break;
+    case 'm':
+      if (tb_parse_positive(optarg, "--sample-ms", 600000, &o->sample_ms, err) != TB_OK) return err->status;
+      break;
+    case 'h':
+      return TB_OK; /* handled by the caller through o->out == "--help" below */
+    default:
+      return tb_fail(err, TB_ERR_USAGE, "unknown or incomplete option '%s'\n%s",
+                     argv[optind - 1], usage);
+    }
+  }
+  if (optind < argc) {
+    return tb_fail(err, TB_ERR_USAGE, "unexpected argument '%s'\n%s", argv[optind], usage);
+  }
+  if (tb_strlist_split(ops, "--ops", &o->ops, err) != TB_OK ||
+      tb_strlist_split(shapes, "--shapes", &o->shapes, err) != TB_OK ||
+      tb_strlist_split(views, "--input-views", &o->views, err) != TB_OK ||
+      tb_strlist_split(providers, "--providers", &o->providers, err) != TB_OK) {
+    return err->status;
+  }
+  return TB_OK;
+}
+
+/* Resolves --backend; auto takes the GPU only when the CUDA backend can use
+ * one. The reason for the choice is recorded in the results. */
+static enum tb_status choose_backend(const char *requested, const char **chosen, char *why,
+                                     size_t why_size, struct tb_error *err) {
+  struct tb_error probe = {0};
+  int have_gpu = tb_cuda_driver_open(&probe) == TB_OK;
+  if (strcmp(requested, "cpu") == 0) {
+    *chosen = "cpu";
+    snprintf(why, why_size, "requested with --backend cpu");
+    return TB_OK;
+  }
+  if (strcmp(requested, "cuda") == 0) {
+    if (!have_gpu) {
+      return tb_fail(err, TB_ERR_UNAVAILABLE, "--backend cuda: %s", probe.message);
+    }
+    return tb_fail(err, TB_ERR_UNAVAILABLE,
+                   "--backend cuda: a GPU was found, but the CUDA backend is not built yet "
+                   "(use --backend cpu)");
+  }
+  if (strcmp(requested, "auto") == 0) {
+    *chosen = "cpu";
+    snprintf(why, why_size, "auto: %s", have_gpu ? "the CUDA backend is not built yet"
+                                                  : probe.message);
+    return TB_OK;
+  }
+  return tb_fail(err, TB_ERR_USAGE, "unknown backend '%s' (known: cpu,cuda,auto)", requested);
+}
+
+/* Checks every list item before anything runs, so bad input costs nothing. */
+static enum tb_status build_campaign(struct run_options *o, struct tb_campaign *c,
+                                     struct tb_error *err) {
+  memset(c, 0, sizeof *c);
+  for (size_t i = 0; i < o->ops.count; ++i) {
+    const struct tb_op_info *op = tb_op_by_name(o->ops.items[i]);
+    if (op == NULL) {
+      return tb_fail(err, TB_ERR_USAGE, "unknown operation '%s' (known: %s)", o->ops.items[i],
+                     tb_op_names());
+    }
+    for (size_t k = 0; k < c->op_count; ++k) {
+      if (c->ops[k] == op) {
+        return tb_fail(err, TB_ERR_USAGE, "--ops names '%s' twice", op->name);
+      }
+    }
+    if (c->op_count == TB_OP_COUNT) {
+      return tb_fail(err, TB_ERR_USAGE, "--ops lists too many operations");
+    }
+    c->ops[c->op_count++] = op;
+  }
+  c->shapes = calloc(o->shapes.count, sizeof *c->shapes);
+  if (c->shapes == NULL) {
+    return tb_fail(err, TB_ERR_SYSTEM, "out of memory");
+  }
+  for (size_t i = 0; i < o->shapes.count; ++i) {
+    if (tb_shape_parse(o->shapes.items[i], &c->shapes[c->shape_count++], err) != TB_OK) {
+      return err->status;
+    }
+  }
+  for (size_t i = 0; i < o->views.count; ++i) {
+    if (c->view_count == TB_VIEW_COUNT) {
+      return tb_fail(err, TB_ERR_USAGE, "--input-views lists a view twice");
+    }
+    if (tb_view_kind_parse(o->views.items[i], &c->views[c->view_count++], err) != TB_OK) {
+      return err->status;
+    }
+  }
+  for (size_t i = 0; i < o->providers.count; ++i) {
+    if (strcmp(o->providers.items[i], "native") != 0) {
+      return tb_fail(err, TB_ERR_USAGE, "unknown provider '%s' (known: %s)",
+                     o->providers.items[i], tb_provider_names());
+    }
+  }
+  c->providers = o->providers.items;
+  c->provider_count = o->providers.count;
+  c->seed = o->seed;
+  c->measure.samples = (unsigned)o->samples;
+  c->measure.warmup_ms = o->warmup_ms;
+  c->measure.sample_ms = o->sample_ms;
+  c->progress = !o->quiet && isatty(STDERR_FILENO);
+  return tb_campaign_check_memory(c, err);
+}
+
+static json_t *command_line_json(int argc, char **argv, json_t **as_text) {
+  json_t *args = json_array();
+  struct tb_strbuf b = {0};
+  tb_strbuf_printf(&b, "tilebench");
+  for (int i = 0; i < argc; ++i) {
+    json_array_append_new(args, json_string(argv[i]));
+    tb_strbuf_printf(&b, " %s", argv[i]);
+  }
+  char *text = tb_strbuf_take(&b);
+  *as_text = json_string(text ? text : "");
+  free(text);
+  return args;
+}
+
+static json_t *run_info(const struct run_options *o, const struct tb_campaign *c,
+                        const char *backend, const char *why, int argc, char **argv) {
+  json_t *command = NULL;
+  json_t *argv_json = command_line_json(argc, argv, &command);
+  char started[32];
+  tb_utc_timestamp(started, sizeof started);
+  return json_pack("{s:o, s:o, s:s, s:s, s:s, s:I, s:{s:I, s:f, s:f}}", "argv", argv_json,
+                   "command", command, "started_at", started, "backend", backend,
+                   "backend_reason", why, "seed", (json_int_t)o->seed, "measure", "samples",
+                   (json_int_t)c->measure.samples, "warmup_ms", c->measure.warmup_ms, "sample_ms",
+                   c->measure.sample_ms);
+}
+
+/* Writes results.json, then results.md from that document alone. */
+static enum tb_status archive(const char *dir, json_t *doc, struct tb_error *err) {
+  if (tb_write_json_atomic(dir, TB_RESULTS_FILE, doc, err) != TB_OK) {
+    return err->status;
+  }
+  char *md = tb_report_markdown(doc, err);
+  if (md == NULL) {
+    return err->status;
+  }
+  tb_write_text_atomic(dir, "results.md", md, err);
+  free(md);
+  return err->status;
+}
+
+static int run_campaign(struct run_options *o, struct tb_campaign *c, int argc, char **argv,
+                        struct tb_error *err) {
+  const char *backend = NULL;
+  char why[1100];
+  if (choose_backend(o->backend, &backend, why, sizeof why, err) != TB_OK ||
+      tb_prepare_out_dir(o->out, err) != TB_OK) {
+    return tb_cli_fail(err);
+  }
+  c->backend = backend;
+  json_t *doc = json_pack("{s:s, s:i, s:{s:s, s:s}}", "schema", TB_RESULTS_SCHEMA, "schema_version",
+                          TB_RESULTS_SCHEMA_VERSION, "tool", "name", "tilebench", "version",
+                          TB_VERSION);
+  json_t *run = run_info(o, c, backend, why, argc, argv);
+  json_t *prov = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "git", tb_capture_git(), "artifacts",
+                           tb_capture_artifacts(), "host", tb_capture_host(), "gpu",
+                           tb_cuda_describe(), "thread_env", tb_capture_thread_env(),
+                           "busy_processes_start", tb_capture_busy_processes());
+  json_t *cases = json_array();
+  size_t valid = 0;
+  tb_campaign_run(c, cases, &valid, err);
+  json_object_set_new(prov, "busy_processes_end", tb_capture_busy_processes());
+  char finished[32];
+  tb_utc_timestamp(finished, sizeof finished);
+  json_object_set_new(run, "finished_at", json_string(finished));
+  json_object_set_new(run, "valid_cases", json_integer((json_int_t)valid));
+  json_object_set_new(run, "complete", json_boolean(err->status == TB_OK));
+  json_object_set_new(run, "error", err->status == TB_OK ? json_null() : json_string(err->message));
+  json_object_set_new(doc, "run", run);
+  json_object_set_new(doc, "provenance", prov);
+  json_object_set_new(doc, "cases", cases);
+
+  struct tb_error write_err = {0};
+  int rc = 0;
+  if (archive(o->out, doc, &write_err) != TB_OK) {
+    rc = tb_cli_fail(&write_err);
+  } else {
+    char *table = tb_report_terminal_table(doc, &write_err);
+    if (table != NULL) {
+      fputs(table, stdout);
+      free(table);
+    }
+    size_t total = json_array_size(cases);
+    printf("\n%zu of %zu cases valid; results in %s/%s\n", valid, total, o->out, TB_RESULTS_FILE);
+    if (err->status != TB_OK) {
+      rc = tb_cli_fail(err);
+    } else if (valid != total) {
+      fprintf(stderr, "tilebench: %zu case(s) invalid; see %s/results.md\n", total - valid, o->out);
+      rc = 1;
+    }
+  }
+  json_decref(doc);
+  return rc;
+}
+
+int tb_cmd_run(int argc, char **argv) {
+  struct run_options o = {0};
+  o.backend = "auto";
+  o.seed = 1;
+  o.samples = 9;
+  o.warmup_ms = 50;
+  o.sample_ms = 10;
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      fputs(usage, stdout);
+      return 0;
+    }
+  }
+  struct tb_error err = {0};
+  struct tb_campaign c = {0};
+  int rc;
+  if (parse_flags(argc, argv, &o, &err) != TB_OK || build_campaign(&o, &c, &err) != TB_OK) {
+    rc = tb_cli_fail(&err);
+  } else {
+    if (o.out == NULL) {
+      char stamp[32];
+      tb_utc_timestamp(stamp, sizeof stamp);
+      snprintf(o.default_out, sizeof o.default_out, "runs/%s", stamp);
+      o.out = o.default_out;
+    }
+    rc = run_campaign(&o, &c, argc, argv, &err);
+  }
+  free(c.shapes);
+  tb_strlist_free(&o.ops);
+  tb_strlist_free(&o.shapes);
+  tb_strlist_free(&o.views);
+  tb_strlist_free(&o.providers);
+  return rc;
+}

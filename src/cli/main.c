@@ -1,0 +1,46 @@
+/* tilebench: measure GPU kernels honestly. Entry point and subcommand dispatch. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+
+#ifndef TB_VERSION
+#define TB_VERSION "unknown"
+#endif
+
+static const char usage[] =
+    "usage: tilebench <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run      measure operations x shapes x providers; write results.json and results.md\n"
+    "  report   regenerate the report of a run from its results.json\n"
+    "  env      describe this machine: CPU, OS, GPU, driver\n"
+    "\n"
+    "'tilebench <command> --help' describes a command's options.\n";
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fputs(usage, stderr);
+    return 2;
+  }
+  const char *command = argv[1];
+  if (strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0) {
+    fputs(usage, stdout);
+    return 0;
+  }
+  if (strcmp(command, "--version") == 0) {
+    printf("tilebench %s\n", TB_VERSION);
+    return 0;
+  }
+  if (strcmp(command, "run") == 0) {
+    return tb_cmd_run(argc - 1, argv + 1);
+  }
+  if (strcmp(command, "report") == 0) {
+    return tb_cmd_report(argc - 1, argv + 1);
+  }
+  if (strcmp(command, "env") == 0) {
+    return tb_cmd_env(argc - 1, argv + 1);
+  }
+  fprintf(stderr, "tilebench: unknown command '%s'\n\n%s", command, usage);
+  return 2;
+}

@@ -1,0 +1,130 @@
+#include "inputs/tensor.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/sysmem.h"
+#include "inputs/generator.h"
+#include "oracle/validate.h"
+
+/* Share of available memory a single case may take; the rest is headroom
+ * for the process, the oracle's scratch and other programs. */
+#define TB_MEMORY_SHARE 0.7
+
+static size_t matrix_storage_elems(const struct tb_view *view, size_t m, size_t n) {
+  return view->offset + (m - 1) * view->row_stride + n;
+}
+
+double tb_case_host_bytes(const struct tb_case *c) {
+  const struct tb_op_info *op = c->op;
+  double m = (double)c->shape.m, n = (double)c->shape.n;
+  double storage = (double)c->view.offset + (m - 1) * (double)c->view.row_stride + n;
+  double in_elems = storage * (op->has_second_matrix ? 2.0 : 1.0);
+  in_elems += (op->has_weight ? n : 0.0) + (op->has_bias ? n : 0.0);
+  double out_elems = op->output_is_vector ? m : m * n;
+  return in_elems * 4.0 + out_elems * 4.0 /* output */ + out_elems * 8.0 /* fp64 oracle */;
+}
+
+/* Fills padding with NaN (reads of it poison results) and logical elements
+ * with generator values indexed by their logical position. */
+static void fill_tensor(struct tb_tensor *t, unsigned long long seed, size_t m, size_t n) {
+  float lo, hi;
+  tb_generator_range(t->role, &lo, &hi);
+  uint64_t stream = tb_generator_stream(seed, t->role, m, n);
+  for (size_t k = 0; k < t->storage_elems; ++k) {
+    t->storage[k] = nanf("");
+  }
+  for (size_t r = 0; r < t->rows; ++r) {
+    float *row = tb_tensor_row(t, r);
+    for (size_t j = 0; j < t->cols; ++j) {
+      row[j] = tb_generator_uniform(stream, (uint64_t)r * t->cols + j, lo, hi);
+    }
+  }
+}
+
+static enum tb_status alloc_tensor(struct tb_tensor *t, const char *role, size_t rows, size_t cols,
+                                   const struct tb_view *view, struct tb_error *err) {
+  t->role = role;
+  t->rows = rows;
+  t->cols = cols;
+  t->row_stride = view ? view->row_stride : cols;
+  t->offset = view ? view->offset : 0;
+  t->storage_elems = view ? matrix_storage_elems(view, rows, cols) : rows * cols;
+  t->storage = malloc(t->storage_elems * sizeof(float));
+  if (t->storage == NULL) {
+    return tb_fail(err, TB_ERR_SYSTEM, "out of memory allocating %zux%zu tensor '%s'", rows, cols,
+                   role);
+  }
+  return TB_OK;
+}
+
+enum tb_status tb_case_fits_memory(const struct tb_case *c, struct tb_error *err) {
+  double need = tb_case_host_bytes(c), have = tb_available_memory_bytes();
+  if (need > TB_MEMORY_SHARE * have) {
+    return tb_fail(err, TB_ERR_INPUT,
+                   "shape %zux%zu for %s needs %.3g GB of host memory but only %.3g GB is "
+                   "available; choose a smaller shape",
+                   c->shape.m, c->shape.n, c->op->name, need / 1e9, have / 1e9);
+  }
+  return TB_OK;
+}
+
+enum tb_status tb_case_data_create(const struct tb_case *c, unsigned long long seed,
+                                   struct tb_case_data *out, struct tb_error *err) {
+  memset(out, 0, sizeof *out);
+  out->c = *c;
+  if (tb_case_fits_memory(c, err) != TB_OK) {
+    return err->status;
+  }
+  size_t m = c->shape.m, n = c->shape.n;
+  const char *roles[TB_MAX_INPUTS];
+  size_t count = 0;
+  if (c->op->has_second_matrix) {
+    roles[count++] = "a";
+    roles[count++] = "b";
+  } else {
+    roles[count++] = "x";
+  }
+  size_t matrices = count;
+  if (c->op->has_weight) {
+    roles[count++] = "weight";
+  }
+  if (c->op->has_bias) {
+    roles[count++] = "bias";
+  }
+  for (size_t i = 0; i < count; ++i) {
+    int is_matrix = i < matrices;
+    struct tb_tensor *t = &out->inputs[i];
+    if (alloc_tensor(t, roles[i], is_matrix ? m : 1, n, is_matrix ? &c->view : NULL, err) != TB_OK) {
+      tb_case_data_free(out);
+      return err->status;
+    }
+    out->input_count = i + 1;
+    fill_tensor(t, seed, m, n);
+  }
+  size_t out_cols = c->op->output_is_vector ? 1 : n;
+  if (alloc_tensor(&out->output, "out", m, out_cols, NULL, err) != TB_OK) {
+    tb_case_data_free(out);
+    return err->status;
+  }
+  tb_poison(out->output.storage, out->output.storage_elems);
+  return TB_OK;
+}
+
+void tb_case_data_free(struct tb_case_data *data) {
+  for (size_t i = 0; i < data->input_count; ++i) {
+    free(data->inputs[i].storage);
+  }
+  free(data->output.storage);
+  memset(data, 0, sizeof *data);
+}
+
+const struct tb_tensor *tb_case_input(const struct tb_case_data *data, const char *role) {
+  for (size_t i = 0; i < data->input_count; ++i) {
+    if (strcmp(data->inputs[i].role, role) == 0) {
+      return &data->inputs[i];
+    }
+  }
+  return NULL;
+}

@@ -1,0 +1,101 @@
+#include "measure/campaign.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "inputs/tensor.h"
+#include "measure/case_runner.h"
+#include "oracle/oracle.h"
+#include "providers/provider.h"
+#include "results/results.h"
+
+size_t tb_campaign_case_count(const struct tb_campaign *c) {
+  return c->op_count * c->shape_count * c->view_count * c->provider_count;
+}
+
+static struct tb_case case_at(const struct tb_campaign *c, size_t shape, size_t op, size_t view) {
+  struct tb_case k;
+  k.op = c->ops[op];
+  k.shape = c->shapes[shape];
+  k.view = tb_view_for(c->views[view], k.shape.n);
+  k.provider = NULL;
+  return k;
+}
+
+enum tb_status tb_campaign_check_memory(const struct tb_campaign *c, struct tb_error *err) {
+  for (size_t s = 0; s < c->shape_count; ++s) {
+    for (size_t o = 0; o < c->op_count; ++o) {
+      for (size_t v = 0; v < c->view_count; ++v) {
+        struct tb_case k = case_at(c, s, o, v);
+        if (tb_case_fits_memory(&k, err) != TB_OK) {
+          return err->status;
+        }
+      }
+    }
+  }
+  return TB_OK;
+}
+
+static void show_progress(const struct tb_campaign *c, size_t done, size_t total, const char *id) {
+  if (c->progress) {
+    fprintf(stderr, "\r\033[K[%zu/%zu] %s", done, total, id);
+    if (done == total) {
+      fputc('\n', stderr);
+    }
+    fflush(stderr);
+  }
+}
+
+/* One case's inputs and oracle, measured on every provider. */
+static enum tb_status run_one_case(const struct tb_campaign *c, struct tb_provider **providers,
+                                   const struct tb_case *k, json_t *cases, size_t *done,
+                                   size_t *valid_count, struct tb_error *err) {
+  struct tb_case_data data;
+  double *reference = NULL;
+  if (tb_case_data_create(k, c->seed, &data, err) != TB_OK ||
+      tb_oracle_compute(&data, &reference, err) != TB_OK) {
+    tb_case_data_free(&data);
+    return err->status;
+  }
+  for (size_t p = 0; p < c->provider_count; ++p) {
+    struct tb_case_result result;
+    enum tb_status st = tb_run_case(providers[p], &data, reference, &c->measure, &result);
+    json_array_append_new(cases, tb_case_result_to_json(&result));
+    *valid_count += result.valid;
+    show_progress(c, ++*done, tb_campaign_case_count(c), result.id);
+    tb_case_result_free(&result);
+    if (st != TB_OK) {
+      tb_fail(err, st, "ran out of memory measuring %s", result.id);
+      break;
+    }
+  }
+  free(reference);
+  tb_case_data_free(&data);
+  return err->status;
+}
+
+enum tb_status tb_campaign_run(const struct tb_campaign *c, json_t *cases, size_t *valid_count,
+                               struct tb_error *err) {
+  struct tb_provider **providers = calloc(c->provider_count, sizeof *providers);
+  if (providers == NULL) {
+    return tb_fail(err, TB_ERR_SYSTEM, "out of memory creating providers");
+  }
+  *valid_count = 0;
+  for (size_t p = 0; p < c->provider_count && err->status == TB_OK; ++p) {
+    tb_provider_create(c->providers[p], c->backend, &providers[p], err);
+  }
+  size_t done = 0;
+  for (size_t s = 0; s < c->shape_count && err->status == TB_OK; ++s) {
+    for (size_t o = 0; o < c->op_count && err->status == TB_OK; ++o) {
+      for (size_t v = 0; v < c->view_count && err->status == TB_OK; ++v) {
+        struct tb_case k = case_at(c, s, o, v);
+        run_one_case(c, providers, &k, cases, &done, valid_count, err);
+      }
+    }
+  }
+  for (size_t p = 0; p < c->provider_count; ++p) {
+    tb_provider_destroy(providers[p]);
+  }
+  free(providers);
+  return err->status;
+}

@@ -1,0 +1,38 @@
+/* A campaign: every op x shape x input view x provider, measured in turn. */
+#ifndef TB_MEASURE_CAMPAIGN_H
+#define TB_MEASURE_CAMPAIGN_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "cases/case.h"
+#include "measure/host_phase.h"
+
+struct tb_campaign {
+  const struct tb_op_info *ops[TB_OP_COUNT];
+  size_t op_count;
+  struct tb_shape *shapes;
+  size_t shape_count;
+  enum tb_view_kind views[TB_VIEW_COUNT];
+  size_t view_count;
+  char **providers;
+  size_t provider_count;
+  const char *backend;
+  unsigned long long seed;
+  struct tb_measure_options measure;
+  bool progress; /* a progress line on stderr (a TTY) */
+};
+
+size_t tb_campaign_case_count(const struct tb_campaign *c);
+
+/* Refuses (TB_ERR_INPUT) before anything is allocated when one case would
+ * not fit in host memory. */
+enum tb_status tb_campaign_check_memory(const struct tb_campaign *c, struct tb_error *err);
+
+/* Runs every case, appending one JSON object per case x provider to `cases`.
+ * A failing case is recorded and the campaign goes on; only an unusable
+ * provider or exhausted memory stops it. */
+enum tb_status tb_campaign_run(const struct tb_campaign *c, json_t *cases, size_t *valid_count,
+                               struct tb_error *err);
+
+#endif

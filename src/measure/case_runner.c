@@ -1,0 +1,61 @@
+#include "measure/case_runner.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tb_case_result_free(struct tb_case_result *r) { tb_host_phase_free(&r->host); }
+
+/* Poison, run once, copy the whole output back, compare with the oracle. */
+static enum tb_status validate_output(struct tb_provider *p, const struct tb_case_data *data,
+                                      const double *reference, struct tb_validation *v,
+                                      struct tb_error *err) {
+  size_t count = data->output.storage_elems;
+  float *out = malloc(count * sizeof *out);
+  if (out == NULL) {
+    return tb_fail(err, TB_ERR_SYSTEM, "out of memory copying the output back");
+  }
+  tb_poison(out, count); /* a read_output that copies nothing leaves poison */
+  if (p->ops->poison_output(p, err) == TB_OK && p->ops->launch(p, 1, err) == TB_OK &&
+      p->ops->synchronize(p, err) == TB_OK && p->ops->read_output(p, out, count, err) == TB_OK) {
+    tb_validate(out, reference, count, tb_tolerance_for(data->c.op->op, data->c.shape.n), v);
+  }
+  free(out);
+  return err->status;
+}
+
+enum tb_status tb_run_case(struct tb_provider *p, const struct tb_case_data *data,
+                           const double *reference, const struct tb_measure_options *opt,
+                           struct tb_case_result *r) {
+  memset(r, 0, sizeof *r);
+  r->c = data->c;
+  r->c.provider = p->name;
+  tb_case_id(&r->c, r->id, sizeof r->id);
+  r->backend = p->backend;
+  r->output_allocation = p->output_allocation;
+  r->minimal_bytes = tb_op_minimal_bytes(r->c.op->op, r->c.shape.m, r->c.shape.n);
+  r->device_unavailable_reason = "the cpu backend has no device clock";
+
+  struct tb_error err = {0};
+  if (p->ops->prepare(p, data, &err) == TB_OK) {
+    if (tb_measure_host_phase(p, opt, &r->host, &err) == TB_OK) {
+      r->host_measured = true;
+    }
+    if (err.status == TB_OK && validate_output(p, data, reference, &r->validation, &err) == TB_OK) {
+      r->validated = true;
+    }
+  }
+  p->ops->release(p);
+  if (err.status != TB_OK) {
+    snprintf(r->error, sizeof r->error, "%s", err.message);
+  } else if (!r->validation.passed) {
+    snprintf(r->error, sizeof r->error,
+             "output wrong: %zu of %zu elements outside tolerance (%zu unwritten); first at %zu: "
+             "got %.9g, expected %.9g",
+             r->validation.failed, r->validation.checked, r->validation.unwritten,
+             r->validation.first_failure, r->validation.first_failure_got,
+             r->validation.first_failure_expected);
+  }
+  r->valid = r->host_measured && r->validated && r->validation.passed;
+  return err.status == TB_ERR_SYSTEM ? TB_ERR_SYSTEM : TB_OK;
+}

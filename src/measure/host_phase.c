@@ -1,0 +1,107 @@
+#include "measure/host_phase.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/clock.h"
+
+/* Runs `calls` calls and waits for them; stores the wall time. */
+static enum tb_status timed_calls(struct tb_provider *p, unsigned long calls, int64_t *elapsed,
+                                  struct tb_error *err) {
+  int64_t start = tb_monotonic_ns();
+  if (p->ops->launch(p, calls, err) != TB_OK || p->ops->synchronize(p, err) != TB_OK) {
+    return err->status;
+  }
+  *elapsed = tb_monotonic_ns() - start;
+  return TB_OK;
+}
+
+unsigned long tb_calibrate_batch(double per_call_ns, double sample_ms) {
+  if (!(per_call_ns > 0.0)) {
+    return 1;
+  }
+  double calls = floor(sample_ms * 1e6 / per_call_ns + 0.5);
+  if (calls < 1.0) {
+    return 1;
+  }
+  return calls > (double)TB_MAX_BATCH_CALLS ? TB_MAX_BATCH_CALLS : (unsigned long)calls;
+}
+
+static enum tb_status alloc_samples(struct tb_phase_samples *s, unsigned count,
+                                    unsigned long calls, struct tb_error *err) {
+  s->count = count;
+  s->calls_per_sample = calls;
+  s->elapsed_ns = calloc(count, sizeof *s->elapsed_ns);
+  s->per_call_ns = calloc(count, sizeof *s->per_call_ns);
+  if (s->elapsed_ns == NULL || s->per_call_ns == NULL) {
+    return tb_fail(err, TB_ERR_SYSTEM, "out of memory for %u samples", count);
+  }
+  return TB_OK;
+}
+
+static enum tb_status take_samples(struct tb_provider *p, struct tb_phase_samples *s,
+                                   struct tb_error *err) {
+  for (size_t i = 0; i < s->count; ++i) {
+    if (timed_calls(p, s->calls_per_sample, &s->elapsed_ns[i], err) != TB_OK) {
+      return err->status;
+    }
+    s->per_call_ns[i] = (double)s->elapsed_ns[i] / (double)s->calls_per_sample;
+  }
+  s->summary = tb_summarize(s->per_call_ns, s->count);
+  return TB_OK;
+}
+
+/* Warm-up: single calls until warmup_ms has passed (at least 3, so module
+ * loads and first-touch faults stay out of the samples). Returns the median
+ * of the last calls as the per-call estimate for calibration. */
+static enum tb_status warm_up(struct tb_provider *p, double warmup_ms, struct tb_host_phase *out,
+                              double *per_call_estimate, struct tb_error *err) {
+  enum { RECENT = 5 };
+  double recent[RECENT] = {0};
+  int64_t start = tb_monotonic_ns(), elapsed = 0;
+  unsigned long calls = 0;
+  do {
+    int64_t one = 0;
+    if (timed_calls(p, 1, &one, err) != TB_OK) {
+      return err->status;
+    }
+    recent[calls % RECENT] = (double)one;
+    calls++;
+    elapsed = tb_monotonic_ns() - start;
+  } while (calls < 3 || (double)elapsed < warmup_ms * 1e6);
+  out->warmup_calls = calls;
+  out->warmup_ns = (double)elapsed;
+  *per_call_estimate = tb_median(recent, calls < RECENT ? calls : RECENT);
+  return TB_OK;
+}
+
+enum tb_status tb_measure_host_phase(struct tb_provider *p, const struct tb_measure_options *opt,
+                                     struct tb_host_phase *out, struct tb_error *err) {
+  memset(out, 0, sizeof *out);
+  double per_call = 0.0;
+  if (warm_up(p, opt->warmup_ms, out, &per_call, err) != TB_OK) {
+    return err->status;
+  }
+  unsigned long batch = tb_calibrate_batch(per_call, opt->sample_ms);
+  if (alloc_samples(&out->throughput, opt->samples, batch, err) != TB_OK ||
+      alloc_samples(&out->latency, opt->samples, 1, err) != TB_OK) {
+    return err->status;
+  }
+  if (take_samples(p, &out->throughput, err) != TB_OK ||
+      take_samples(p, &out->latency, err) != TB_OK) {
+    return err->status;
+  }
+  return TB_OK;
+}
+
+static void free_samples(struct tb_phase_samples *s) {
+  free(s->elapsed_ns);
+  free(s->per_call_ns);
+  memset(s, 0, sizeof *s);
+}
+
+void tb_host_phase_free(struct tb_host_phase *phase) {
+  free_samples(&phase->throughput);
+  free_samples(&phase->latency);
+}

@@ -1,0 +1,95 @@
+#include "oracle/validate.h"
+
+#include <math.h>
+#include <string.h>
+
+struct tb_tolerance tb_tolerance_for(enum tb_op op, size_t n) {
+  struct tb_tolerance tol = {1e-5, 1e-5};
+  switch (op) {
+  case TB_OP_SUM:
+    /* fp32 tree/blocked accumulation errs by ~u*sqrt(log n)*sqrt(n)*rms(x);
+     * 2e-5*sqrt(n) is ~30x that, yet far below one dropped element (|x|~2). */
+    tol.atol = 2e-5 * sqrt((double)n);
+    tol.rtol = 1e-5;
+    break;
+  case TB_OP_SOFTMAX:
+    /* outputs are small (~1/n), so the bound is relative: fast exp is within
+     * ~12 ulp (1.4e-6) on [-8, 0] and the row sum adds ~u*log2(n). */
+    tol.atol = 1e-8;
+    tol.rtol = 5e-5;
+    break;
+  case TB_OP_RMSNORM:
+  case TB_OP_LAYERNORM:
+    /* outputs are O(1); rsqrt and the fp32 row statistics err by a few ulp. */
+    tol.atol = 1e-5;
+    tol.rtol = 1e-5;
+    break;
+  case TB_OP_ADD:
+    /* one fp32 rounding: |fl(a+b) - (a+b)| <= 2^-24 |a+b|. */
+    tol.atol = 0.0;
+    tol.rtol = 0x1p-23;
+    break;
+  case TB_OP_GELU_ADD:
+    /* erf in fp32 is within a few ulp; GELU's output near 0 needs an atol. */
+    tol.atol = 1e-6;
+    tol.rtol = 1e-5;
+    break;
+  default:
+    break;
+  }
+  return tol;
+}
+
+void tb_poison(float *data, size_t count) {
+  uint32_t bits = TB_POISON_BITS;
+  for (size_t i = 0; i < count; ++i) {
+    memcpy(&data[i], &bits, sizeof bits);
+  }
+}
+
+bool tb_is_poison(float value) {
+  uint32_t bits;
+  memcpy(&bits, &value, sizeof bits);
+  return bits == TB_POISON_BITS;
+}
+
+static void record_failure(struct tb_validation *r, size_t i, double got, double expected) {
+  if (r->failed == 0) {
+    r->first_failure = i;
+    r->first_failure_got = got;
+    r->first_failure_expected = expected;
+  }
+  r->failed++;
+}
+
+void tb_validate(const float *out, const double *ref, size_t count, struct tb_tolerance tol,
+                 struct tb_validation *r) {
+  memset(r, 0, sizeof *r);
+  r->atol = tol.atol;
+  r->rtol = tol.rtol;
+  r->checked = count;
+  for (size_t i = 0; i < count; ++i) {
+    double got = (double)out[i], expected = ref[i];
+    if (tb_is_poison(out[i])) {
+      r->unwritten++;
+    }
+    if (!isfinite(got)) {
+      r->max_abs_error = INFINITY;
+      r->max_rel_error = INFINITY;
+      record_failure(r, i, got, expected);
+      continue;
+    }
+    double abs_err = fabs(got - expected);
+    if (abs_err > r->max_abs_error) {
+      r->max_abs_error = abs_err;
+    }
+    if (expected != 0.0 && abs_err / fabs(expected) > r->max_rel_error) {
+      r->max_rel_error = abs_err / fabs(expected);
+    }
+    /* Written so that a NaN reference also fails. */
+    if (!(abs_err <= tol.atol + tol.rtol * fabs(expected))) {
+      record_failure(r, i, got, expected);
+    }
+  }
+  r->passed = (r->failed == 0 && count > 0);
+}

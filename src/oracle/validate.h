@@ -1,0 +1,43 @@
+/* Full-output validation against a float64 reference (METHOD.md §2.4):
+ * |out - ref| <= atol + rtol * |ref| for every element; NaN never passes, so
+ * an element left at its poison value is caught as unwritten. */
+#ifndef TB_ORACLE_VALIDATE_H
+#define TB_ORACLE_VALIDATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cases/ops.h"
+
+struct tb_tolerance {
+  double atol;
+  double rtol;
+};
+
+/* Tolerance of an operation at row length n; docs/tolerances.md says why. */
+struct tb_tolerance tb_tolerance_for(enum tb_op op, size_t n);
+
+struct tb_validation {
+  bool passed;
+  double atol, rtol;
+  double max_abs_error; /* over finite outputs; +inf when any output is NaN/inf */
+  double max_rel_error; /* |out-ref| / |ref| over elements with ref != 0 */
+  size_t checked;       /* elements compared (the whole output) */
+  size_t failed;        /* elements outside tolerance */
+  size_t unwritten;     /* elements still holding the poison bit pattern */
+  size_t first_failure; /* index of the first failing element, when failed > 0 */
+  double first_failure_got, first_failure_expected;
+};
+
+/* The poison pattern written before every validated run: a quiet NaN with a
+ * recognisable payload, so "unwritten" can be told from "computed NaN". */
+#define TB_POISON_BITS 0x7FC0DEADu
+
+void tb_poison(float *data, size_t count);
+bool tb_is_poison(float value);
+
+void tb_validate(const float *out, const double *ref, size_t count, struct tb_tolerance tol,
+                 struct tb_validation *result);
+
+#endif

@@ -1,0 +1,51 @@
+/* A provider runs one implementation of the operations (our native kernels,
+ * later PyTorch or cuBLAS) and offers primitives only. The measurement
+ * procedure (warm-up, calibration, sample counts, alternation) lives once, in
+ * measure/, and drives every provider the same way. */
+#ifndef TB_PROVIDERS_PROVIDER_H
+#define TB_PROVIDERS_PROVIDER_H
+
+#include <stddef.h>
+
+#include "core/error.h"
+#include "inputs/tensor.h"
+
+struct tb_provider;
+
+struct tb_provider_ops {
+  /* Copies the case's inputs to where the provider computes (device-resident
+   * buffers on a GPU) and does all one-time setup (compilation, handles). */
+  enum tb_status (*prepare)(struct tb_provider *p, const struct tb_case_data *data,
+                            struct tb_error *err);
+  /* Issues `calls` back-to-back calls of the operation; may return before
+   * they finish (asynchronous backends). */
+  enum tb_status (*launch)(struct tb_provider *p, unsigned long calls, struct tb_error *err);
+  /* Waits until every issued call has finished. */
+  enum tb_status (*synchronize)(struct tb_provider *p, struct tb_error *err);
+  /* Writes the poison pattern over the whole output. */
+  enum tb_status (*poison_output)(struct tb_provider *p, struct tb_error *err);
+  /* Copies the whole output (count elements, packed) to dst. */
+  enum tb_status (*read_output)(struct tb_provider *p, float *dst, size_t count,
+                                struct tb_error *err);
+  /* Frees what prepare made; the provider can prepare another case. */
+  void (*release)(struct tb_provider *p);
+  void (*destroy)(struct tb_provider *p);
+};
+
+struct tb_provider {
+  const struct tb_provider_ops *ops;
+  const char *name;              /* "native" */
+  const char *backend;           /* "cpu", "cuda" */
+  const char *output_allocation; /* "preallocated_out" or "framework_return_value" */
+  void *state;
+};
+
+/* Creates a provider by name for the chosen backend. */
+enum tb_status tb_provider_create(const char *name, const char *backend, struct tb_provider **out,
+                                  struct tb_error *err);
+void tb_provider_destroy(struct tb_provider *p);
+
+/* "native" for help and error messages. */
+const char *tb_provider_names(void);
+
+#endif

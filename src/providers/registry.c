@@ -1,0 +1,25 @@
+#include <string.h>
+
+#include "backends/cpu/cpu_provider.h"
+#include "providers/provider.h"
+
+const char *tb_provider_names(void) { return "native"; }
+
+enum tb_status tb_provider_create(const char *name, const char *backend, struct tb_provider **out,
+                                  struct tb_error *err) {
+  *out = NULL;
+  if (strcmp(name, "native") != 0) {
+    return tb_fail(err, TB_ERR_USAGE, "unknown provider '%s' (known: %s)", name,
+                   tb_provider_names());
+  }
+  if (strcmp(backend, "cpu") == 0) {
+    return tb_cpu_native_provider_create(out, err);
+  }
+  return tb_fail(err, TB_ERR_UNAVAILABLE, "backend '%s' is not available in this build", backend);
+}
+
+void tb_provider_destroy(struct tb_provider *p) {
+  if (p != NULL) {
+    p->ops->destroy(p);
+  }
+}

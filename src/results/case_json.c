@@ -1,0 +1,71 @@
+#include <math.h>
+
+#include "results/results.h"
+
+json_t *tb_json_number(double value) { return isfinite(value) ? json_real(value) : json_null(); }
+
+static json_t *summary_json(const struct tb_summary *s) {
+  return json_pack("{s:o, s:o, s:o}", "p50", tb_json_number(s->p50), "min", tb_json_number(s->min),
+                   "max", tb_json_number(s->max));
+}
+
+static json_t *samples_json(const struct tb_phase_samples *s) {
+  json_t *elapsed = json_array(), *per_call = json_array();
+  for (size_t i = 0; i < s->count; ++i) {
+    json_array_append_new(elapsed, json_integer(s->elapsed_ns[i]));
+    json_array_append_new(per_call, tb_json_number(s->per_call_ns[i]));
+  }
+  return json_pack("{s:I, s:o, s:o, s:o}", "calls_per_sample", (json_int_t)s->calls_per_sample,
+                   "elapsed_ns", elapsed, "per_call_ns", per_call, "per_call_summary_ns",
+                   summary_json(&s->summary));
+}
+
+static json_t *host_json(const struct tb_case_result *r) {
+  if (!r->host_measured) {
+    return json_null();
+  }
+  return json_pack("{s:s, s:I, s:o, s:o, s:o}", "clock", "CLOCK_MONOTONIC", "warmup_calls",
+                   (json_int_t)r->host.warmup_calls, "warmup_ns", tb_json_number(r->host.warmup_ns),
+                   "throughput", samples_json(&r->host.throughput), "latency",
+                   samples_json(&r->host.latency));
+}
+
+static json_t *validation_json(const struct tb_case_result *r) {
+  if (!r->validated) {
+    return json_null();
+  }
+  const struct tb_validation *v = &r->validation;
+  json_t *j = json_pack("{s:b, s:o, s:o, s:o, s:o, s:I, s:I, s:I}", "passed", v->passed, "atol",
+                        tb_json_number(v->atol), "rtol", tb_json_number(v->rtol), "max_abs_error",
+                        tb_json_number(v->max_abs_error), "max_rel_error",
+                        tb_json_number(v->max_rel_error), "checked_elements", (json_int_t)v->checked,
+                        "failed_elements", (json_int_t)v->failed, "unwritten_elements",
+                        (json_int_t)v->unwritten);
+  json_object_set_new(j, "non_finite_errors", json_boolean(!isfinite(v->max_abs_error)));
+  if (v->failed > 0) {
+    json_object_set_new(j, "first_failure",
+                        json_pack("{s:I, s:o, s:o}", "index", (json_int_t)v->first_failure, "got",
+                                  tb_json_number(v->first_failure_got), "expected",
+                                  tb_json_number(v->first_failure_expected)));
+  }
+  return j;
+}
+
+json_t *tb_case_result_to_json(const struct tb_case_result *r) {
+  json_t *view = json_pack("{s:s, s:I, s:I}", "kind", tb_view_name(r->c.view.kind), "row_stride",
+                           (json_int_t)r->c.view.row_stride, "offset", (json_int_t)r->c.view.offset);
+  json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:o, s:s, s:s, s:s, s:o}", "id", r->id, "op",
+                        r->c.op->name, "m", (json_int_t)r->c.shape.m, "n", (json_int_t)r->c.shape.n,
+                        "input_view", view, "provider", r->c.provider, "backend", r->backend,
+                        "output_allocation", r->output_allocation, "minimal_bytes",
+                        tb_json_number(r->minimal_bytes));
+  json_object_set_new(j, "host", host_json(r));
+  json_object_set_new(j, "device", json_null());
+  json_object_set_new(j, "device_unavailable_reason",
+                      r->device_unavailable_reason ? json_string(r->device_unavailable_reason)
+                                                   : json_null());
+  json_object_set_new(j, "validation", validation_json(r));
+  json_object_set_new(j, "valid", json_boolean(r->valid));
+  json_object_set_new(j, "error", r->error[0] ? json_string(r->error) : json_null());
+  return j;
+}

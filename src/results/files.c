@@ -1,0 +1,111 @@
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "results/results.h"
+
+static enum tb_status make_dirs(const char *dir, struct tb_error *err) {
+  char path[PATH_MAX];
+  if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+    return tb_fail(err, TB_ERR_USAGE, "output path is too long: %s", dir);
+  }
+  for (char *p = path + 1; *p; ++p) {
+    if (*p == '/') {
+      *p = '\0';
+      if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+        return tb_fail(err, TB_ERR_INPUT, "cannot create directory %s: %s", path, strerror(errno));
+      }
+      *p = '/';
+    }
+  }
+  if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+    return tb_fail(err, TB_ERR_INPUT, "cannot create directory %s: %s", path, strerror(errno));
+  }
+  return TB_OK;
+}
+
+enum tb_status tb_prepare_out_dir(const char *dir, struct tb_error *err) {
+  struct stat st;
+  if (stat(dir, &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) {
+      return tb_fail(err, TB_ERR_USAGE, "--out %s exists and is not a directory", dir);
+    }
+    DIR *d = opendir(dir);
+    if (d == NULL) {
+      return tb_fail(err, TB_ERR_INPUT, "cannot read --out directory %s: %s", dir, strerror(errno));
+    }
+    struct dirent *e;
+    int empty = 1;
+    while ((e = readdir(d)) != NULL) {
+      if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+        empty = 0;
+        break;
+      }
+    }
+    closedir(d);
+    if (!empty) {
+      return tb_fail(err, TB_ERR_USAGE,
+                     "--out %s is not empty; results are never overwritten, so give a new "
+                     "directory",
+                     dir);
+    }
+    return TB_OK;
+  }
+  return make_dirs(dir, err);
+}
+
+/* Writes through dir/.name.partial-PID, fsyncs, then links into place:
+ * link() fails rather than replacing an existing file. */
+static enum tb_status write_atomic(const char *dir, const char *name,
+                                   int (*emit)(FILE *, const void *), const void *payload,
+                                   struct tb_error *err) {
+  char final_path[PATH_MAX], temp_path[PATH_MAX];
+  snprintf(final_path, sizeof final_path, "%s/%s", dir, name);
+  snprintf(temp_path, sizeof temp_path, "%s/.%s.partial-%ld", dir, name, (long)getpid());
+  int fd = open(temp_path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0) {
+    return tb_fail(err, TB_ERR_SYSTEM, "cannot create %s: %s", temp_path, strerror(errno));
+  }
+  FILE *f = fdopen(fd, "w");
+  int ok = f != NULL && emit(f, payload) == 0 && fflush(f) == 0 && fsync(fd) == 0;
+  if (f != NULL) {
+    ok = (fclose(f) == 0) && ok;
+  } else {
+    close(fd);
+  }
+  if (!ok) {
+    unlink(temp_path);
+    return tb_fail(err, TB_ERR_SYSTEM, "cannot write %s: %s", final_path, strerror(errno));
+  }
+  if (link(temp_path, final_path) != 0) {
+    int saved = errno;
+    unlink(temp_path);
+    return tb_fail(err, TB_ERR_SYSTEM, "cannot create %s: %s%s", final_path, strerror(saved),
+                   saved == EEXIST ? " (existing files are never overwritten)" : "");
+  }
+  unlink(temp_path);
+  return TB_OK;
+}
+
+static int emit_json(FILE *f, const void *doc) {
+  int rc = json_dumpf((const json_t *)doc, f, JSON_INDENT(1) | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+  return rc == 0 && fputc('\n', f) != EOF ? 0 : -1;
+}
+
+static int emit_text(FILE *f, const void *text) { return fputs((const char *)text, f) < 0 ? -1 : 0; }
+
+enum tb_status tb_write_json_atomic(const char *dir, const char *name, const json_t *doc,
+                                    struct tb_error *err) {
+  return write_atomic(dir, name, emit_json, doc, err);
+}
+
+enum tb_status tb_write_text_atomic(const char *dir, const char *name, const char *text,
+                                    struct tb_error *err) {
+  return write_atomic(dir, name, emit_text, text, err);
+}

@@ -1,0 +1,196 @@
+/* The tilebench binary as a user meets it: exit codes, messages, and an
+ * end-to-end CPU run whose results.json parses back. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test_support.h"
+
+#ifndef TB_BINARY
+#error "TB_BINARY must name the tilebench executable"
+#endif
+
+static char out[1 << 16], errbuf[1 << 14];
+
+#define RUN(...)                                                                                   \
+  run_program((const char *const[]){TB_BINARY, __VA_ARGS__, NULL}, out, sizeof out, errbuf, sizeof errbuf)
+
+static void expect_usage_error(int rc, const char *fragment) {
+  if (rc != 2 || strstr(errbuf, fragment) == NULL) {
+    print_error("rc=%d stderr=%s\n", rc, errbuf);
+  }
+  assert_int_equal(rc, 2);
+  assert_non_null(strstr(errbuf, fragment));
+}
+
+static void bad_shapes_exit_2(void **state) {
+  const char *bad[] = {"0x5", "-1x3", "axb", "5", "99999999999x99999999999"};
+  for (int i = 0; i < 5; ++i) {
+    expect_usage_error(RUN("run", "--shapes", bad[i], "--out", "/tmp/tb-never-created"), bad[i]);
+  }
+  assert_int_equal(access("/tmp/tb-never-created", F_OK), -1); /* nothing was created */
+}
+
+static void bad_flags_exit_2(void **state) {
+  expect_usage_error(RUN("run", "--ops", "softmax,cube"), "unknown operation 'cube'");
+  expect_usage_error(RUN("run", "--frobnicate"), "unknown or incomplete option");
+  expect_usage_error(RUN("run", "--samples", "0"), "--samples");
+  expect_usage_error(RUN("run", "--sample-ms", "-1"), "--sample-ms");
+  expect_usage_error(RUN("run", "--input-views", "diagonal"), "unknown input view");
+  expect_usage_error(RUN("run", "--providers", "magic"), "unknown provider 'magic'");
+  expect_usage_error(RUN("run", "--backend", "fpga"), "unknown backend");
+  expect_usage_error(RUN("run", "--ops", "sum,sum"), "twice");
+  expect_usage_error(RUN("frobnicate"), "unknown command");
+  expect_usage_error(RUN("report"), "exactly one run directory");
+}
+
+static void too_large_for_memory_exit_2(void **state) {
+  expect_usage_error(RUN("run", "--ops", "softmax", "--shapes", "2147483648x2147483648"),
+                     "GB of host memory");
+}
+
+static void help_exits_0(void **state) {
+  assert_int_equal(RUN("run", "--help"), 0);
+  assert_non_null(strstr(out, "--shapes"));
+  assert_int_equal(RUN("--help"), 0);
+  assert_int_equal(RUN("env", "--help"), 0);
+}
+
+static void non_empty_out_refused(void **state) {
+  char *dir = make_temp_dir();
+  char marker[512];
+  snprintf(marker, sizeof marker, "%s/keep.txt", dir);
+  FILE *f = fopen(marker, "w");
+  fputs("precious", f);
+  fclose(f);
+  expect_usage_error(RUN("run", "--ops", "sum", "--shapes", "2x2", "--out", dir), "not empty");
+  f = fopen(marker, "r");
+  char text[32] = {0};
+  fgets(text, sizeof text, f);
+  fclose(f);
+  assert_string_equal(text, "precious");
+  unlink(marker);
+  rmdir(dir);
+  free(dir);
+}
+
+static json_t *load_results(const char *dir) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/results.json", dir);
+  json_error_t jerr;
+  json_t *doc = json_load_file(path, 0, &jerr);
+  if (doc == NULL) {
+    print_error("%s: %s\n", path, jerr.text);
+  }
+  assert_non_null(doc);
+  return doc;
+}
+
+static void assert_phase_has_samples(json_t *phase, size_t samples) {
+  assert_non_null(phase);
+  assert_int_equal(json_array_size(json_object_get(phase, "elapsed_ns")), samples);
+  assert_int_equal(json_array_size(json_object_get(phase, "per_call_ns")), samples);
+  assert_true(json_integer_value(json_object_get(phase, "calls_per_sample")) >= 1);
+}
+
+static void end_to_end_cpu_run(void **state) {
+  char *base = make_temp_dir();
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/run", base); /* a new directory is created */
+  int rc = RUN("run", "--shapes", "3x5,1x1,2x9", "--samples", "4", "--warmup-ms", "1",
+               "--sample-ms", "1", "--out", dir, "--seed", "5");
+  if (rc != 0) {
+    print_error("rc=%d stderr=%s\n", rc, errbuf);
+  }
+  assert_int_equal(rc, 0);
+  assert_non_null(strstr(out, "36 of 36 cases valid"));
+  json_t *doc = load_results(dir);
+  assert_string_equal(json_string_value(json_object_get(doc, "schema")), "tilebench.results");
+  json_t *cases = json_object_get(doc, "cases");
+  assert_int_equal(json_array_size(cases), 6 * 3 * 2); /* ops x shapes x views */
+  size_t i;
+  json_t *c;
+  json_array_foreach(cases, i, c) {
+    assert_true(json_is_true(json_object_get(c, "valid")));
+    json_t *host = json_object_get(c, "host");
+    assert_phase_has_samples(json_object_get(host, "throughput"), 4);
+    assert_phase_has_samples(json_object_get(host, "latency"), 4);
+    assert_true(json_is_null(json_object_get(c, "device"))); /* never faked on the CPU */
+    assert_string_equal(json_string_value(json_object_get(c, "output_allocation")),
+                        "preallocated_out");
+  }
+  json_t *prov = json_object_get(doc, "provenance");
+  json_t *artifacts = json_object_get(prov, "artifacts");
+  assert_true(json_array_size(artifacts) >= 1);
+  assert_int_equal(strlen(json_string_value(json_object_get(json_array_get(artifacts, 0), "sha256"))), 64);
+  assert_non_null(json_object_get(prov, "busy_processes_start"));
+  assert_non_null(json_object_get(prov, "busy_processes_end"));
+  assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "run"), "seed")), 5);
+  json_decref(doc);
+
+  /* report regenerates the same Markdown from results.json alone */
+  char md_path[600];
+  snprintf(md_path, sizeof md_path, "%s/results.md", dir);
+  FILE *f = fopen(md_path, "r");
+  assert_non_null(f);
+  static char written[1 << 16];
+  size_t len = fread(written, 1, sizeof written - 1, f);
+  written[len] = '\0';
+  fclose(f);
+  assert_int_equal(RUN("report", dir), 0);
+  assert_string_equal(out, written);
+  assert_non_null(strstr(written, "softmax/2x9/strided/native"));
+  /* a second run into the same directory is refused */
+  expect_usage_error(RUN("run", "--ops", "sum", "--shapes", "2x2", "--out", dir), "not empty");
+  char cleanup[700];
+  snprintf(cleanup, sizeof cleanup, "rm -rf '%s'", base);
+  assert_int_equal(system(cleanup), 0);
+  free(base);
+}
+
+static void env_describes_the_machine(void **state) {
+  assert_int_equal(RUN("env"), 0);
+  assert_non_null(strstr(out, "cpu:"));
+  assert_non_null(strstr(out, "gpu"));
+  assert_int_equal(RUN("env", "--json"), 0);
+  json_error_t jerr;
+  json_t *doc = json_loads(out, 0, &jerr);
+  assert_non_null(doc);
+  json_t *gpu = json_object_get(doc, "gpu");
+  assert_true(json_is_boolean(json_object_get(gpu, "available")));
+  if (!json_is_true(json_object_get(gpu, "available"))) {
+    assert_non_null(json_string_value(json_object_get(gpu, "reason")));
+  }
+  json_decref(doc);
+}
+
+static void report_of_a_non_results_file(void **state) {
+  char *dir = make_temp_dir();
+  char path[512];
+  snprintf(path, sizeof path, "%s/results.json", dir);
+  FILE *f = fopen(path, "w");
+  fputs("{\"schema\": \"something.else\"}", f);
+  fclose(f);
+  expect_usage_error(RUN("report", dir), "not a tilebench results file");
+  unlink(path);
+  expect_usage_error(RUN("report", dir), "cannot read");
+  rmdir(dir);
+  free(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(bad_shapes_exit_2),
+      cmocka_unit_test(bad_flags_exit_2),
+      cmocka_unit_test(too_large_for_memory_exit_2),
+      cmocka_unit_test(help_exits_0),
+      cmocka_unit_test(non_empty_out_refused),
+      cmocka_unit_test(end_to_end_cpu_run),
+      cmocka_unit_test(env_describes_the_machine),
+      cmocka_unit_test(report_of_a_non_results_file),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,101 @@
+/* The CPU backend through the provider interface against the fp64 oracle,
+ * over awkward shapes (n = 1, m = 1, n not a multiple of 4, strided views). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "measure/case_runner.h"
+#include "oracle/oracle.h"
+#include "providers/provider.h"
+#include "test_support.h"
+
+static const struct tb_measure_options quick = {0.5, 0.2, 3};
+
+static void run_and_check(enum tb_op op, size_t m, size_t n, enum tb_view_kind view) {
+  struct tb_case c = {tb_op_info(op), {m, n}, tb_view_for(view, n), NULL};
+  struct tb_case_data data;
+  double *ref = NULL;
+  struct tb_error err = {0};
+  struct tb_provider *p = NULL;
+  assert_int_equal(tb_case_data_create(&c, 7, &data, &err), TB_OK);
+  assert_int_equal(tb_oracle_compute(&data, &ref, &err), TB_OK);
+  assert_int_equal(tb_provider_create("native", "cpu", &p, &err), TB_OK);
+  struct tb_case_result r;
+  assert_int_equal(tb_run_case(p, &data, ref, &quick, &r), TB_OK);
+  if (!r.valid) {
+    print_error("%s: %s\n", r.id, r.error);
+  }
+  assert_true(r.valid);
+  assert_int_equal(r.host.throughput.count, 3);
+  assert_int_equal(r.host.latency.count, 3);
+  assert_int_equal(r.host.latency.calls_per_sample, 1);
+  assert_int_equal(r.validation.checked, data.output.storage_elems);
+  tb_case_result_free(&r);
+  tb_provider_destroy(p);
+  free(ref);
+  tb_case_data_free(&data);
+}
+
+static void every_op_on_awkward_shapes(void **state) {
+  const size_t shapes[][2] = {{1, 1}, {1, 3}, {3, 1}, {5, 4}, {17, 257}, {2, 4099}, {1, 70000}};
+  for (int op = 0; op < TB_OP_COUNT; ++op) {
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+      run_and_check((enum tb_op)op, shapes[s][0], shapes[s][1], TB_VIEW_PACKED);
+      run_and_check((enum tb_op)op, shapes[s][0], shapes[s][1], TB_VIEW_STRIDED);
+    }
+  }
+}
+
+/* A provider whose kernel forgets the last element: the runner must say the
+ * case is invalid and why, not pass it. */
+static struct tb_provider_ops broken_ops;
+static const struct tb_provider_ops *real_ops;
+
+static enum tb_status broken_read(struct tb_provider *p, float *dst, size_t count, struct tb_error *err) {
+  enum tb_status st = real_ops->read_output(p, dst, count, err);
+  tb_poison(dst + count - 1, 1); /* the tail element never written */
+  return st;
+}
+
+static void unwritten_tail_makes_the_case_invalid(void **state) {
+  struct tb_case c = {tb_op_info(TB_OP_SOFTMAX), {3, 10}, tb_view_for(TB_VIEW_PACKED, 10), NULL};
+  struct tb_case_data data;
+  double *ref = NULL;
+  struct tb_error err = {0};
+  struct tb_provider *p = NULL;
+  assert_int_equal(tb_case_data_create(&c, 7, &data, &err), TB_OK);
+  assert_int_equal(tb_oracle_compute(&data, &ref, &err), TB_OK);
+  assert_int_equal(tb_provider_create("native", "cpu", &p, &err), TB_OK);
+  real_ops = p->ops;
+  broken_ops = *p->ops;
+  broken_ops.read_output = broken_read;
+  p->ops = &broken_ops;
+  struct tb_case_result r;
+  assert_int_equal(tb_run_case(p, &data, ref, &quick, &r), TB_OK);
+  assert_false(r.valid);
+  assert_true(r.host_measured);
+  assert_int_equal(r.validation.unwritten, 1);
+  assert_non_null(strstr(r.error, "1 unwritten"));
+  tb_case_result_free(&r);
+  p->ops = real_ops;
+  tb_provider_destroy(p);
+  free(ref);
+  tb_case_data_free(&data);
+}
+
+static void unknown_provider_and_backend(void **state) {
+  struct tb_provider *p = NULL;
+  struct tb_error err = {0};
+  assert_int_equal(tb_provider_create("magic", "cpu", &p, &err), TB_ERR_USAGE);
+  tb_error_clear(&err);
+  assert_int_equal(tb_provider_create("native", "fpga", &p, &err), TB_ERR_UNAVAILABLE);
+  assert_null(p);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(every_op_on_awkward_shapes),
+      cmocka_unit_test(unwritten_tail_makes_the_case_invalid),
+      cmocka_unit_test(unknown_provider_and_backend),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

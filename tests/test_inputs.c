@@ -1,0 +1,101 @@
+/* The seeded generator: deterministic, view-independent, realistic. */
+#include <math.h>
+#include <string.h>
+
+#include "inputs/generator.h"
+#include "inputs/tensor.h"
+#include "oracle/validate.h"
+#include "test_support.h"
+
+static struct tb_case make_case(enum tb_op op, size_t m, size_t n, enum tb_view_kind view) {
+  struct tb_case c = {tb_op_info(op), {m, n}, tb_view_for(view, n), "native"};
+  return c;
+}
+
+static void same_seed_same_values(void **state) {
+  struct tb_case c = make_case(TB_OP_LAYERNORM, 5, 33, TB_VIEW_PACKED);
+  struct tb_case_data a, b;
+  struct tb_error err = {0};
+  assert_int_equal(tb_case_data_create(&c, 42, &a, &err), TB_OK);
+  assert_int_equal(tb_case_data_create(&c, 42, &b, &err), TB_OK);
+  assert_int_equal(a.input_count, 3);
+  for (size_t i = 0; i < a.input_count; ++i) {
+    assert_memory_equal(a.inputs[i].storage, b.inputs[i].storage,
+                        a.inputs[i].storage_elems * sizeof(float));
+  }
+  tb_case_data_free(&b);
+  assert_int_equal(tb_case_data_create(&c, 43, &b, &err), TB_OK);
+  assert_true(memcmp(a.inputs[0].storage, b.inputs[0].storage, 33 * sizeof(float)) != 0);
+  tb_case_data_free(&a);
+  tb_case_data_free(&b);
+}
+
+static void strided_view_holds_the_same_logical_values(void **state) {
+  struct tb_case packed = make_case(TB_OP_ADD, 7, 13, TB_VIEW_PACKED);
+  struct tb_case strided = make_case(TB_OP_ADD, 7, 13, TB_VIEW_STRIDED);
+  struct tb_case_data p, s;
+  struct tb_error err = {0};
+  assert_int_equal(tb_case_data_create(&packed, 1, &p, &err), TB_OK);
+  assert_int_equal(tb_case_data_create(&strided, 1, &s, &err), TB_OK);
+  assert_int_equal(s.inputs[0].row_stride, 13 + TB_STRIDED_PAD);
+  assert_int_equal(s.inputs[0].offset, TB_STRIDED_OFFSET);
+  for (size_t t = 0; t < 2; ++t) {
+    for (size_t r = 0; r < 7; ++r) {
+      assert_memory_equal(tb_tensor_row(&p.inputs[t], r), tb_tensor_row(&s.inputs[t], r),
+                          13 * sizeof(float));
+      if (r + 1 < 7) { /* padding after each row is NaN */
+        assert_true(isnan(tb_tensor_row(&s.inputs[t], r)[13]));
+      }
+    }
+    assert_true(isnan(s.inputs[t].storage[0])); /* before the offset */
+  }
+  tb_case_data_free(&p);
+  tb_case_data_free(&s);
+}
+
+static void values_are_realistic(void **state) {
+  uint64_t stream = tb_generator_stream(1, "x", 100, 100);
+  double sum = 0.0;
+  int nonzero = 0;
+  for (uint64_t k = 0; k < 10000; ++k) {
+    float v = tb_generator_uniform(stream, k, -4.0f, 4.0f);
+    assert_true(v >= -4.0f && v < 4.0f);
+    sum += v;
+    nonzero += v != 0.0f;
+  }
+  assert_true(fabs(sum / 10000.0) < 0.2); /* centred */
+  assert_true(nonzero > 9990);
+  float lo, hi;
+  tb_generator_range("weight", &lo, &hi);
+  assert_true(lo > 0.0f); /* weights never zero out a column */
+}
+
+static void output_starts_poisoned(void **state) {
+  struct tb_case c = make_case(TB_OP_SUM, 4, 9, TB_VIEW_PACKED);
+  struct tb_case_data d;
+  struct tb_error err = {0};
+  assert_int_equal(tb_case_data_create(&c, 1, &d, &err), TB_OK);
+  assert_int_equal(d.output.storage_elems, 4);
+  assert_true(tb_is_poison(d.output.storage[3]));
+  tb_case_data_free(&d);
+}
+
+static void oversized_case_refused_before_allocating(void **state) {
+  struct tb_case c = make_case(TB_OP_SOFTMAX, (size_t)1 << 31, (size_t)1 << 31, TB_VIEW_PACKED);
+  struct tb_case_data d;
+  struct tb_error err = {0};
+  assert_int_equal(tb_case_data_create(&c, 1, &d, &err), TB_ERR_INPUT);
+  assert_non_null(strstr(err.message, "GB of host memory"));
+  assert_null(d.inputs[0].storage);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(same_seed_same_values),
+      cmocka_unit_test(strided_view_holds_the_same_logical_values),
+      cmocka_unit_test(values_are_realistic),
+      cmocka_unit_test(output_starts_poisoned),
+      cmocka_unit_test(oversized_case_refused_before_allocating),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
