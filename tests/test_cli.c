@@ -151,6 +151,75 @@ static void end_to_end_cpu_run(void **state) {
   free(base);
 }
 
+/* Each native row reduction runs once per variant and records its plan.
+ * sum over n = 5: 2 groups (4 + 1), so every width has slots 4 (r = 2),
+ * rounds 12; (s 1, p 8) scores 12 + 2 + 2 = 16, s >= 2 score >= 12 + 4 + 16:
+ * the automatic pick is index 7. */
+static void variants_and_plan_records(void **state) {
+  char *base = make_temp_dir();
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/run", base);
+  int rc = RUN("run", "--shapes", "3x5", "--input-views", "packed", "--variants",
+               "reference,candidate,automatic", "--samples", "2", "--warmup-ms", "1",
+               "--sample-ms", "1", "--out", dir);
+  assert_int_equal(rc, 0);
+  json_t *doc = load_results(dir);
+  json_t *cases = json_object_get(doc, "cases");
+  assert_int_equal(json_array_size(cases), 4 * 3 + 2); /* 4 reductions x 3 variants + 2 elementwise */
+  size_t i, planned = 0;
+  json_t *c;
+  json_array_foreach(cases, i, c) {
+    json_t *plans = json_object_get(c, "execution_plans");
+    assert_int_equal(json_array_size(plans), 1);
+    json_t *plan = json_array_get(plans, 0);
+    const char *kind = json_string_value(json_object_get(plan, "kind"));
+    if (strcmp(kind, "row_reduction") != 0) {
+      assert_string_equal(kind, "elementwise");
+      assert_true(json_is_null(json_object_get(c, "variant")));
+      continue;
+    }
+    planned++;
+    assert_string_equal(json_string_value(json_object_get(plan, "variant")),
+                        json_string_value(json_object_get(c, "variant")));
+    assert_int_equal(json_array_size(json_object_get(plan, "candidates")), 39);
+    assert_string_equal(json_string_value(json_object_get(plan, "profile")), "analytic");
+    if (strcmp(json_string_value(json_object_get(c, "id")), "sum/3x5/packed/native/automatic") == 0) {
+      assert_int_equal(json_integer_value(json_object_get(plan, "chosen_candidate")), 7);
+      json_t *selected = json_object_get(plan, "selected");
+      assert_int_equal(json_integer_value(json_object_get(selected, "slots")), 4);
+      assert_true(json_real_value(json_object_get(selected, "kernel_score")) == 16.0);
+    }
+  }
+  assert_int_equal(planned, 12);
+  json_decref(doc);
+  char cleanup[700];
+  snprintf(cleanup, sizeof cleanup, "rm -rf '%s'", base);
+  assert_int_equal(system(cleanup), 0);
+  free(base);
+}
+
+static void plan_command(void **state) {
+  assert_int_equal(RUN("plan", "--op", "softmax", "--shape", "129x3000"), 0);
+  assert_non_null(strstr(out, "<= chosen"));
+  assert_non_null(strstr(out, "rule: analytic"));
+  assert_int_equal(RUN("plan", "--op", "softmax", "--shape", "129x3000", "--json"), 0);
+  json_error_t jerr;
+  json_t *plan = json_loads(out, 0, &jerr);
+  assert_non_null(plan);
+  assert_int_equal(json_integer_value(json_object_get(plan, "chosen_candidate")), 18);
+  json_decref(plan);
+  assert_int_equal(RUN("plan", "--op", "layernorm", "--shape", "4x1000000"), 0);
+  assert_non_null(strstr(out, "split_row"));
+  expect_usage_error(RUN("plan", "--op", "add", "--shape", "4x4"), "not a row reduction");
+  expect_usage_error(RUN("plan", "--op", "softmax"), "needs --op and --shape");
+  expect_usage_error(RUN("plan", "--op", "softmax", "--shape", "0x4"), "0x4");
+  expect_usage_error(RUN("plan", "--op", "softmax", "--shape", "4x4", "--variant", "best"),
+                     "unknown variant");
+  expect_usage_error(RUN("plan", "--op", "softmax", "--shape", "4x4", "--profile", "learned"),
+                     "unknown planner profile");
+  expect_usage_error(RUN("run", "--variants", "reference,reference"), "twice");
+}
+
 static void env_describes_the_machine(void **state) {
   assert_int_equal(RUN("env"), 0);
   assert_non_null(strstr(out, "cpu:"));
@@ -189,6 +258,8 @@ int main(void) {
       cmocka_unit_test(help_exits_0),
       cmocka_unit_test(non_empty_out_refused),
       cmocka_unit_test(end_to_end_cpu_run),
+      cmocka_unit_test(variants_and_plan_records),
+      cmocka_unit_test(plan_command),
       cmocka_unit_test(env_describes_the_machine),
       cmocka_unit_test(report_of_a_non_results_file),
   };

@@ -10,8 +10,10 @@
 
 static const struct tb_measure_options quick = {0.5, 0.2, 3};
 
-static void run_and_check(enum tb_op op, size_t m, size_t n, enum tb_view_kind view) {
-  struct tb_case c = {tb_op_info(op), {m, n}, tb_view_for(view, n), NULL};
+static void run_and_check(enum tb_op op, size_t m, size_t n, enum tb_view_kind view,
+                          enum tb_variant variant) {
+  struct tb_case c = {tb_op_info(op), {m, n}, tb_view_for(view, n), "native",
+                      tb_op_info(op)->is_row_reduction, variant};
   struct tb_case_data data;
   double *ref = NULL;
   struct tb_error err = {0};
@@ -20,7 +22,8 @@ static void run_and_check(enum tb_op op, size_t m, size_t n, enum tb_view_kind v
   assert_int_equal(tb_oracle_compute(&data, &ref, &err), TB_OK);
   assert_int_equal(tb_provider_create("native", "cpu", &p, &err), TB_OK);
   struct tb_case_result r;
-  assert_int_equal(tb_run_case(p, &data, ref, &quick, &r), TB_OK);
+  assert_int_equal(tb_run_case(p, &c, &data, ref, &quick, &r), TB_OK);
+  assert_int_equal(r.has_plan, c.planned);
   if (!r.valid) {
     print_error("%s: %s\n", r.id, r.error);
   }
@@ -39,8 +42,10 @@ static void every_op_on_awkward_shapes(void **state) {
   const size_t shapes[][2] = {{1, 1}, {1, 3}, {3, 1}, {5, 4}, {17, 257}, {2, 4099}, {1, 70000}};
   for (int op = 0; op < TB_OP_COUNT; ++op) {
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
-      run_and_check((enum tb_op)op, shapes[s][0], shapes[s][1], TB_VIEW_PACKED);
-      run_and_check((enum tb_op)op, shapes[s][0], shapes[s][1], TB_VIEW_STRIDED);
+      for (int v = 0; v < TB_VARIANT_COUNT; ++v) {
+        run_and_check((enum tb_op)op, shapes[s][0], shapes[s][1], TB_VIEW_PACKED, (enum tb_variant)v);
+        run_and_check((enum tb_op)op, shapes[s][0], shapes[s][1], TB_VIEW_STRIDED, (enum tb_variant)v);
+      }
     }
   }
 }
@@ -57,7 +62,8 @@ static enum tb_status broken_read(struct tb_provider *p, float *dst, size_t coun
 }
 
 static void unwritten_tail_makes_the_case_invalid(void **state) {
-  struct tb_case c = {tb_op_info(TB_OP_SOFTMAX), {3, 10}, tb_view_for(TB_VIEW_PACKED, 10), NULL};
+  struct tb_case c = {tb_op_info(TB_OP_SOFTMAX), {3, 10}, tb_view_for(TB_VIEW_PACKED, 10), "native",
+                      true, TB_VARIANT_AUTOMATIC};
   struct tb_case_data data;
   double *ref = NULL;
   struct tb_error err = {0};
@@ -70,7 +76,7 @@ static void unwritten_tail_makes_the_case_invalid(void **state) {
   broken_ops.read_output = broken_read;
   p->ops = &broken_ops;
   struct tb_case_result r;
-  assert_int_equal(tb_run_case(p, &data, ref, &quick, &r), TB_OK);
+  assert_int_equal(tb_run_case(p, &c, &data, ref, &quick, &r), TB_OK);
   assert_false(r.valid);
   assert_true(r.host_measured);
   assert_int_equal(r.validation.unwritten, 1);

@@ -2,17 +2,22 @@
 #ifndef TB_CASES_CASE_H
 #define TB_CASES_CASE_H
 
+#include <stdbool.h>
+
 #include "cases/ops.h"
 #include "cases/shape.h"
+#include "planner/planner.h"
 
 struct tb_case {
   const struct tb_op_info *op;
   struct tb_shape shape;
   struct tb_view view;
-  const char *provider; /* "native", later "torch", ... */
+  const char *provider;     /* "native", later "torch", ... */
+  bool planned;             /* a native row reduction: the planner picks its mapping */
+  enum tb_variant variant;  /* which plan, when planned */
 };
 
-/* "softmax/37x769/packed/native" */
+/* "softmax/37x769/packed/native/automatic"; no variant part when unplanned. */
 void tb_case_id(const struct tb_case *c, char *buf, size_t size);
 
 #endif

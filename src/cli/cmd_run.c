@@ -30,6 +30,8 @@ static const char usage[] =
     "  --input-views LIST   packed,strided (default: both); strided rows have stride n+3 and\n"
     "                       start at element 1, so kernels cannot assume packed or aligned rows\n"
     "  --providers LIST     implementations to measure (default: native)\n"
+    "  --variants LIST      plans of native row reductions: reference (1 warp x 8 rows),\n"
+    "                       candidate (2 warps x 4 rows), automatic (default; the planner's pick)\n"
     "  --backend B          cpu, cuda or auto (default auto: cuda when usable, else cpu)\n"
     "  --seed N             input generator seed (default 1)\n"
     "  --samples N          samples per timing phase (default 9)\n"
@@ -39,7 +41,7 @@ static const char usage[] =
     "  --quiet              no progress line\n";
 
 struct run_options {
-  struct tb_strlist ops, shapes, views, providers;
+  struct tb_strlist ops, shapes, views, providers, variants;
   const char *backend;
   const char *out;
   char default_out[128];
@@ -57,9 +59,10 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o, 
       {"samples", required_argument, NULL, 'n'},   {"warmup-ms", required_argument, NULL, 'w'},
       {"sample-ms", required_argument, NULL, 'm'}, {"out", required_argument, NULL, 'O'},
       {"quiet", no_argument, NULL, 'q'},           {"help", no_argument, NULL, 'h'},
+      {"variants", required_argument, NULL, 'V'},
       {NULL, 0, NULL, 0}};
   const char *ops = tb_op_names(), *shapes = DEFAULT_SHAPES, *views = "packed,strided";
-  const char *providers = "native";
+  const char *providers = "native", *variants = "automatic";
   int opt;
   optind = 1;
   opterr = 0;
@@ -69,6 +72,7 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o, 
     case 's': shapes = optarg; break;
     case 'v': views = optarg; break;
     case 'p': providers = optarg; break;
+    case 'V': variants = optarg; break;
     case 'b': o->backend = optarg; break;
     case 'O': o->out = optarg; break;
     case 'q': o->quiet = 1; break;
@@ -97,7 +101,8 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o, 
   if (tb_strlist_split(ops, "--ops", &o->ops, err) != TB_OK ||
       tb_strlist_split(shapes, "--shapes", &o->shapes, err) != TB_OK ||
       tb_strlist_split(views, "--input-views", &o->views, err) != TB_OK ||
-      tb_strlist_split(providers, "--providers", &o->providers, err) != TB_OK) {
+      tb_strlist_split(providers, "--providers", &o->providers, err) != TB_OK ||
+      tb_strlist_split(variants, "--variants", &o->variants, err) != TB_OK) {
     return err->status;
   }
   return TB_OK;
@@ -174,6 +179,18 @@ static enum tb_status build_campaign(struct run_options *o, struct tb_campaign *
                      o->providers.items[i], tb_provider_names());
     }
   }
+  for (size_t i = 0; i < o->variants.count; ++i) {
+    enum tb_variant v;
+    if (tb_variant_parse(o->variants.items[i], &v, err) != TB_OK) {
+      return err->status;
+    }
+    for (size_t k = 0; k < c->variant_count; ++k) {
+      if (c->variants[k] == v) {
+        return tb_fail(err, TB_ERR_USAGE, "--variants names '%s' twice", tb_variant_name(v));
+      }
+    }
+    c->variants[c->variant_count++] = v;
+  }
   c->providers = o->providers.items;
   c->provider_count = o->providers.count;
   c->seed = o->seed;
@@ -204,11 +221,17 @@ static json_t *run_info(const struct run_options *o, const struct tb_campaign *c
   json_t *argv_json = command_line_json(argc, argv, &command);
   char started[32];
   tb_utc_timestamp(started, sizeof started);
-  return json_pack("{s:o, s:o, s:s, s:s, s:s, s:I, s:{s:I, s:f, s:f}}", "argv", argv_json,
+  json_t *variants = json_array();
+  for (size_t i = 0; i < c->variant_count; ++i) {
+    json_array_append_new(variants, json_string(tb_variant_name(c->variants[i])));
+  }
+  json_t *info = json_pack("{s:o, s:o, s:s, s:s, s:s, s:I, s:{s:I, s:f, s:f}}", "argv", argv_json,
                    "command", command, "started_at", started, "backend", backend,
                    "backend_reason", why, "seed", (json_int_t)o->seed, "measure", "samples",
                    (json_int_t)c->measure.samples, "warmup_ms", c->measure.warmup_ms, "sample_ms",
                    c->measure.sample_ms);
+  json_object_set_new(info, "variants", variants);
+  return info;
 }
 
 /* Writes results.json, then results.md from that document alone. */
@@ -311,5 +334,6 @@ int tb_cmd_run(int argc, char **argv) {
   tb_strlist_free(&o.shapes);
   tb_strlist_free(&o.views);
   tb_strlist_free(&o.providers);
+  tb_strlist_free(&o.variants);
   return rc;
 }

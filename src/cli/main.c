@@ -15,6 +15,7 @@ static const char usage[] =
     "  run      measure operations x shapes x providers; write results.json and results.md\n"
     "  report   regenerate the report of a run from its results.json\n"
     "  env      describe this machine: CPU, OS, GPU, driver\n"
+    "  plan     show the execution mapping the planner picks for an operation and shape\n"
     "\n"
     "'tilebench <command> --help' describes a command's options.\n";
 
@@ -37,6 +38,9 @@ int main(int argc, char **argv) {
   }
   if (strcmp(command, "report") == 0) {
     return tb_cmd_report(argc - 1, argv + 1);
+  }
+  if (strcmp(command, "plan") == 0) {
+    return tb_cmd_plan(argc - 1, argv + 1);
   }
   if (strcmp(command, "env") == 0) {
     return tb_cmd_env(argc - 1, argv + 1);

@@ -9,8 +9,20 @@
 #include "providers/provider.h"
 #include "results/results.h"
 
+/* A planning provider runs a row reduction once per variant. */
+static size_t runs_per_case(const struct tb_campaign *c, const struct tb_op_info *op,
+                            const char *provider) {
+  return op->is_row_reduction && tb_provider_plans(provider) ? c->variant_count : 1;
+}
+
 size_t tb_campaign_case_count(const struct tb_campaign *c) {
-  return c->op_count * c->shape_count * c->view_count * c->provider_count;
+  size_t per_shape_view = 0;
+  for (size_t o = 0; o < c->op_count; ++o) {
+    for (size_t p = 0; p < c->provider_count; ++p) {
+      per_shape_view += runs_per_case(c, c->ops[o], c->providers[p]);
+    }
+  }
+  return per_shape_view * c->shape_count * c->view_count;
 }
 
 static struct tb_case case_at(const struct tb_campaign *c, size_t shape, size_t op, size_t view) {
@@ -19,6 +31,8 @@ static struct tb_case case_at(const struct tb_campaign *c, size_t shape, size_t 
   k.shape = c->shapes[shape];
   k.view = tb_view_for(c->views[view], k.shape.n);
   k.provider = NULL;
+  k.planned = false;
+  k.variant = TB_VARIANT_AUTOMATIC;
   return k;
 }
 
@@ -57,16 +71,23 @@ static enum tb_status run_one_case(const struct tb_campaign *c, struct tb_provid
     tb_case_data_free(&data);
     return err->status;
   }
-  for (size_t p = 0; p < c->provider_count; ++p) {
-    struct tb_case_result result;
-    enum tb_status st = tb_run_case(providers[p], &data, reference, &c->measure, &result);
-    json_array_append_new(cases, tb_case_result_to_json(&result));
-    *valid_count += result.valid;
-    show_progress(c, ++*done, tb_campaign_case_count(c), result.id);
-    tb_case_result_free(&result);
-    if (st != TB_OK) {
-      tb_fail(err, st, "ran out of memory measuring %s", result.id);
-      break;
+  for (size_t p = 0; p < c->provider_count && err->status == TB_OK; ++p) {
+    int planned = providers[p]->plans_reductions && k->op->is_row_reduction;
+    size_t runs = planned ? c->variant_count : 1;
+    for (size_t v = 0; v < runs && err->status == TB_OK; ++v) {
+      struct tb_case pc = *k;
+      pc.provider = providers[p]->name;
+      pc.planned = planned;
+      pc.variant = planned ? c->variants[v] : TB_VARIANT_AUTOMATIC;
+      struct tb_case_result result;
+      enum tb_status st = tb_run_case(providers[p], &pc, &data, reference, &c->measure, &result);
+      json_array_append_new(cases, tb_case_result_to_json(&result));
+      *valid_count += result.valid;
+      show_progress(c, ++*done, tb_campaign_case_count(c), result.id);
+      if (st != TB_OK) {
+        tb_fail(err, st, "ran out of memory measuring %s", result.id);
+      }
+      tb_case_result_free(&result);
     }
   }
   free(reference);

@@ -15,6 +15,8 @@ struct tb_campaign {
   size_t shape_count;
   enum tb_view_kind views[TB_VIEW_COUNT];
   size_t view_count;
+  enum tb_variant variants[TB_VARIANT_COUNT]; /* for providers that plan reductions */
+  size_t variant_count;
   char **providers;
   size_t provider_count;
   const char *backend;

@@ -24,12 +24,11 @@ static enum tb_status validate_output(struct tb_provider *p, const struct tb_cas
   return err->status;
 }
 
-enum tb_status tb_run_case(struct tb_provider *p, const struct tb_case_data *data,
-                           const double *reference, const struct tb_measure_options *opt,
-                           struct tb_case_result *r) {
+enum tb_status tb_run_case(struct tb_provider *p, const struct tb_case *c,
+                           const struct tb_case_data *data, const double *reference,
+                           const struct tb_measure_options *opt, struct tb_case_result *r) {
   memset(r, 0, sizeof *r);
-  r->c = data->c;
-  r->c.provider = p->name;
+  r->c = *c;
   tb_case_id(&r->c, r->id, sizeof r->id);
   r->backend = p->backend;
   r->output_allocation = p->output_allocation;
@@ -37,7 +36,12 @@ enum tb_status tb_run_case(struct tb_provider *p, const struct tb_case_data *dat
   r->device_unavailable_reason = "the cpu backend has no device clock";
 
   struct tb_error err = {0};
-  if (p->ops->prepare(p, data, &err) == TB_OK) {
+  if (p->ops->prepare(p, c, data, &err) == TB_OK) {
+    const struct tb_plan *plan = p->ops->plan(p);
+    if (plan != NULL) {
+      r->has_plan = true;
+      r->plan = *plan;
+    }
     if (tb_measure_host_phase(p, opt, &r->host, &err) == TB_OK) {
       r->host_measured = true;
     }

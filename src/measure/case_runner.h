@@ -6,8 +6,8 @@
 
 /* Never aborts the campaign: any failure is recorded in result->error and
  * result->valid stays false. Returns TB_OK unless memory ran out. */
-enum tb_status tb_run_case(struct tb_provider *p, const struct tb_case_data *data,
-                           const double *reference, const struct tb_measure_options *opt,
-                           struct tb_case_result *result);
+enum tb_status tb_run_case(struct tb_provider *p, const struct tb_case *c,
+                           const struct tb_case_data *data, const double *reference,
+                           const struct tb_measure_options *opt, struct tb_case_result *result);
 
 #endif

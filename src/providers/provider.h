@@ -5,6 +5,7 @@
 #ifndef TB_PROVIDERS_PROVIDER_H
 #define TB_PROVIDERS_PROVIDER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/error.h"
@@ -14,9 +15,12 @@ struct tb_provider;
 
 struct tb_provider_ops {
   /* Copies the case's inputs to where the provider computes (device-resident
-   * buffers on a GPU) and does all one-time setup (compilation, handles). */
-  enum tb_status (*prepare)(struct tb_provider *p, const struct tb_case_data *data,
-                            struct tb_error *err);
+   * buffers on a GPU) and does all one-time setup (planning, compilation,
+   * handles). `c` is data->c with this provider's name and variant. */
+  enum tb_status (*prepare)(struct tb_provider *p, const struct tb_case *c,
+                            const struct tb_case_data *data, struct tb_error *err);
+  /* The plan prepare chose, or NULL when the provider does not plan. */
+  const struct tb_plan *(*plan)(const struct tb_provider *p);
   /* Issues `calls` back-to-back calls of the operation; may return before
    * they finish (asynchronous backends). */
   enum tb_status (*launch)(struct tb_provider *p, unsigned long calls, struct tb_error *err);
@@ -37,6 +41,7 @@ struct tb_provider {
   const char *name;              /* "native" */
   const char *backend;           /* "cpu", "cuda" */
   const char *output_allocation; /* "preallocated_out" or "framework_return_value" */
+  bool plans_reductions;         /* runs each planner variant of a row reduction */
   void *state;
 };
 
@@ -44,6 +49,9 @@ struct tb_provider {
 enum tb_status tb_provider_create(const char *name, const char *backend, struct tb_provider **out,
                                   struct tb_error *err);
 void tb_provider_destroy(struct tb_provider *p);
+
+/* Whether the named provider runs the planner's variants of row reductions. */
+bool tb_provider_plans(const char *name);
 
 /* "native" for help and error messages. */
 const char *tb_provider_names(void);

@@ -5,6 +5,8 @@
 
 const char *tb_provider_names(void) { return "native"; }
 
+bool tb_provider_plans(const char *name) { return strcmp(name, "native") == 0; }
+
 enum tb_status tb_provider_create(const char *name, const char *backend, struct tb_provider **out,
                                   struct tb_error *err) {
   *out = NULL;

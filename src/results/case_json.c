@@ -1,4 +1,7 @@
 #include <math.h>
+#include <string.h>
+
+#include "results/plan_json.h"
 
 #include "results/results.h"
 
@@ -51,6 +54,20 @@ static json_t *validation_json(const struct tb_case_result *r) {
   return j;
 }
 
+/* Every native result records the plan(s) it ran: the planner's record for
+ * reductions, the fixed elementwise plan otherwise. Other providers: []. */
+static json_t *plans_json(const struct tb_case_result *r) {
+  json_t *plans = json_array();
+  if (r->has_plan) {
+    json_array_append_new(plans, tb_plan_to_json(&r->plan));
+  } else if (!r->c.op->is_row_reduction && strcmp(r->c.provider, "native") == 0) {
+    struct tb_elementwise_plan ep;
+    tb_plan_elementwise(r->c.op->op, r->c.shape.m, r->c.shape.n, &ep);
+    json_array_append_new(plans, tb_elementwise_plan_to_json(&ep));
+  }
+  return plans;
+}
+
 json_t *tb_case_result_to_json(const struct tb_case_result *r) {
   json_t *view = json_pack("{s:s, s:I, s:I}", "kind", tb_view_name(r->c.view.kind), "row_stride",
                            (json_int_t)r->c.view.row_stride, "offset", (json_int_t)r->c.view.offset);
@@ -59,6 +76,9 @@ json_t *tb_case_result_to_json(const struct tb_case_result *r) {
                         "input_view", view, "provider", r->c.provider, "backend", r->backend,
                         "output_allocation", r->output_allocation, "minimal_bytes",
                         tb_json_number(r->minimal_bytes));
+  json_object_set_new(j, "variant",
+                      r->c.planned ? json_string(tb_variant_name(r->c.variant)) : json_null());
+  json_object_set_new(j, "execution_plans", plans_json(r));
   json_object_set_new(j, "host", host_json(r));
   json_object_set_new(j, "device", json_null());
   json_object_set_new(j, "device_unavailable_reason",

@@ -1,31 +1,33 @@
 #include "backends/cpu/cpu_kernels.h"
 
 #include <math.h>
+#include <string.h>
 
-/* Combines the lanes pairwise: ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)). */
-static float combine_lanes(float lanes[TB_CPU_LANES]) {
-  for (int width = TB_CPU_LANES / 2; width >= 1; width /= 2) {
-    for (int i = 0; i < width; ++i) {
-      lanes[i] += lanes[i + width];
+/* Pairwise combination of lanes[0..count): halves until one value is left. */
+static float combine_lanes(float *lanes, unsigned count) {
+  while (count > 1) {
+    unsigned half = count / 2;
+    for (unsigned i = 0; i < half; ++i) {
+      lanes[i] += lanes[count - 1 - i];
     }
+    count -= half;
   }
   return lanes[0];
 }
 
-/* Sum of f(x[j]) over a row with TB_CPU_LANES interleaved accumulators. */
-#define TB_DEFINE_ROW_ACCUMULATOR(fn_name, expr)                                                  \
-  static float fn_name(const float *x, size_t n, float shift) {                                    \
-    float lanes[TB_CPU_LANES] = {0};                                                               \
-    for (size_t j = 0; j < n; ++j) {                                                               \
-      float v = x[j] - shift;                                                                      \
-      lanes[j % TB_CPU_LANES] += (expr);                                                           \
-    }                                                                                              \
-    return combine_lanes(lanes);                                                                   \
-  }
+enum accumulate { ACC_VALUE, ACC_SQUARE, ACC_EXP };
 
-TB_DEFINE_ROW_ACCUMULATOR(row_sum, v)
-TB_DEFINE_ROW_ACCUMULATOR(row_sum_squares, v *v)
-TB_DEFINE_ROW_ACCUMULATOR(row_sum_exp, expf(v))
+/* Sum over the row of f(x[j] - shift), dealt to lanes in groups of 4. */
+static float row_accumulate(const float *x, size_t n, float shift, enum accumulate f,
+                            unsigned lanes, float *scratch) {
+  memset(scratch, 0, lanes * sizeof *scratch);
+  for (size_t j = 0; j < n; ++j) {
+    float v = x[j] - shift;
+    float term = f == ACC_VALUE ? v : f == ACC_SQUARE ? v * v : expf(v);
+    scratch[(j / 4) % lanes] += term;
+  }
+  return combine_lanes(scratch, lanes);
+}
 
 static float row_max(const float *x, size_t n) {
   float mx = -INFINITY;
@@ -37,17 +39,17 @@ static float row_max(const float *x, size_t n) {
 
 static float gelu_exact_f32(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); }
 
-static void run_row(const struct tb_case_data *d, size_t i, float *out) {
+static void run_row(const struct tb_case_data *d, size_t i, unsigned lanes, float *scratch,
+                    float *out) {
   size_t n = d->c.shape.n;
-  const struct tb_tensor *x0 = &d->inputs[0];
-  const float *x = tb_tensor_row(x0, i);
+  const float *x = tb_tensor_row(&d->inputs[0], i);
   switch (d->c.op->op) {
   case TB_OP_SUM:
-    out[0] = row_sum(x, n, 0.0f);
+    out[0] = row_accumulate(x, n, 0.0f, ACC_VALUE, lanes, scratch);
     break;
   case TB_OP_SOFTMAX: {
     float mx = row_max(x, n);
-    float inv = 1.0f / row_sum_exp(x, n, mx);
+    float inv = 1.0f / row_accumulate(x, n, mx, ACC_EXP, lanes, scratch);
     for (size_t j = 0; j < n; ++j) {
       out[j] = expf(x[j] - mx) * inv;
     }
@@ -55,7 +57,8 @@ static void run_row(const struct tb_case_data *d, size_t i, float *out) {
   }
   case TB_OP_RMSNORM: {
     const float *w = d->inputs[1].storage;
-    float inv = 1.0f / sqrtf(row_sum_squares(x, n, 0.0f) / (float)n + (float)TB_RMSNORM_EPS);
+    float mean_sq = row_accumulate(x, n, 0.0f, ACC_SQUARE, lanes, scratch) / (float)n;
+    float inv = 1.0f / sqrtf(mean_sq + (float)TB_RMSNORM_EPS);
     for (size_t j = 0; j < n; ++j) {
       out[j] = x[j] * inv * w[j];
     }
@@ -63,8 +66,9 @@ static void run_row(const struct tb_case_data *d, size_t i, float *out) {
   }
   case TB_OP_LAYERNORM: {
     const float *w = d->inputs[1].storage, *b = d->inputs[2].storage;
-    float mean = row_sum(x, n, 0.0f) / (float)n;
-    float var = row_sum_squares(x, n, mean) / (float)n; /* two-pass: no cancellation */
+    float mean = row_accumulate(x, n, 0.0f, ACC_VALUE, lanes, scratch) / (float)n;
+    /* two passes: no cancellation in the variance */
+    float var = row_accumulate(x, n, mean, ACC_SQUARE, lanes, scratch) / (float)n;
     float inv = 1.0f / sqrtf(var + (float)TB_LAYERNORM_EPS);
     for (size_t j = 0; j < n; ++j) {
       out[j] = (x[j] - mean) * inv * w[j] + b[j];
@@ -86,9 +90,9 @@ static void run_row(const struct tb_case_data *d, size_t i, float *out) {
   }
 }
 
-void tb_cpu_run_case(const struct tb_case_data *d, float *out) {
+void tb_cpu_run_case(const struct tb_case_data *d, unsigned lanes, float *scratch, float *out) {
   size_t out_cols = d->c.op->output_is_vector ? 1 : d->c.shape.n;
   for (size_t i = 0; i < d->c.shape.m; ++i) {
-    run_row(d, i, out + i * out_cols);
+    run_row(d, i, lanes, scratch, out + i * out_cols);
   }
 }

@@ -1,15 +1,19 @@
 /* fp32 host implementations of every operation: the CPU backend's kernels.
- * Row accumulations are blocked (TB_CPU_LANES partial sums combined
- * pairwise), as a GPU's lanes and tree reduction would be, so long rows keep
- * fp32 accuracy instead of a serial sum's O(n*u) error. */
+ * Row accumulations follow the plan's lanes: element j goes to lane
+ * (j / 4) mod lanes, as groups of 4 are dealt on the GPU, and the lanes are
+ * then combined pairwise like a tree reduction. So the CPU keeps the GPU
+ * plan's accuracy (no serial O(n*u) sums) while its timings stay host
+ * timings; the plan does not make the host faster. */
 #ifndef TB_BACKENDS_CPU_KERNELS_H
 #define TB_BACKENDS_CPU_KERNELS_H
 
 #include "inputs/tensor.h"
 
-#define TB_CPU_LANES 8
+/* Lanes used for elementwise ops and as a floor for tiny plans. */
+#define TB_CPU_MIN_LANES 8
 
-/* Computes the case's operation from data->inputs into out (packed). */
-void tb_cpu_run_case(const struct tb_case_data *data, float *out);
+/* Computes the case's operation into out (packed). scratch holds `lanes`
+ * floats. */
+void tb_cpu_run_case(const struct tb_case_data *data, unsigned lanes, float *scratch, float *out);
 
 #endif

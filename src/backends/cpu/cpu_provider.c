@@ -10,25 +10,55 @@ struct cpu_state {
   const struct tb_case_data *data; /* borrowed: the host inputs are the "device" inputs */
   float *out;
   size_t out_count;
+  bool planned;
+  struct tb_plan plan;
+  unsigned lanes;
+  float *scratch; /* one float per lane */
 };
 
-static enum tb_status cpu_prepare(struct tb_provider *p, const struct tb_case_data *data,
-                                  struct tb_error *err) {
+/* Lanes a plan reduces a row with: a register plan's width, a streaming
+ * block's threads, or every thread of every chunk of a split row. */
+static unsigned plan_lanes(const struct tb_plan *plan) {
+  switch (plan->mapping) {
+  case TB_MAPPING_REGISTER_ROWS: return plan->selected.width;
+  case TB_MAPPING_BLOCK_STREAMING: return plan->stream.threads_per_block;
+  default: return plan->stream.threads_per_block * plan->stream.blocks_per_row;
+  }
+}
+
+static enum tb_status cpu_prepare(struct tb_provider *p, const struct tb_case *c,
+                                  const struct tb_case_data *data, struct tb_error *err) {
   struct cpu_state *s = p->state;
   s->data = data;
+  s->planned = c->planned;
+  s->lanes = TB_CPU_MIN_LANES;
+  if (c->planned) {
+    struct tb_device_limits limits = tb_device_limits_default();
+    if (tb_plan_reduction(c->op->op, c->shape.m, c->shape.n, c->variant, &limits,
+                          TB_PLANNER_PROFILE_ANALYTIC, &s->plan, err) != TB_OK) {
+      return err->status;
+    }
+    s->lanes = plan_lanes(&s->plan);
+  }
   s->out_count = data->output.storage_elems;
   s->out = malloc(s->out_count * sizeof(float));
-  if (s->out == NULL) {
+  s->scratch = malloc(s->lanes * sizeof(float));
+  if (s->out == NULL || s->scratch == NULL) {
     return tb_fail(err, TB_ERR_SYSTEM, "out of memory for the CPU backend's output");
   }
   tb_poison(s->out, s->out_count);
   return TB_OK;
 }
 
+static const struct tb_plan *cpu_plan(const struct tb_provider *p) {
+  const struct cpu_state *s = p->state;
+  return s->planned ? &s->plan : NULL;
+}
+
 static enum tb_status cpu_launch(struct tb_provider *p, unsigned long calls, struct tb_error *err) {
   struct cpu_state *s = p->state;
   for (unsigned long i = 0; i < calls; ++i) {
-    tb_cpu_run_case(s->data, s->out);
+    tb_cpu_run_case(s->data, s->lanes, s->scratch, s->out);
   }
   return TB_OK;
 }
@@ -57,6 +87,7 @@ static enum tb_status cpu_read_output(struct tb_provider *p, float *dst, size_t 
 static void cpu_release(struct tb_provider *p) {
   struct cpu_state *s = p->state;
   free(s->out);
+  free(s->scratch);
   memset(s, 0, sizeof *s);
 }
 
@@ -67,7 +98,7 @@ static void cpu_destroy(struct tb_provider *p) {
 }
 
 static const struct tb_provider_ops cpu_ops = {
-    cpu_prepare, cpu_launch, cpu_synchronize, cpu_poison, cpu_read_output, cpu_release, cpu_destroy,
+    cpu_prepare, cpu_plan, cpu_launch, cpu_synchronize, cpu_poison, cpu_read_output, cpu_release, cpu_destroy,
 };
 
 enum tb_status tb_cpu_native_provider_create(struct tb_provider **out, struct tb_error *err) {
@@ -82,6 +113,7 @@ enum tb_status tb_cpu_native_provider_create(struct tb_provider **out, struct tb
   p->name = "native";
   p->backend = "cpu";
   p->output_allocation = "preallocated_out";
+  p->plans_reductions = true;
   p->state = s;
   *out = p;
   return TB_OK;

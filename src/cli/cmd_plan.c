@@ -1,0 +1,104 @@
+/* tilebench plan: explain the execution mapping the planner picks for a shape. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cases/shape.h"
+#include "cli/commands.h"
+#include "planner/planner.h"
+#include "results/plan_json.h"
+
+static const char usage[] =
+    "usage: tilebench plan --op OP --shape MxN [--variant V] [--profile P] [--json]\n"
+    "  --op OP        sum, softmax, rmsnorm or layernorm\n"
+    "  --shape MxN    rows x elements per row\n"
+    "  --variant V    automatic (default), reference (1 warp x 8 rows) or candidate (2 warps x 4 rows)\n"
+    "  --profile P    cost profile (default analytic; the only one so far)\n"
+    "  --json         print the plan record as JSON (the form results.json stores)\n";
+
+static void print_table(const struct tb_plan *plan) {
+  printf("plan for %s %zux%zu, variant %s, profile %s\n", tb_op_info(plan->op)->name, plan->m,
+         plan->n, tb_variant_name(plan->variant), plan->profile);
+  printf("cost: %s\n", plan->cost_basis);
+  printf("device limits: %s\n\n", plan->limits.source);
+  printf("  #   s  p  width thr  slots rounds stor   score   kscore smem bar  util  blocks  verdict\n");
+  for (unsigned i = 0; i < plan->candidate_count; ++i) {
+    const struct tb_candidate *c = &plan->candidates[i];
+    const char *mark = (int)i == plan->chosen ? "<= chosen" : "";
+    printf("%3u %3u %2u %5u %4u %6u %6u %4u %7.2f %8.2f %4u %3u %5.3f %7llu  %s%s\n", c->index,
+           c->subgroups, c->packing, c->width, c->threads, c->slots, c->rounds, c->storage,
+           c->score, c->kernel_score, c->shared_bytes, c->barrier_sites, c->lane_utilisation,
+           c->thread_blocks, c->rejected ? "rejected: " : "ok ", c->rejected ? c->rejection : mark);
+  }
+  printf("\n%u candidates, %u rejected\nmapping: %s\nrule: %s\n", plan->candidate_count,
+         plan->rejected_count, tb_mapping_name(plan->mapping), plan->rule);
+  if (plan->variant != TB_VARIANT_AUTOMATIC) {
+    const struct tb_candidate *c = &plan->fixed;
+    printf("fixed variant (s %u, p %u): threads %u, slots %u, score %.2f, kernel score %.2f, "
+           "shared %u B, barriers %u%s%s\n",
+           c->subgroups, c->packing, c->threads, c->slots, c->score, c->kernel_score,
+           c->shared_bytes, c->barrier_sites, c->rejected ? ", rejected: " : "",
+           c->rejected ? c->rejection : "");
+  }
+  if (plan->mapping != TB_MAPPING_REGISTER_ROWS) {
+    const struct tb_stream_facts *f = &plan->stream;
+    printf("threads/block %u, blocks/row %u, chunk %llu elements, blocks %llu, memory passes %u, "
+           "launches %u\n",
+           f->threads_per_block, f->blocks_per_row, f->chunk_elements, f->thread_blocks,
+           f->memory_passes, f->launches);
+  }
+}
+
+int tb_cmd_plan(int argc, char **argv) {
+  static const struct option options[] = {
+      {"op", required_argument, NULL, 'o'},      {"shape", required_argument, NULL, 's'},
+      {"variant", required_argument, NULL, 'v'}, {"profile", required_argument, NULL, 'p'},
+      {"json", no_argument, NULL, 'j'},          {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0}};
+  const char *op_name = NULL, *shape_text = NULL, *variant_text = "automatic";
+  const char *profile = TB_PLANNER_PROFILE_ANALYTIC;
+  int as_json = 0, opt;
+  optind = 1;
+  opterr = 0;
+  struct tb_error err = {0};
+  while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    switch (opt) {
+    case 'o': op_name = optarg; break;
+    case 's': shape_text = optarg; break;
+    case 'v': variant_text = optarg; break;
+    case 'p': profile = optarg; break;
+    case 'j': as_json = 1; break;
+    case 'h': fputs(usage, stdout); return 0;
+    default:
+      tb_fail(&err, TB_ERR_USAGE, "unknown or incomplete option '%s'\n%s", argv[optind - 1], usage);
+      return tb_cli_fail(&err);
+    }
+  }
+  if (optind < argc || op_name == NULL || shape_text == NULL) {
+    tb_fail(&err, TB_ERR_USAGE, "plan needs --op and --shape\n%s", usage);
+    return tb_cli_fail(&err);
+  }
+  const struct tb_op_info *op = tb_op_by_name(op_name);
+  struct tb_shape shape;
+  enum tb_variant variant;
+  if (op == NULL) {
+    tb_fail(&err, TB_ERR_USAGE, "unknown operation '%s' (known: %s)", op_name, tb_op_names());
+    return tb_cli_fail(&err);
+  }
+  struct tb_plan plan;
+  struct tb_device_limits limits = tb_device_limits_default();
+  if (tb_shape_parse(shape_text, &shape, &err) != TB_OK ||
+      tb_variant_parse(variant_text, &variant, &err) != TB_OK ||
+      tb_plan_reduction(op->op, shape.m, shape.n, variant, &limits, profile, &plan, &err) != TB_OK) {
+    return tb_cli_fail(&err);
+  }
+  if (as_json) {
+    json_t *j = tb_plan_to_json(&plan);
+    json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+    putchar('\n');
+    json_decref(j);
+  } else {
+    print_table(&plan);
+  }
+  return 0;
+}

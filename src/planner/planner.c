@@ -1,0 +1,257 @@
+#include "planner/planner.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const variant_names[TB_VARIANT_COUNT] = {"reference", "candidate", "automatic"};
+
+const char *tb_variant_name(enum tb_variant v) { return variant_names[v]; }
+
+enum tb_status tb_variant_parse(const char *text, enum tb_variant *out, struct tb_error *err) {
+  for (int v = 0; v < TB_VARIANT_COUNT; ++v) {
+    if (strcmp(text, variant_names[v]) == 0) {
+      *out = (enum tb_variant)v;
+      return TB_OK;
+    }
+  }
+  return tb_fail(err, TB_ERR_USAGE, "unknown variant '%s' (known: reference,candidate,automatic)",
+                 text);
+}
+
+const char *tb_mapping_name(enum tb_mapping m) {
+  switch (m) {
+  case TB_MAPPING_REGISTER_ROWS: return "register_rows";
+  case TB_MAPPING_BLOCK_STREAMING: return "block_streaming";
+  default: return "split_row";
+  }
+}
+
+struct tb_device_limits tb_device_limits_default(void) {
+  struct tb_device_limits d = {false, 0, 0, 132, "default (H200: 132 SMs)"};
+  return d;
+}
+
+struct tb_payload tb_payload_for(enum tb_op op) {
+  switch (op) {
+  case TB_OP_SUM:       return (struct tb_payload){4, 0, 4, 4};   /* one pass: sum */
+  case TB_OP_RMSNORM:   return (struct tb_payload){8, 4, 4, 8};   /* x, weight; sum x^2, scale */
+  case TB_OP_SOFTMAX:   return (struct tb_payload){4, 4, 8, 12};  /* x and exp(x - max); max, sum, scale */
+  case TB_OP_LAYERNORM: return (struct tb_payload){12, 4, 8, 12}; /* x, weight, bias; mean, var, scale */
+  default:              return (struct tb_payload){0, 0, 0, 0};
+  }
+}
+
+/* Groups of 4 dealt round-robin: with G groups, q = G / width full rounds and
+ * r = G % width extra groups for lanes 0..r-1. The last group (lane r-1, or
+ * lane width-1 when r = 0) may hold fewer than 4 elements. */
+unsigned long long tb_slots(size_t n, unsigned width) {
+  unsigned long long groups = (n + 3) / 4, q = groups / width, r = groups % width;
+  unsigned long long tail = n % 4 ? n % 4 : 4; /* elements in the last group */
+  if (r == 0) {
+    return 4 * q; /* lane 0 owns q full groups (width >= 2 always) */
+  }
+  if (r >= 2) {
+    return 4 * (q + 1); /* lane 0 owns q + 1 full groups */
+  }
+  return 4 * q + tail; /* only lane 0 owns q + 1 groups, the last among them */
+}
+
+static unsigned reductions_of(enum tb_op op) {
+  return (op == TB_OP_SOFTMAX || op == TB_OP_LAYERNORM) ? 2 : 1;
+}
+
+static void reject(struct tb_candidate *c, const char *fmt, unsigned long long value,
+                   unsigned long long limit) {
+  size_t used = strlen(c->rejection);
+  snprintf(c->rejection + used, sizeof c->rejection - used, "%s", used ? "; " : "");
+  used = strlen(c->rejection);
+  snprintf(c->rejection + used, sizeof c->rejection - used, fmt, value, limit);
+  c->rejected = true;
+}
+
+void tb_candidate_evaluate(enum tb_op op, size_t m, size_t n, unsigned s, unsigned p,
+                           const struct tb_device_limits *limits, struct tb_candidate *c) {
+  memset(c, 0, sizeof *c);
+  c->subgroups = s;
+  c->packing = p;
+  c->width = 32 * s;
+  c->threads = c->width * p;
+  c->slots = (unsigned)tb_slots(n, c->width);
+  c->reductions = reductions_of(op);
+  unsigned heavy = c->reductions == 2;
+  c->rounds = c->slots * (heavy ? 5 : 3);
+  c->storage = c->slots * (heavy ? 2 : 1);
+  c->score = (double)c->rounds + 2.0 * c->reductions * s + 16.0 / p;
+  c->waves = m > TB_PLANNER_ROWS_PER_WAVE ? (m + TB_PLANNER_ROWS_PER_WAVE - 1) / TB_PLANNER_ROWS_PER_WAVE : 1;
+  c->kernel_score = c->score * (double)c->waves;
+  c->shared_bytes = s == 1 ? 0 : c->reductions * s * p * 4;
+  c->barrier_sites = s == 1 ? 0 : c->reductions;
+  c->lane_utilisation = (double)n / ((double)c->width * (double)c->slots);
+  c->independent_subgroups = s == 1 ? p : 0;
+  c->thread_blocks = (m + p - 1) / p;
+  struct tb_payload pay = tb_payload_for(op);
+  c->program_global_read = (unsigned long long)pay.global_read * n;
+  c->program_global_write = op == TB_OP_SUM ? 4 : (unsigned long long)pay.global_write * n;
+  c->program_private_read = (unsigned long long)pay.private_read * n;
+  c->program_private_write = (unsigned long long)pay.private_write * n;
+  c->worker_private_read = (unsigned long long)pay.private_read * c->slots;
+  c->worker_private_write = (unsigned long long)pay.private_write * c->slots;
+
+  if (c->threads > TB_PLANNER_MAX_THREADS) {
+    reject(c, "threads %llu > %llu", c->threads, TB_PLANNER_MAX_THREADS);
+  }
+  if (c->storage > TB_PLANNER_MAX_STORAGE) {
+    reject(c, "storage %llu > %llu registers", c->storage, TB_PLANNER_MAX_STORAGE);
+  }
+  if (limits->known && c->threads > limits->max_threads_per_block) {
+    reject(c, "threads %llu > device limit %llu", c->threads, limits->max_threads_per_block);
+  }
+  if (limits->known && c->shared_bytes > limits->max_shared_bytes_per_block) {
+    reject(c, "shared memory %llu B > device limit %llu B", c->shared_bytes,
+           limits->max_shared_bytes_per_block);
+  }
+}
+
+static void enumerate(struct tb_plan *plan) {
+  unsigned k = 0;
+  for (unsigned s = 1; s <= TB_PLANNER_MAX_SUBGROUPS; ++s) {
+    unsigned max_p = s == 1 ? TB_PLANNER_MAX_PACKING : 1;
+    for (unsigned p = 1; p <= max_p; ++p, ++k) {
+      struct tb_candidate *c = &plan->candidates[k];
+      tb_candidate_evaluate(plan->op, plan->m, plan->n, s, p, &plan->limits, c);
+      c->index = k;
+      plan->rejected_count += c->rejected;
+      /* strict < keeps the first candidate among equal kernel scores */
+      if (!c->rejected && (plan->best_register < 0 ||
+                           c->kernel_score < plan->candidates[plan->best_register].kernel_score)) {
+        plan->best_register = (int)k;
+      }
+    }
+  }
+  plan->candidate_count = k;
+}
+
+/* Enumeration index of (s, p), or -1 when the enumeration does not hold it. */
+static int enumeration_index(unsigned s, unsigned p) {
+  if (s == 1 && p >= 1 && p <= TB_PLANNER_MAX_PACKING) {
+    return (int)p - 1;
+  }
+  if (s >= 2 && s <= TB_PLANNER_MAX_SUBGROUPS && p == 1) {
+    return (int)(TB_PLANNER_MAX_PACKING + s - 2);
+  }
+  return -1;
+}
+
+static void select_register(struct tb_plan *plan, const struct tb_candidate *c) {
+  plan->mapping = TB_MAPPING_REGISTER_ROWS;
+  plan->selected = *c;
+  plan->chosen = enumeration_index(c->subgroups, c->packing);
+  plan->selected.index = plan->chosen >= 0 ? (unsigned)plan->chosen : 0;
+}
+
+static unsigned memory_passes(enum tb_op op) {
+  /* sum: one pass; the others: statistics (online max+sum for softmax,
+   * sum and sum of squares for the norms) and then the output pass. */
+  return op == TB_OP_SUM ? 1 : 2;
+}
+
+static void plan_block_streaming(struct tb_plan *plan) {
+  struct tb_stream_facts *f = &plan->stream;
+  f->threads_per_block = TB_STREAM_THREADS;
+  f->blocks_per_row = 1;
+  f->chunk_elements = plan->n;
+  f->thread_blocks = plan->m;
+  f->memory_passes = memory_passes(plan->op);
+  f->launches = 1;
+  f->barrier_sites = reductions_of(plan->op);
+  f->shared_bytes = reductions_of(plan->op) * (TB_STREAM_THREADS / 32) * 2 * 4;
+  plan->mapping = TB_MAPPING_BLOCK_STREAMING;
+  plan->chosen = -1;
+}
+
+/* Split each row into chunks so that about two blocks per multiprocessor are
+ * busy, but never chunks shorter than TB_SPLIT_MIN_CHUNK. Launch 1 reduces
+ * each chunk to partial statistics; launch 2 combines a row's partials and,
+ * for row outputs, re-reads its chunk to write it. */
+static void plan_split_row(struct tb_plan *plan) {
+  struct tb_stream_facts *f = &plan->stream;
+  unsigned long long target = (2ULL * plan->limits.multiprocessors + plan->m - 1) / plan->m;
+  unsigned long long most = plan->n / TB_SPLIT_MIN_CHUNK;
+  unsigned long long k = target < most ? target : most;
+  if (k < 2) {
+    k = 2;
+  }
+  unsigned long long chunk = (plan->n + k - 1) / k;
+  chunk = (chunk + 3) / 4 * 4; /* whole groups of 4 */
+  f->threads_per_block = TB_SPLIT_THREADS;
+  f->chunk_elements = chunk;
+  f->blocks_per_row = (unsigned)((plan->n + chunk - 1) / chunk);
+  f->thread_blocks = (unsigned long long)plan->m * f->blocks_per_row;
+  f->memory_passes = memory_passes(plan->op);
+  f->launches = 2;
+  f->barrier_sites = reductions_of(plan->op);
+  f->shared_bytes = reductions_of(plan->op) * (TB_SPLIT_THREADS / 32) * 2 * 4;
+  plan->mapping = TB_MAPPING_SPLIT_ROW;
+  plan->chosen = -1;
+}
+
+static bool few_long_rows(const struct tb_plan *plan) {
+  return plan->m < plan->limits.multiprocessors && plan->n >= TB_SPLIT_MIN_ROW;
+}
+
+static void choose(struct tb_plan *plan) {
+  if (plan->variant == TB_VARIANT_AUTOMATIC) {
+    if (few_long_rows(plan)) {
+      plan->rule = "few long rows (m < multiprocessors, n >= 8192): split each row over blocks";
+      plan_split_row(plan);
+    } else if (plan->best_register >= 0) {
+      plan->rule = "analytic: first candidate with the least kernel score";
+      select_register(plan, &plan->candidates[plan->best_register]);
+    } else {
+      plan->rule = "long rows: every register candidate rejected; one block streams each row";
+      plan_block_streaming(plan);
+    }
+    return;
+  }
+  int reference = plan->variant == TB_VARIANT_REFERENCE;
+  struct tb_candidate *fixed = &plan->fixed;
+  tb_candidate_evaluate(plan->op, plan->m, plan->n, reference ? 1 : 2, reference ? 8 : 4,
+                        &plan->limits, fixed);
+  fixed->index = enumeration_index(fixed->subgroups, fixed->packing) >= 0
+                     ? (unsigned)enumeration_index(fixed->subgroups, fixed->packing)
+                     : 0;
+  if (!fixed->rejected) {
+    plan->rule = reference ? "fixed variant reference: (s 1, p 8)"
+                           : "fixed variant candidate: (s 2, p 4)";
+    select_register(plan, fixed);
+  } else {
+    plan->rule = "fixed variant's candidate rejected; one block streams each row";
+    plan_block_streaming(plan);
+  }
+}
+
+enum tb_status tb_plan_reduction(enum tb_op op, size_t m, size_t n, enum tb_variant variant,
+                                 const struct tb_device_limits *limits, const char *profile,
+                                 struct tb_plan *plan, struct tb_error *err) {
+  memset(plan, 0, sizeof *plan);
+  if (!tb_op_info(op)->is_row_reduction) {
+    return tb_fail(err, TB_ERR_USAGE, "%s is not a row reduction; the planner plans sum, "
+                   "softmax, rmsnorm and layernorm", tb_op_info(op)->name);
+  }
+  if (profile != NULL && strcmp(profile, TB_PLANNER_PROFILE_ANALYTIC) != 0) {
+    return tb_fail(err, TB_ERR_USAGE, "unknown planner profile '%s' (known: analytic)", profile);
+  }
+  plan->op = op;
+  plan->m = m;
+  plan->n = n;
+  plan->variant = variant;
+  plan->profile = TB_PLANNER_PROFILE_ANALYTIC;
+  plan->cost_basis = "METHOD.md §7: score = rounds + 2*reductions*s + 16/p; kernel score = "
+                     "score * max(1, ceil(m/64))";
+  plan->limits = limits ? *limits : tb_device_limits_default();
+  plan->best_register = -1;
+  plan->chosen = -1;
+  enumerate(plan);
+  choose(plan);
+  return TB_OK;
+}

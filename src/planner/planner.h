@@ -1,0 +1,134 @@
+/* The reduction planner: pure C, no GPU. For a row reduction (sum, softmax,
+ * rmsnorm, layernorm) over an m x n matrix it enumerates the execution
+ * mappings of METHOD.md §7, records every derived fact and every rejection,
+ * and picks one by the active cost profile. Every fact can be re-derived from
+ * (op, m, n, device limits, variant); the audit does exactly that. */
+#ifndef TB_PLANNER_PLANNER_H
+#define TB_PLANNER_PLANNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cases/ops.h"
+#include "core/error.h"
+
+#define TB_PLANNER_PROFILE_ANALYTIC "analytic"
+#define TB_PLANNER_CANDIDATES 39 /* s = 1 with p = 1..8, then s = 2..32 with p = 1 */
+#define TB_PLANNER_MAX_SUBGROUPS 32
+#define TB_PLANNER_MAX_PACKING 8
+#define TB_PLANNER_MAX_THREADS 1024
+#define TB_PLANNER_MAX_STORAGE 64  /* registers per worker for the cached row */
+#define TB_PLANNER_ROWS_PER_WAVE 64
+
+enum tb_variant { TB_VARIANT_REFERENCE, TB_VARIANT_CANDIDATE, TB_VARIANT_AUTOMATIC, TB_VARIANT_COUNT };
+
+const char *tb_variant_name(enum tb_variant v);
+enum tb_status tb_variant_parse(const char *text, enum tb_variant *out, struct tb_error *err);
+
+/* How a plan maps rows onto the GPU. */
+enum tb_mapping {
+  TB_MAPPING_REGISTER_ROWS, /* METHOD.md §7: s warps per row, p rows per block, row in registers */
+  TB_MAPPING_BLOCK_STREAMING, /* one block per row, the row re-read from memory on each pass */
+  TB_MAPPING_SPLIT_ROW,     /* each row split over several blocks; partial results combined */
+};
+
+const char *tb_mapping_name(enum tb_mapping m);
+
+/* What the planner knows of the device. Unknown limits reject nothing; the
+ * multiprocessor count then defaults to the H200's and says so. */
+struct tb_device_limits {
+  bool known;
+  unsigned max_threads_per_block;
+  unsigned max_shared_bytes_per_block;
+  unsigned multiprocessors;
+  const char *source; /* "device" or "default (H200: 132 SMs)" */
+};
+
+struct tb_device_limits tb_device_limits_default(void);
+
+/* Bytes each element costs, by operation (the payload model). Global bytes
+ * move through device memory; private bytes are register traffic of the
+ * cached row. Per program = per element x n; per worker = per element x slots. */
+struct tb_payload {
+  unsigned global_read;   /* input element, plus weight/bias elements */
+  unsigned global_write;  /* output element (0 for sum: one value per row) */
+  unsigned private_write; /* values stored per cached element */
+  unsigned private_read;  /* reads of cached values over all passes */
+};
+
+struct tb_payload tb_payload_for(enum tb_op op);
+
+struct tb_candidate {
+  unsigned index; /* position in enumeration order, 0..38 */
+  unsigned subgroups, packing;
+  unsigned width, threads, slots, reductions, rounds, storage;
+  double score;
+  unsigned long long waves;
+  double kernel_score;
+  unsigned shared_bytes, barrier_sites;
+  double lane_utilisation;
+  unsigned independent_subgroups; /* warps per block that reduce a row alone (s = 1) */
+  unsigned long long thread_blocks;
+  /* payload bytes: per program (one row) and per worker (one lane) */
+  unsigned long long program_global_read, program_global_write;
+  unsigned long long program_private_read, program_private_write;
+  unsigned long long worker_private_read, worker_private_write;
+  bool rejected;
+  char rejection[160]; /* every reason, "; "-separated */
+};
+
+/* Facts of the non-register mappings. */
+struct tb_stream_facts {
+  unsigned threads_per_block;
+  unsigned blocks_per_row;         /* 1 for block streaming */
+  unsigned long long chunk_elements; /* elements of a row one block handles */
+  unsigned long long thread_blocks;  /* of the first (or only) launch */
+  unsigned memory_passes;          /* reads of each input element from memory */
+  unsigned launches;               /* kernels per call */
+  unsigned shared_bytes;
+  unsigned barrier_sites;
+};
+
+struct tb_plan {
+  enum tb_op op;
+  size_t m, n;
+  enum tb_variant variant;
+  const char *profile;     /* "analytic" */
+  const char *cost_basis;  /* what the score means */
+  struct tb_device_limits limits;
+  struct tb_candidate candidates[TB_PLANNER_CANDIDATES];
+  unsigned candidate_count, rejected_count;
+  int best_register;       /* least kernel score among accepted, or -1 */
+  enum tb_mapping mapping;
+  /* For register rows: the selected (s, p) with all its facts. A fixed
+   * variant is evaluated by the same formulas even when it is not among the
+   * 39 enumerated candidates (candidate = (s 2, p 4) is not). */
+  struct tb_candidate selected;
+  int chosen;              /* enumeration index of `selected`, or -1 (off-list or not register rows) */
+  struct tb_candidate fixed; /* reference/candidate variants: their own evaluation, accepted or not */
+  const char *rule;        /* which rule chose the mapping */
+  struct tb_stream_facts stream; /* for block streaming and split row */
+};
+
+/* Split-row thresholds: rows shorter than this stay on one block; fewer rows
+ * than multiprocessors count as "few". */
+#define TB_SPLIT_MIN_ROW 8192
+#define TB_SPLIT_MIN_CHUNK 2048
+#define TB_STREAM_THREADS 512
+#define TB_SPLIT_THREADS 256
+
+/* Plans a row reduction. TB_ERR_USAGE for an op the planner does not plan
+ * (elementwise ops) or an unknown profile. */
+enum tb_status tb_plan_reduction(enum tb_op op, size_t m, size_t n, enum tb_variant variant,
+                                 const struct tb_device_limits *limits, const char *profile,
+                                 struct tb_plan *plan, struct tb_error *err);
+
+/* Evaluates one candidate's facts (exposed for tests and the plan table). */
+void tb_candidate_evaluate(enum tb_op op, size_t m, size_t n, unsigned subgroups, unsigned packing,
+                           const struct tb_device_limits *limits, struct tb_candidate *c);
+
+/* The most elements any lane owns when groups of 4 consecutive elements are
+ * dealt round-robin to `width` lanes. */
+unsigned long long tb_slots(size_t n, unsigned width);
+
+#endif

@@ -1,0 +1,94 @@
+#include "results/plan_json.h"
+
+#include "cases/ops.h"
+#include "results/results.h"
+
+static json_t *candidate_json(const struct tb_candidate *c) {
+  json_t *j = json_pack(
+      "{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:o, s:I, s:o, s:i, s:i, s:o, s:i, s:I}",
+      "index", c->index, "subgroups", c->subgroups, "packing", c->packing, "width", c->width,
+      "threads", c->threads, "slots", c->slots, "reductions", c->reductions, "rounds", c->rounds,
+      "storage", c->storage, "score", tb_json_number(c->score), "waves", (json_int_t)c->waves,
+      "kernel_score", tb_json_number(c->kernel_score), "shared_bytes", c->shared_bytes,
+      "barrier_sites", c->barrier_sites, "lane_utilisation", tb_json_number(c->lane_utilisation),
+      "independent_subgroups", c->independent_subgroups, "thread_blocks",
+      (json_int_t)c->thread_blocks);
+  json_object_set_new(
+      j, "payload_bytes",
+      json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "program_global_read",
+                (json_int_t)c->program_global_read, "program_global_write",
+                (json_int_t)c->program_global_write, "program_private_read",
+                (json_int_t)c->program_private_read, "program_private_write",
+                (json_int_t)c->program_private_write, "worker_private_read",
+                (json_int_t)c->worker_private_read, "worker_private_write",
+                (json_int_t)c->worker_private_write));
+  json_object_set_new(j, "rejected", json_boolean(c->rejected));
+  json_object_set_new(j, "rejection", c->rejected ? json_string(c->rejection) : json_null());
+  return j;
+}
+
+static json_t *stream_json(const struct tb_plan *plan) {
+  if (plan->mapping == TB_MAPPING_REGISTER_ROWS) {
+    return json_null();
+  }
+  const struct tb_stream_facts *f = &plan->stream;
+  return json_pack("{s:i, s:i, s:I, s:I, s:i, s:i, s:i, s:i}", "threads_per_block",
+                   f->threads_per_block, "blocks_per_row", f->blocks_per_row, "chunk_elements",
+                   (json_int_t)f->chunk_elements, "thread_blocks", (json_int_t)f->thread_blocks,
+                   "memory_passes", f->memory_passes, "launches", f->launches, "shared_bytes",
+                   f->shared_bytes, "barrier_sites", f->barrier_sites);
+}
+
+json_t *tb_plan_to_json(const struct tb_plan *plan) {
+  json_t *candidates = json_array();
+  for (unsigned i = 0; i < plan->candidate_count; ++i) {
+    json_array_append_new(candidates, candidate_json(&plan->candidates[i]));
+  }
+  const struct tb_device_limits *d = &plan->limits;
+  struct tb_payload pay = tb_payload_for(plan->op);
+  json_t *j = json_pack(
+      "{s:s, s:s, s:I, s:I, s:s, s:s, s:s}", "kind", "row_reduction", "op",
+      tb_op_info(plan->op)->name, "m", (json_int_t)plan->m, "n", (json_int_t)plan->n, "variant",
+      tb_variant_name(plan->variant), "profile", plan->profile, "cost_basis", plan->cost_basis);
+  json_object_set_new(j, "device_limits",
+                      json_pack("{s:b, s:i, s:i, s:i, s:s}", "known", d->known,
+                                "max_threads_per_block", d->max_threads_per_block,
+                                "max_shared_bytes_per_block", d->max_shared_bytes_per_block,
+                                "multiprocessors", d->multiprocessors, "source", d->source));
+  json_object_set_new(
+      j, "constants",
+      json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "max_threads", TB_PLANNER_MAX_THREADS,
+                "max_storage", TB_PLANNER_MAX_STORAGE, "rows_per_wave", TB_PLANNER_ROWS_PER_WAVE,
+                "split_min_row", TB_SPLIT_MIN_ROW, "split_min_chunk", TB_SPLIT_MIN_CHUNK,
+                "stream_threads", TB_STREAM_THREADS, "split_threads", TB_SPLIT_THREADS));
+  json_object_set_new(j, "payload_per_element",
+                      json_pack("{s:i, s:i, s:i, s:i}", "global_read", pay.global_read,
+                                "global_write", pay.global_write, "private_write",
+                                pay.private_write, "private_read", pay.private_read));
+  json_object_set_new(j, "candidates", candidates);
+  json_object_set_new(j, "candidates_considered", json_integer(plan->candidate_count));
+  json_object_set_new(j, "candidates_rejected", json_integer(plan->rejected_count));
+  json_object_set_new(j, "best_register_candidate",
+                      plan->best_register >= 0 ? json_integer(plan->best_register) : json_null());
+  json_object_set_new(j, "mapping", json_string(tb_mapping_name(plan->mapping)));
+  json_object_set_new(j, "chosen_candidate",
+                      plan->chosen >= 0 ? json_integer(plan->chosen) : json_null());
+  json_object_set_new(j, "selected", plan->mapping == TB_MAPPING_REGISTER_ROWS
+                                         ? candidate_json(&plan->selected)
+                                         : json_null());
+  json_object_set_new(j, "fixed_variant", plan->variant != TB_VARIANT_AUTOMATIC
+                                              ? candidate_json(&plan->fixed)
+                                              : json_null());
+  json_object_set_new(j, "rule", json_string(plan->rule));
+  json_object_set_new(j, "stream", stream_json(plan));
+  return j;
+}
+
+json_t *tb_elementwise_plan_to_json(const struct tb_elementwise_plan *plan) {
+  return json_pack("{s:s, s:s, s:I, s:I, s:s, s:i, s:i, s:I, s:I, s:s}", "kind", "elementwise",
+                   "op", tb_op_info(plan->op)->name, "m", (json_int_t)plan->m, "n",
+                   (json_int_t)plan->n, "profile", "fixed", "elements_per_thread",
+                   plan->elements_per_thread, "threads_per_block", plan->threads_per_block,
+                   "threads_per_row", (json_int_t)plan->threads_per_row, "thread_blocks",
+                   (json_int_t)plan->thread_blocks, "rule", plan->rule);
+}

@@ -1,0 +1,233 @@
+/* The analytic planner (METHOD.md §7). Every expected number below is
+ * derived by hand in the comment above it, not read from the planner. */
+#include <string.h>
+
+#include "planner/planner.h"
+#include "test_support.h"
+
+static struct tb_plan plan_of(enum tb_op op, size_t m, size_t n, enum tb_variant v) {
+  struct tb_plan plan;
+  struct tb_error err = {0};
+  struct tb_device_limits limits = tb_device_limits_default();
+  assert_int_equal(tb_plan_reduction(op, m, n, v, &limits, "analytic", &plan, &err), TB_OK);
+  assert_int_equal(plan.candidate_count, 39);
+  return plan;
+}
+
+/* Brute force: deal each group of 4 to lane g mod width, count elements. */
+static unsigned long long slots_by_dealing(size_t n, unsigned width) {
+  static unsigned long long own[1024];
+  memset(own, 0, sizeof own);
+  for (size_t g = 0; 4 * g < n; ++g) {
+    own[g % width] += n - 4 * g < 4 ? n - 4 * g : 4;
+  }
+  unsigned long long most = 0;
+  for (unsigned l = 0; l < width; ++l) {
+    most = own[l] > most ? own[l] : most;
+  }
+  return most;
+}
+
+static void slots_formula_matches_dealing(void **state) {
+  for (size_t n = 1; n <= 5000; n += (n < 300 ? 1 : 37)) {
+    for (unsigned s = 1; s <= 32; ++s) {
+      assert_int_equal(tb_slots(n, 32 * s), slots_by_dealing(n, 32 * s));
+    }
+  }
+}
+
+static void enumeration_order(void **state) {
+  struct tb_plan plan = plan_of(TB_OP_SUM, 10, 100, TB_VARIANT_AUTOMATIC);
+  /* s = 1 with p = 1..8 first, then s = 2..32 with p = 1 */
+  assert_int_equal(plan.candidates[0].subgroups, 1);
+  assert_int_equal(plan.candidates[7].packing, 8);
+  assert_int_equal(plan.candidates[8].subgroups, 2);
+  assert_int_equal(plan.candidates[8].packing, 1);
+  assert_int_equal(plan.candidates[38].subgroups, 32);
+}
+
+/* softmax 129x3000: 750 groups of 4; reductions 2, rounds 5*slots, storage 2*slots.
+ * s=1: 750 = 23*32 + 14 -> slots 96, storage 192 > 64: all eight rejected.
+ * s=2: 750 = 11*64 + 46 -> slots 48, storage 96: rejected. s=3: slots 32, storage 64: kept.
+ * s = 12..23 (width <= 750 < 2*width): slots 8, score = 40 + 4s + 16, least at s=12: 104.
+ * s = 11: slots 12 -> 60 + 44 + 16 = 120; s >= 24: slots 4 -> 20 + 4s + 16 >= 132.
+ * waves = ceil(129/64) = 3 -> kernel score 312; index of s=12 is 8 + 10 = 18.
+ * shared = 2*12*1*4 = 96 B; barriers 2; utilisation 3000/(384*8) = 0.9765625. */
+static void softmax_129x3000(void **state) {
+  struct tb_plan plan = plan_of(TB_OP_SOFTMAX, 129, 3000, TB_VARIANT_AUTOMATIC);
+  assert_int_equal(plan.rejected_count, 9);
+  assert_true(plan.candidates[0].rejected);
+  assert_non_null(strstr(plan.candidates[0].rejection, "storage 192 > 64"));
+  assert_false(plan.candidates[9].rejected);
+  assert_int_equal(plan.mapping, TB_MAPPING_REGISTER_ROWS);
+  assert_int_equal(plan.chosen, 18);
+  const struct tb_candidate *c = &plan.selected;
+  assert_int_equal(c->subgroups, 12);
+  assert_int_equal(c->slots, 8);
+  assert_int_equal(c->rounds, 40);
+  assert_int_equal(c->storage, 16);
+  assert_double_equal(c->score, 104.0, 0.0);
+  assert_int_equal(c->waves, 3);
+  assert_double_equal(c->kernel_score, 312.0, 0.0);
+  assert_int_equal(c->shared_bytes, 96);
+  assert_int_equal(c->barrier_sites, 2);
+  assert_double_equal(c->lane_utilisation, 0.9765625, 0.0);
+  assert_int_equal(c->thread_blocks, 129);
+  assert_int_equal(c->independent_subgroups, 0);
+}
+
+/* rmsnorm 64x257 (n % 4 = 1): 65 groups, the last with 1 element.
+ * s=1: 65 = 2*32 + 1 -> lane 0 owns 3 groups, the last partial: slots 4*2 + 1 = 9;
+ * rounds 27; score = 27 + 2 + 16/p, least at p = 8: 31.
+ * s=2: 65 = 1*64 + 1 -> slots 5: 15 + 4 + 16 = 35; s=3: slots 4: 12 + 6 + 16 = 34.
+ * waves = ceil(64/64) = 1. Chosen (s 1, p 8) = index 7, kernel score 31,
+ * threads 256, 8 independent warps, ceil(64/8) = 8 blocks, no shared memory,
+ * utilisation 257/(32*9) = 0.892361..., payload: 257*8 B read, 257*4 written. */
+static void rmsnorm_n_not_multiple_of_4(void **state) {
+  struct tb_plan plan = plan_of(TB_OP_RMSNORM, 64, 257, TB_VARIANT_AUTOMATIC);
+  assert_int_equal(plan.chosen, 7);
+  const struct tb_candidate *c = &plan.selected;
+  assert_int_equal(c->slots, 9);
+  assert_int_equal(plan.candidates[8].slots, 5);
+  assert_int_equal(plan.candidates[9].slots, 4);
+  assert_double_equal(c->kernel_score, 31.0, 0.0);
+  assert_int_equal(c->threads, 256);
+  assert_int_equal(c->independent_subgroups, 8);
+  assert_int_equal(c->thread_blocks, 8);
+  assert_int_equal(c->shared_bytes, 0);
+  assert_int_equal(c->barrier_sites, 0);
+  assert_double_equal(c->lane_utilisation, 257.0 / 288.0, 1e-15);
+  assert_int_equal(c->program_global_read, 257 * 8);
+  assert_int_equal(c->program_global_write, 257 * 4);
+  assert_int_equal(c->worker_private_read, 9 * 8);
+}
+
+/* sum 1x1 (m = 1, n = 1): one group of 1 element, so every width has slots 1,
+ * rounds 3, storage 1; score = 3 + 2s + 16/p, least (s 1, p 8) = 3 + 2 + 2 = 7.
+ * Nothing is rejected (s=32 has exactly 1024 threads). Utilisation 1/32. */
+static void sum_1x1(void **state) {
+  struct tb_plan plan = plan_of(TB_OP_SUM, 1, 1, TB_VARIANT_AUTOMATIC);
+  assert_int_equal(plan.rejected_count, 0);
+  assert_int_equal(plan.chosen, 7);
+  assert_double_equal(plan.selected.kernel_score, 7.0, 0.0);
+  assert_int_equal(plan.selected.thread_blocks, 1);
+  assert_double_equal(plan.selected.lane_utilisation, 1.0 / 32.0, 0.0);
+  assert_int_equal(plan.candidates[38].threads, 1024);
+  assert_false(plan.candidates[38].rejected);
+}
+
+/* layernorm 5x3 (n < 4): slots 3, rounds 15, storage 6; score 15 + 4s + 16/p,
+ * least (s 1, p 8): 15 + 4 + 2 = 21; shared 0; 1 block (ceil(5/8)). */
+static void layernorm_n_below_4(void **state) {
+  struct tb_plan plan = plan_of(TB_OP_LAYERNORM, 5, 3, TB_VARIANT_AUTOMATIC);
+  assert_int_equal(plan.chosen, 7);
+  assert_int_equal(plan.selected.slots, 3);
+  assert_double_equal(plan.selected.kernel_score, 21.0, 0.0);
+  assert_int_equal(plan.selected.thread_blocks, 1);
+}
+
+/* sum 64x258: 65 groups, the last with 2 elements.
+ * (s 1, p 8): 65 = 2*32 + 1 -> slots 8 + 2 = 10: 30 + 2 + 2 = 34.
+ * (s 3, p 1): 65 < 96 -> slots 4: 12 + 6 + 16 = 34. A tie: the first (index 7) wins. */
+static void tie_goes_to_the_first(void **state) {
+  struct tb_plan plan = plan_of(TB_OP_SUM, 64, 258, TB_VARIANT_AUTOMATIC);
+  assert_double_equal(plan.candidates[7].kernel_score, 34.0, 0.0);
+  assert_double_equal(plan.candidates[9].kernel_score, 34.0, 0.0);
+  assert_int_equal(plan.chosen, 7);
+}
+
+/* softmax 200x40000: s=32 (width 1024): 10000 groups = 9*1024 + 784 -> slots 40,
+ * storage 80 > 64. Narrower widths own more. Every candidate is rejected; with
+ * 200 rows (>= 132 SMs) one 512-thread block streams each row: 200 blocks,
+ * two memory passes (online max+sum, then output). */
+static void long_rows_every_candidate_rejected(void **state) {
+  struct tb_plan plan = plan_of(TB_OP_SOFTMAX, 200, 40000, TB_VARIANT_AUTOMATIC);
+  assert_int_equal(plan.rejected_count, 39);
+  assert_int_equal(plan.best_register, -1);
+  assert_int_equal(plan.candidates[38].slots, 40);
+  assert_int_equal(plan.mapping, TB_MAPPING_BLOCK_STREAMING);
+  assert_int_equal(plan.chosen, -1);
+  assert_non_null(strstr(plan.rule, "every register candidate rejected"));
+  assert_int_equal(plan.stream.thread_blocks, 200);
+  assert_int_equal(plan.stream.memory_passes, 2);
+  /* a fixed variant that is rejected falls back the same way and says so */
+  struct tb_plan ref = plan_of(TB_OP_SOFTMAX, 200, 40000, TB_VARIANT_REFERENCE);
+  assert_int_equal(ref.mapping, TB_MAPPING_BLOCK_STREAMING);
+  assert_true(ref.fixed.rejected);
+  assert_non_null(strstr(ref.rule, "rejected"));
+}
+
+/* sum 8x65536: s=32 is feasible (slots 64, storage 64), but 8 rows < 132 SMs
+ * and n >= 8192, so the automatic plan splits rows: k = min(ceil(2*132/8) = 33,
+ * 65536/2048 = 32) = 32 chunks of 2048, 8*32 = 256 blocks, two launches. */
+static void few_long_rows_split(void **state) {
+  struct tb_plan plan = plan_of(TB_OP_SUM, 8, 65536, TB_VARIANT_AUTOMATIC);
+  assert_int_equal(plan.best_register, 38);
+  assert_int_equal(plan.mapping, TB_MAPPING_SPLIT_ROW);
+  assert_int_equal(plan.stream.blocks_per_row, 32);
+  assert_int_equal(plan.stream.chunk_elements, 2048);
+  assert_int_equal(plan.stream.thread_blocks, 256);
+  assert_int_equal(plan.stream.launches, 2);
+  assert_non_null(strstr(plan.rule, "few long rows"));
+}
+
+/* Fixed variants. softmax 4096x1024: 256 groups.
+ * reference (s 1, p 8): slots 32, rounds 160, score 160 + 4 + 2 = 166; waves 64.
+ * candidate (s 2, p 4): slots 16, rounds 80, score 80 + 8 + 4 = 92, kernel 92*64 = 5888,
+ * threads 256, shared 2*2*4*4 = 64 B; (2, 4) is not among the 39, so chosen = -1. */
+static void fixed_variants(void **state) {
+  struct tb_plan ref = plan_of(TB_OP_SOFTMAX, 4096, 1024, TB_VARIANT_REFERENCE);
+  assert_int_equal(ref.chosen, 7);
+  assert_double_equal(ref.selected.kernel_score, 166.0 * 64, 0.0);
+  struct tb_plan cand = plan_of(TB_OP_SOFTMAX, 4096, 1024, TB_VARIANT_CANDIDATE);
+  assert_int_equal(cand.mapping, TB_MAPPING_REGISTER_ROWS);
+  assert_int_equal(cand.chosen, -1);
+  assert_int_equal(cand.selected.subgroups, 2);
+  assert_int_equal(cand.selected.packing, 4);
+  assert_int_equal(cand.selected.threads, 256);
+  assert_double_equal(cand.selected.kernel_score, 5888.0, 0.0);
+  assert_int_equal(cand.selected.shared_bytes, 64);
+}
+
+static void device_limits_reject(void **state) {
+  struct tb_device_limits small = {true, 256, 48, 16, "test"};
+  struct tb_plan plan;
+  struct tb_error err = {0};
+  assert_int_equal(tb_plan_reduction(TB_OP_SOFTMAX, 100, 3000, TB_VARIANT_AUTOMATIC, &small,
+                                     "analytic", &plan, &err), TB_OK);
+  /* s = 12 would need 384 threads > 256: the pick moves to s <= 8 */
+  assert_true(plan.candidates[18].rejected);
+  assert_non_null(strstr(plan.candidates[18].rejection, "device limit 256"));
+  assert_true(plan.selected.threads <= 256);
+  /* s = 7: 2*7*4 = 56 B of shared memory > 48 */
+  assert_non_null(strstr(plan.candidates[13].rejection, "shared memory 56 B"));
+}
+
+static void refusals(void **state) {
+  struct tb_plan plan;
+  struct tb_error err = {0};
+  assert_int_equal(tb_plan_reduction(TB_OP_ADD, 4, 4, TB_VARIANT_AUTOMATIC, NULL, NULL, &plan, &err),
+                   TB_ERR_USAGE);
+  tb_error_clear(&err);
+  assert_int_equal(tb_plan_reduction(TB_OP_SUM, 4, 4, TB_VARIANT_AUTOMATIC, NULL, "learned", &plan,
+                                     &err), TB_ERR_USAGE);
+  assert_non_null(strstr(err.message, "unknown planner profile"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(slots_formula_matches_dealing),
+      cmocka_unit_test(enumeration_order),
+      cmocka_unit_test(softmax_129x3000),
+      cmocka_unit_test(rmsnorm_n_not_multiple_of_4),
+      cmocka_unit_test(sum_1x1),
+      cmocka_unit_test(layernorm_n_below_4),
+      cmocka_unit_test(tie_goes_to_the_first),
+      cmocka_unit_test(long_rows_every_candidate_rejected),
+      cmocka_unit_test(few_long_rows_split),
+      cmocka_unit_test(fixed_variants),
+      cmocka_unit_test(device_limits_reject),
+      cmocka_unit_test(refusals),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
