@@ -1,0 +1,43 @@
+/* A fake CUDA driver + CUPTI + NVML behind the timing library's function
+ * table: launches, kernel records, activity buffers and faults on demand. */
+#ifndef TB_TEST_FAKE_CUDA_H
+#define TB_TEST_FAKE_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "timing/api.h"
+
+enum fake_launch_kind {
+  FAKE_RUNTIME,          /* cudaLaunchKernel with a nested cuLaunchKernel */
+  FAKE_DRIVER,           /* cuLaunchKernel alone */
+  FAKE_UNHOOKED,         /* a kernel from an API the probe does not hook */
+  FAKE_NO_KERNEL,        /* a counted launch whose kernel record never arrives */
+  FAKE_BAD_TIMESTAMPS,   /* a kernel record with start = end = 0 */
+};
+
+struct fake_cuda {
+  int have_context, capturing;
+  const char *fail_at; /* name of the fake call that fails */
+  uint32_t cupti_version;
+  int foreign_subscriber;
+  int kernel_carries_driver_id; /* runtime launches: kernel has the nested driver id */
+  int records_per_buffer;       /* 0: all pending records in one buffer */
+  size_t drops_to_report;
+  /* observed state */
+  int events_live, subscribed, activity_enabled, finalize_calls, unsubscribe_calls;
+  int enabled_callbacks;
+};
+
+extern struct fake_cuda F;
+
+/* Resets F and installs the fake table (CUPTI present, version 13.0 U1). */
+void fake_install(void);
+/* Makes libcupti.so.13 "missing" from the installed table. */
+void fake_remove_cupti(void);
+/* Launches on a stream (CUPTI stream id = the handle's value). */
+void fake_launch(uintptr_t stream, enum fake_launch_kind kind);
+/* A graph launch through the runtime producing `kernels` kernels. */
+void fake_graph_launch(uintptr_t stream, int kernels);
+
+#endif
