@@ -190,7 +190,7 @@ static void fixed_variants(void **state) {
 }
 
 static void device_limits_reject(void **state) {
-  struct tb_device_limits small = {true, 256, 48, 16, "test"};
+  struct tb_device_limits small = {true, 256, 48, 16, "test", 0};
   struct tb_plan plan;
   struct tb_error err = {0};
   assert_int_equal(tb_plan_reduction(TB_OP_SOFTMAX, 100, 3000, TB_VARIANT_AUTOMATIC, &small,
@@ -201,6 +201,34 @@ static void device_limits_reject(void **state) {
   assert_true(plan.selected.threads <= 256);
   /* s = 7: 2*7*4 = 56 B of shared memory > 48 */
   assert_non_null(strstr(plan.candidates[13].rejection, "shared memory 56 B"));
+}
+
+/* Register budget (device known), per thread = 65536 / (warps rounded up to
+ * a multiple of 4, x 32), in units of 8: 20 warps -> 102 -> 96; 23 or 24
+ * warps -> 85 -> 80; 25..28 -> 73 -> 72; 29..32 -> 64.
+ * rmsnorm 200x40000 (10000 groups; storage = slots; need storage + 40):
+ * s <= 19 store more than 64; s = 20: slots 64, 104 > 96; s = 21, 22: slots
+ * 60, 100 > 80; s = 23, 24: 56, 96 > 80; s = 25..28: 52 or 48, >= 88 > 72;
+ * s = 29..32: 44..40, >= 80 > 64. Every candidate is rejected: the row is
+ * streamed. (s = 23 compiled with 48 B of spills before this rule.) */
+static void register_budget_on_the_h200(void **state) {
+  struct tb_device_limits h200 = tb_device_limits_h200();
+  struct tb_plan plan;
+  struct tb_error err = {0};
+  assert_int_equal(tb_plan_reduction(TB_OP_RMSNORM, 200, 40000, TB_VARIANT_AUTOMATIC, &h200,
+                                     "analytic", &plan, &err), TB_OK);
+  assert_true(plan.candidates[38].rejected);
+  assert_non_null(strstr(plan.candidates[38].rejection, "registers 80 per thread > 64"));
+  assert_non_null(strstr(plan.candidates[29].rejection, "registers 96 per thread > 80"));
+  assert_non_null(strstr(plan.candidates[26].rejection, "registers 104 per thread > 96"));
+  assert_int_equal(plan.rejected_count, 39);
+  assert_int_equal(plan.mapping, TB_MAPPING_BLOCK_STREAMING);
+  assert_int_equal(tb_register_budget(736, 65536), 80);
+  assert_int_equal(tb_register_budget(1024, 65536), 64);
+  assert_int_equal(tb_register_budget(32, 65536), 255);
+  /* without device limits the same case keeps METHOD.md's pick */
+  struct tb_plan unknown = plan_of(TB_OP_RMSNORM, 200, 40000, TB_VARIANT_AUTOMATIC);
+  assert_int_equal(unknown.chosen, 38);
 }
 
 static void refusals(void **state) {
@@ -227,6 +255,7 @@ int main(void) {
       cmocka_unit_test(few_long_rows_split),
       cmocka_unit_test(fixed_variants),
       cmocka_unit_test(device_limits_reject),
+      cmocka_unit_test(register_budget_on_the_h200),
       cmocka_unit_test(refusals),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

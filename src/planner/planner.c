@@ -27,7 +27,12 @@ const char *tb_mapping_name(enum tb_mapping m) {
 }
 
 struct tb_device_limits tb_device_limits_default(void) {
-  struct tb_device_limits d = {false, 0, 0, 132, "default (H200: 132 SMs)"};
+  struct tb_device_limits d = {false, 0, 0, 132, "default (H200: 132 SMs)", 0};
+  return d;
+}
+
+struct tb_device_limits tb_device_limits_h200(void) {
+  struct tb_device_limits d = {true, 1024, 48 * 1024, 132, "H200 reference", 65536};
   return d;
 }
 
@@ -58,6 +63,13 @@ unsigned long long tb_slots(size_t n, unsigned width) {
 
 static unsigned reductions_of(enum tb_op op) {
   return (op == TB_OP_SOFTMAX || op == TB_OP_LAYERNORM) ? 2 : 1;
+}
+
+unsigned tb_register_budget(unsigned threads, unsigned per_block) {
+  unsigned warps = (threads + 31) / 32;
+  unsigned allocated_warps = (warps + 3) / 4 * 4;
+  unsigned per_thread = per_block / (allocated_warps * 32) / 8 * 8;
+  return per_thread > 255 ? 255 : per_thread;
 }
 
 static void reject(struct tb_candidate *c, const char *fmt, unsigned long long value,
@@ -106,6 +118,13 @@ void tb_candidate_evaluate(enum tb_op op, size_t m, size_t n, unsigned s, unsign
   if (limits->known && c->threads > limits->max_threads_per_block) {
     reject(c, "threads %llu > device limit %llu", c->threads, limits->max_threads_per_block);
   }
+  if (limits->known && limits->max_registers_per_block > 0 && c->threads <= 1024 &&
+      c->storage + TB_REGISTER_OVERHEAD >
+          tb_register_budget(c->threads, limits->max_registers_per_block)) {
+    reject(c, "registers %llu per thread > %llu the register file allows at this block size",
+           c->storage + TB_REGISTER_OVERHEAD,
+           tb_register_budget(c->threads, limits->max_registers_per_block));
+  }
   if (limits->known && c->shared_bytes > limits->max_shared_bytes_per_block) {
     reject(c, "shared memory %llu B > device limit %llu B", c->shared_bytes,
            limits->max_shared_bytes_per_block);
@@ -149,6 +168,17 @@ static void select_register(struct tb_plan *plan, const struct tb_candidate *c) 
   plan->selected.index = plan->chosen >= 0 ? (unsigned)plan->chosen : 0;
 }
 
+/* Words of partial statistics a streaming reduction carries: sum 1, rmsnorm
+ * 1 (sum of squares), softmax 2 (running max and sum), layernorm 3 (Welford
+ * count, mean, M2). All are combined in one block reduction: one barrier. */
+unsigned tb_stat_words(enum tb_op op) {
+  switch (op) {
+  case TB_OP_SOFTMAX: return 2;
+  case TB_OP_LAYERNORM: return 3;
+  default: return 1;
+  }
+}
+
 static unsigned memory_passes(enum tb_op op) {
   /* sum: one pass; the others: statistics (online max+sum for softmax,
    * sum and sum of squares for the norms) and then the output pass. */
@@ -163,8 +193,8 @@ static void plan_block_streaming(struct tb_plan *plan) {
   f->thread_blocks = plan->m;
   f->memory_passes = memory_passes(plan->op);
   f->launches = 1;
-  f->barrier_sites = reductions_of(plan->op);
-  f->shared_bytes = reductions_of(plan->op) * (TB_STREAM_THREADS / 32) * 2 * 4;
+  f->barrier_sites = 1;
+  f->shared_bytes = tb_stat_words(plan->op) * (TB_STREAM_THREADS / 32) * 4;
   plan->mapping = TB_MAPPING_BLOCK_STREAMING;
   plan->chosen = -1;
 }
@@ -189,8 +219,8 @@ static void plan_split_row(struct tb_plan *plan) {
   f->thread_blocks = (unsigned long long)plan->m * f->blocks_per_row;
   f->memory_passes = memory_passes(plan->op);
   f->launches = 2;
-  f->barrier_sites = reductions_of(plan->op);
-  f->shared_bytes = reductions_of(plan->op) * (TB_SPLIT_THREADS / 32) * 2 * 4;
+  f->barrier_sites = 1; /* launch 1's block reduction; launch 2 has none */
+  f->shared_bytes = tb_stat_words(plan->op) * (TB_SPLIT_THREADS / 32) * 4;
   plan->mapping = TB_MAPPING_SPLIT_ROW;
   plan->chosen = -1;
 }

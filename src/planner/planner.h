@@ -41,10 +41,24 @@ struct tb_device_limits {
   unsigned max_threads_per_block;
   unsigned max_shared_bytes_per_block;
   unsigned multiprocessors;
-  const char *source; /* "device" or "default (H200: 132 SMs)" */
+  const char *source; /* "device", "H200 reference" or "default (H200: 132 SMs)" */
+  unsigned max_registers_per_block;
 };
 
+/* Registers a register-rows thread needs beyond its cached row (addresses,
+ * indices, statistics, the output group): an estimate, checked against the
+ * compiler's reports (no kernel the planner accepts may spill; rmsnorm at
+ * 736 threads needed 36). */
+#define TB_REGISTER_OVERHEAD 40
+
+/* Registers one thread can have in a block of `threads` when the block has
+ * `per_block`: warps get registers in groups of 4 warps, 8 registers at a
+ * time, at most 255 (matches ptxas: 736 threads -> 80). */
+unsigned tb_register_budget(unsigned threads, unsigned per_block);
+
 struct tb_device_limits tb_device_limits_default(void);
+/* The H200's limits (what CI compiles for when no GPU is present). */
+struct tb_device_limits tb_device_limits_h200(void);
 
 /* Bytes each element costs, by operation (the payload model). Global bytes
  * move through device memory; private bytes are register traffic of the
@@ -130,5 +144,8 @@ void tb_candidate_evaluate(enum tb_op op, size_t m, size_t n, unsigned subgroups
 /* The most elements any lane owns when groups of 4 consecutive elements are
  * dealt round-robin to `width` lanes. */
 unsigned long long tb_slots(size_t n, unsigned width);
+
+/* Words of partial statistics per thread in the streaming mappings. */
+unsigned tb_stat_words(enum tb_op op);
 
 #endif

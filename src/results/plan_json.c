@@ -51,13 +51,14 @@ json_t *tb_plan_to_json(const struct tb_plan *plan) {
       tb_op_info(plan->op)->name, "m", (json_int_t)plan->m, "n", (json_int_t)plan->n, "variant",
       tb_variant_name(plan->variant), "profile", plan->profile, "cost_basis", plan->cost_basis);
   json_object_set_new(j, "device_limits",
-                      json_pack("{s:b, s:i, s:i, s:i, s:s}", "known", d->known,
+                      json_pack("{s:b, s:i, s:i, s:i, s:i, s:s}", "known", d->known,
                                 "max_threads_per_block", d->max_threads_per_block,
                                 "max_shared_bytes_per_block", d->max_shared_bytes_per_block,
+                                "max_registers_per_block", d->max_registers_per_block,
                                 "multiprocessors", d->multiprocessors, "source", d->source));
   json_object_set_new(
       j, "constants",
-      json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "max_threads", TB_PLANNER_MAX_THREADS,
+      json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "register_overhead", TB_REGISTER_OVERHEAD, "max_threads", TB_PLANNER_MAX_THREADS,
                 "max_storage", TB_PLANNER_MAX_STORAGE, "rows_per_wave", TB_PLANNER_ROWS_PER_WAVE,
                 "split_min_row", TB_SPLIT_MIN_ROW, "split_min_chunk", TB_SPLIT_MIN_CHUNK,
                 "stream_threads", TB_STREAM_THREADS, "split_threads", TB_SPLIT_THREADS));

@@ -1,0 +1,49 @@
+/* Code generator: plan -> CUDA C source, deterministic (the same plan and
+ * case give the same bytes and so the same SHA-256). The source is what runs
+ * and what is archived under sources/<sha256>.cu. No GPU needed. */
+#ifndef TB_CODEGEN_CODEGEN_H
+#define TB_CODEGEN_CODEGEN_H
+
+#include <stddef.h>
+
+#include "cases/case.h"
+#include "core/error.h"
+#include "planner/elementwise.h"
+#include "planner/planner.h"
+
+#define TB_MAX_KERNELS 2
+
+/* Every generated kernel takes the same arguments, unused ones NULL:
+ *   (const float *x, const float *y, const float *weight, const float *bias,
+ *    float *out, float *workspace)
+ * x and y point at element [0,0] of their views (the offset applied). */
+struct tb_kernel_spec {
+  char name[32];
+  unsigned threads_per_block;
+  unsigned long long blocks;
+  unsigned static_shared_bytes;
+};
+
+struct tb_generated {
+  char *source;
+  char sha256[65];
+  unsigned kernel_count;          /* launched in order for one call */
+  struct tb_kernel_spec kernels[TB_MAX_KERNELS];
+  unsigned barrier_sites;         /* __syncthreads() sites in the source */
+  size_t workspace_floats;        /* device scratch the kernels need */
+  /* capability contract: what a device must offer to run the kernels */
+  int min_cc_major, min_cc_minor;
+  unsigned max_threads_per_block;
+  unsigned max_static_shared_bytes;
+};
+
+/* Row reductions from a plan; the case gives the view (row stride). */
+enum tb_status tb_codegen_reduction(const struct tb_plan *plan, const struct tb_case *c,
+                                    struct tb_generated *out, struct tb_error *err);
+/* add and gelu_add. */
+enum tb_status tb_codegen_elementwise(const struct tb_elementwise_plan *plan,
+                                      const struct tb_case *c, struct tb_generated *out,
+                                      struct tb_error *err);
+void tb_generated_free(struct tb_generated *g);
+
+#endif

@@ -1,0 +1,17 @@
+/* Source-emitting helpers shared by the generators. */
+#ifndef TB_CODEGEN_EMIT_H
+#define TB_CODEGEN_EMIT_H
+
+#include "codegen/codegen.h"
+#include "core/strbuf.h"
+
+/* Header comment and the helpers `op` uses: a warp sum for every row
+ * reduction, a max reduction and the online-softmax merge only for softmax,
+ * the Welford merge only for layernorm. */
+void tb_emit_prelude(struct tb_strbuf *b, const char *what, enum tb_op op);
+/* `extern "C" __global__` signature line of a kernel taking the uniform arguments. */
+void tb_emit_signature(struct tb_strbuf *b, const char *name, unsigned threads);
+/* Finishes g from the text: hash, barrier count, contract. */
+enum tb_status tb_emit_finish(struct tb_strbuf *b, struct tb_generated *g, struct tb_error *err);
+
+#endif

@@ -1,0 +1,445 @@
+/* Row-reduction kernels from plans (METHOD.md §7 mappings). */
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen/emit.h"
+
+/* ---- per-operation pieces ---------------------------------------------- */
+
+static int has_row_output(enum tb_op op) { return op != TB_OP_SUM; }
+
+/* Expression of the output element from the cached value `v` and index `j`
+ * (weight wv[i], bias bv[i] loaded per group); stats named as below. */
+static const char *output_expr(enum tb_op op) {
+  switch (op) {
+  case TB_OP_SOFTMAX: return "__expf(v - mx) * inv";
+  case TB_OP_RMSNORM: return "v * inv * wv[i]";
+  case TB_OP_LAYERNORM: return "(v - mean) * inv * wv[i] + bv[i]";
+  default: return "v";
+  }
+}
+
+static void emit_constants(struct tb_strbuf *b, const struct tb_case *c) {
+  tb_strbuf_printf(b, "#define M %zuLL\n#define N %zuLL\n#define SX %zuLL\n", c->shape.m,
+                   c->shape.n, c->view.row_stride);
+  if (c->op->op == TB_OP_RMSNORM) {
+    tb_strbuf_printf(b, "#define EPS 1e-6f\n");
+  } else if (c->op->op == TB_OP_LAYERNORM) {
+    tb_strbuf_printf(b, "#define EPS 1e-5f\n");
+  }
+}
+
+/* Loads weight/bias of the group starting at e into wv/bv (16-byte loads:
+ * the vectors are packed and e is a multiple of 4). */
+static void emit_load_params(struct tb_strbuf *b, enum tb_op op, const char *indent) {
+  if (op != TB_OP_RMSNORM && op != TB_OP_LAYERNORM) {
+    return;
+  }
+  tb_strbuf_printf(b, op == TB_OP_LAYERNORM ? "%sfloat wv[4], bv[4];\n" : "%sfloat wv[4];\n",
+                   indent);
+  tb_strbuf_printf(b,
+                   "%sif (e + 3 < N) {\n"
+                   "%s  const float4 t = *reinterpret_cast<const float4 *>(weight + e);\n"
+                   "%s  wv[0] = t.x; wv[1] = t.y; wv[2] = t.z; wv[3] = t.w;\n",
+                   indent, indent, indent);
+  if (op == TB_OP_LAYERNORM) {
+    tb_strbuf_printf(b,
+                     "%s  const float4 u = *reinterpret_cast<const float4 *>(bias + e);\n"
+                     "%s  bv[0] = u.x; bv[1] = u.y; bv[2] = u.z; bv[3] = u.w;\n",
+                     indent, indent);
+  }
+  tb_strbuf_printf(b, "%s} else {\n%s  for (int i = 0; i < 4; ++i) {\n", indent, indent);
+  tb_strbuf_printf(b, "%s    wv[i] = e + i < N ? weight[e + i] : 0.0f;\n", indent);
+  if (op == TB_OP_LAYERNORM) {
+    tb_strbuf_printf(b, "%s    bv[i] = e + i < N ? bias[e + i] : 0.0f;\n", indent);
+  }
+  tb_strbuf_printf(b, "%s  }\n%s}\n", indent, indent);
+}
+
+/* Loads 4 consecutive elements at e of row pointer `src` into t[4], zero
+ * past the row end; 16-byte load when the row is aligned. */
+static void emit_load4(struct tb_strbuf *b, const char *src, const char *indent) {
+  tb_strbuf_printf(b,
+                   "%sfloat t[4];\n"
+                   "%sif (vec && e + 3 < N) {\n"
+                   "%s  const float4 q4 = *reinterpret_cast<const float4 *>(%s + e);\n"
+                   "%s  t[0] = q4.x; t[1] = q4.y; t[2] = q4.z; t[3] = q4.w;\n"
+                   "%s} else {\n"
+                   "%s  for (int i = 0; i < 4; ++i) t[i] = e + i < N ? %s[e + i] : 0.0f;\n"
+                   "%s}\n",
+                   indent, indent, indent, src, indent, indent, indent, src, indent);
+}
+
+/* Stores r[4] at e of `dst`, 16-byte when aligned, masked at the row end. */
+static void emit_store4(struct tb_strbuf *b, const char *dst, const char *indent) {
+  tb_strbuf_printf(b,
+                   "%sif (ovec && e + 3 < N) {\n"
+                   "%s  *reinterpret_cast<float4 *>(%s + e) = make_float4(r[0], r[1], r[2], r[3]);\n"
+                   "%s} else {\n"
+                   "%s  for (int i = 0; i < 4; ++i) if (e + i < N) %s[e + i] = r[i];\n"
+                   "%s}\n",
+                   indent, indent, dst, indent, indent, dst, indent);
+}
+
+/* ---- register rows ----------------------------------------------------- */
+
+/* One reduction site across the s warps of a row: warp shuffle, then (s > 1)
+ * a shared array and one barrier. Emitted inline so the source holds exactly
+ * one __syncthreads() per barrier site of the plan. */
+static void emit_row_reduce_sum(struct tb_strbuf *b, const struct tb_candidate *cand,
+                                const char *var, int site) {
+  tb_strbuf_printf(b, "  %s = tb_warp_sum(%s);\n", var, var);
+  if (cand->subgroups == 1) {
+    return;
+  }
+  tb_strbuf_printf(b,
+                   "  {\n"
+                   "    __shared__ float tb_red%d[P * S];\n"
+                   "    if ((lane & 31) == 0) tb_red%d[slot * S + lane / 32] = %s;\n"
+                   "    __syncthreads();\n"
+                   "    %s = tb_red%d[slot * S];\n"
+                   "    for (int i = 1; i < S; ++i) %s += tb_red%d[slot * S + i];\n"
+                   "  }\n",
+                   site, site, var, var, site, var, site);
+}
+
+static void emit_row_reduce_max(struct tb_strbuf *b, const struct tb_candidate *cand,
+                                const char *var, int site) {
+  tb_strbuf_printf(b, "  %s = tb_warp_max(%s);\n", var, var);
+  if (cand->subgroups == 1) {
+    return;
+  }
+  tb_strbuf_printf(b,
+                   "  {\n"
+                   "    __shared__ float tb_red%d[P * S];\n"
+                   "    if ((lane & 31) == 0) tb_red%d[slot * S + lane / 32] = %s;\n"
+                   "    __syncthreads();\n"
+                   "    %s = tb_red%d[slot * S];\n"
+                   "    for (int i = 1; i < S; ++i) %s = fmaxf(%s, tb_red%d[slot * S + i]);\n"
+                   "  }\n",
+                   site, site, var, var, site, var, var, site);
+}
+
+/* A loop over the cached groups and their 4 elements, with e and j = e + i. */
+#define FOR_CACHED "  _Pragma(\"unroll\") for (int k = 0; k < G; ++k) {\n" \
+                   "    const int e = 4 * (lane + k * WIDTH);\n" \
+                   "    (void)e;\n" \
+                   "    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n"
+#define END_CACHED "    }\n  }\n"
+
+static void emit_register_statistics(struct tb_strbuf *b, enum tb_op op,
+                                     const struct tb_candidate *cand) {
+  switch (op) {
+  case TB_OP_SUM:
+    tb_strbuf_printf(b, "  float acc = 0.0f;\n" FOR_CACHED "      acc += cache[k][i];\n" END_CACHED);
+    emit_row_reduce_sum(b, cand, "acc", 0);
+    break;
+  case TB_OP_RMSNORM:
+    tb_strbuf_printf(b, "  float sq = 0.0f;\n" FOR_CACHED "      sq += cache[k][i] * cache[k][i];\n" END_CACHED);
+    emit_row_reduce_sum(b, cand, "sq", 0);
+    tb_strbuf_printf(b, "  const float inv = rsqrtf(sq / (float)N + EPS);\n");
+    break;
+  case TB_OP_SOFTMAX:
+    tb_strbuf_printf(b, "  float mx = -TB_INF;\n" FOR_CACHED
+                        "      if (e + i < N) mx = fmaxf(mx, cache[k][i]);\n" END_CACHED);
+    emit_row_reduce_max(b, cand, "mx", 0);
+    tb_strbuf_printf(b, "  float sum = 0.0f;\n" FOR_CACHED
+                        "      if (e + i < N) sum += __expf(cache[k][i] - mx);\n" END_CACHED);
+    emit_row_reduce_sum(b, cand, "sum", 1);
+    tb_strbuf_printf(b, "  const float inv = 1.0f / sum;\n");
+    break;
+  case TB_OP_LAYERNORM:
+    tb_strbuf_printf(b, "  float s1 = 0.0f;\n" FOR_CACHED "      s1 += cache[k][i];\n" END_CACHED);
+    emit_row_reduce_sum(b, cand, "s1", 0);
+    tb_strbuf_printf(b, "  const float mean = s1 / (float)N;\n  float s2 = 0.0f;\n" FOR_CACHED
+                        "      const float d = e + i < N ? cache[k][i] - mean : 0.0f;\n"
+                        "      s2 += d * d;\n" END_CACHED);
+    emit_row_reduce_sum(b, cand, "s2", 1);
+    tb_strbuf_printf(b, "  const float inv = rsqrtf(s2 / (float)N + EPS);\n");
+    break;
+  default:
+    break;
+  }
+}
+
+static void emit_register_rows(struct tb_strbuf *b, const struct tb_plan *plan,
+                               const struct tb_case *c, struct tb_generated *g) {
+  const struct tb_candidate *cand = &plan->selected;
+  enum tb_op op = c->op->op;
+  unsigned groups = (cand->slots + 3) / 4;
+  tb_strbuf_printf(b, "#define S %u\n#define P %u\n#define WIDTH %u\n#define G %u\n",
+                   cand->subgroups, cand->packing, cand->width, groups);
+  tb_emit_signature(b, "tb_main", cand->threads);
+  tb_strbuf_printf(b,
+                   "  const int lane = threadIdx.x %% WIDTH;\n"
+                   "  const int slot = threadIdx.x / WIDTH;\n"
+                   "  const long long row = (long long)blockIdx.x * P + slot;\n"
+                   "  // Rows past M still take part in the barriers; they never store.\n"
+                   "  const bool active = row < M;\n"
+                   "  const float *xr = x + (active ? row : 0LL) * SX;\n"
+                   "  const bool vec = tb_aligned16(xr);\n"
+                   "  float cache[G][4];\n"
+                   "  _Pragma(\"unroll\") for (int k = 0; k < G; ++k) {\n"
+                   "    const int e = 4 * (lane + k * WIDTH);\n");
+  emit_load4(b, "xr", "    ");
+  tb_strbuf_printf(b, "    for (int i = 0; i < 4; ++i) cache[k][i] = active ? t[i] : 0.0f;\n  }\n");
+  emit_register_statistics(b, op, cand);
+  if (!has_row_output(op)) {
+    tb_strbuf_printf(b, "  if (active && lane == 0) out[row] = acc;\n}\n");
+  } else {
+    tb_strbuf_printf(b,
+                     "  if (!active) return;\n"
+                     "  float *orow = out + row * N;\n"
+                     "  const bool ovec = tb_aligned16(orow);\n"
+                     "  _Pragma(\"unroll\") for (int k = 0; k < G; ++k) {\n"
+                     "    const int e = 4 * (lane + k * WIDTH);\n");
+    emit_load_params(b, op, "    ");
+    tb_strbuf_printf(b, "    float r[4];\n    for (int i = 0; i < 4; ++i) {\n"
+                        "      const float v = cache[k][i];\n      r[i] = %s;\n    }\n",
+                     output_expr(op));
+    emit_store4(b, "orow", "    ");
+    tb_strbuf_printf(b, "  }\n}\n");
+  }
+  g->kernel_count = 1;
+  snprintf(g->kernels[0].name, sizeof g->kernels[0].name, "tb_main");
+  g->kernels[0].threads_per_block = cand->threads;
+  g->kernels[0].blocks = cand->thread_blocks;
+  g->kernels[0].static_shared_bytes = cand->shared_bytes;
+}
+
+/* ---- streaming statistics (block streaming and split row) --------------- */
+
+/* Declares the per-thread statistics and accumulates element `val`. */
+static void emit_stat_decl(struct tb_strbuf *b, enum tb_op op) {
+  switch (op) {
+  case TB_OP_SOFTMAX: tb_strbuf_printf(b, "  float m0 = -TB_INF, s0 = 0.0f;\n"); break;
+  case TB_OP_LAYERNORM: tb_strbuf_printf(b, "  float c0 = 0.0f, mu0 = 0.0f, q0 = 0.0f;\n"); break;
+  default: tb_strbuf_printf(b, "  float a0 = 0.0f;\n"); break;
+  }
+}
+
+static void emit_stat_accumulate(struct tb_strbuf *b, enum tb_op op, const char *indent) {
+  switch (op) {
+  case TB_OP_SUM: tb_strbuf_printf(b, "%sa0 += val;\n", indent); break;
+  case TB_OP_RMSNORM: tb_strbuf_printf(b, "%sa0 += val * val;\n", indent); break;
+  case TB_OP_SOFTMAX:
+    tb_strbuf_printf(b, "%sif (val > m0) { s0 = s0 * __expf(m0 - val) + 1.0f; m0 = val; }\n"
+                        "%selse s0 += __expf(val - m0);\n", indent, indent);
+    break;
+  case TB_OP_LAYERNORM:
+    tb_strbuf_printf(b, "%s{ c0 += 1.0f; const float d = val - mu0; mu0 += d / c0; q0 += d * (val - mu0); }\n",
+                     indent);
+    break;
+  default: break;
+  }
+}
+
+/* Merges the statistics of thread lanes, then of warps through shared
+ * memory (one barrier); every thread ends with the block's statistics. */
+static void emit_block_combine(struct tb_strbuf *b, enum tb_op op, unsigned threads) {
+  unsigned warps = threads / 32, words = tb_stat_words(op);
+  switch (op) {
+  case TB_OP_SOFTMAX:
+    tb_strbuf_printf(b, "  for (int o = 16; o > 0; o >>= 1) {\n"
+                        "    const float m2 = __shfl_xor_sync(0xffffffffu, m0, o);\n"
+                        "    const float s2 = __shfl_xor_sync(0xffffffffu, s0, o);\n"
+                        "    tb_softmax_merge(m0, s0, m2, s2);\n  }\n");
+    break;
+  case TB_OP_LAYERNORM:
+    tb_strbuf_printf(b, "  for (int o = 16; o > 0; o >>= 1) {\n"
+                        "    const float c2 = __shfl_xor_sync(0xffffffffu, c0, o);\n"
+                        "    const float mu2 = __shfl_xor_sync(0xffffffffu, mu0, o);\n"
+                        "    const float q2 = __shfl_xor_sync(0xffffffffu, q0, o);\n"
+                        "    tb_welford_merge(c0, mu0, q0, c2, mu2, q2);\n  }\n");
+    break;
+  default:
+    tb_strbuf_printf(b, "  a0 = tb_warp_sum(a0);\n");
+    break;
+  }
+  tb_strbuf_printf(b, "  __shared__ float tb_stats[%u * %u];\n", words, warps);
+  tb_strbuf_printf(b, "  if ((threadIdx.x & 31) == 0) {\n");
+  switch (op) {
+  case TB_OP_SOFTMAX:
+    tb_strbuf_printf(b, "    tb_stats[2 * (threadIdx.x / 32)] = m0; tb_stats[2 * (threadIdx.x / 32) + 1] = s0;\n");
+    break;
+  case TB_OP_LAYERNORM:
+    tb_strbuf_printf(b, "    tb_stats[3 * (threadIdx.x / 32)] = c0; tb_stats[3 * (threadIdx.x / 32) + 1] = mu0;\n"
+                        "    tb_stats[3 * (threadIdx.x / 32) + 2] = q0;\n");
+    break;
+  default:
+    tb_strbuf_printf(b, "    tb_stats[threadIdx.x / 32] = a0;\n");
+    break;
+  }
+  tb_strbuf_printf(b, "  }\n  __syncthreads();\n");
+  /* Every thread merges the warps in the same order: identical results. */
+  switch (op) {
+  case TB_OP_SOFTMAX:
+    tb_strbuf_printf(b, "  m0 = tb_stats[0]; s0 = tb_stats[1];\n"
+                        "  for (int w = 1; w < %u; ++w) tb_softmax_merge(m0, s0, tb_stats[2 * w], tb_stats[2 * w + 1]);\n",
+                     warps);
+    break;
+  case TB_OP_LAYERNORM:
+    tb_strbuf_printf(b, "  c0 = tb_stats[0]; mu0 = tb_stats[1]; q0 = tb_stats[2];\n"
+                        "  for (int w = 1; w < %u; ++w) tb_welford_merge(c0, mu0, q0, tb_stats[3 * w], tb_stats[3 * w + 1], tb_stats[3 * w + 2]);\n",
+                     warps);
+    break;
+  default:
+    tb_strbuf_printf(b, "  a0 = tb_stats[0];\n  for (int w = 1; w < %u; ++w) a0 += tb_stats[w];\n", warps);
+    break;
+  }
+}
+
+/* Turns the row's statistics into the names the output expression uses. */
+static void emit_finish_statistics(struct tb_strbuf *b, enum tb_op op) {
+  switch (op) {
+  case TB_OP_SOFTMAX: tb_strbuf_printf(b, "  const float mx = m0, inv = 1.0f / s0;\n"); break;
+  case TB_OP_RMSNORM: tb_strbuf_printf(b, "  const float inv = rsqrtf(a0 / (float)N + EPS);\n"); break;
+  case TB_OP_LAYERNORM:
+    tb_strbuf_printf(b, "  const float mean = mu0, inv = rsqrtf(q0 / (float)N + EPS);\n");
+    break;
+  default: break;
+  }
+}
+
+/* A strided pass over elements [LO, HI) of row `xr` by THREADS threads, in
+ * groups of 4; body sees e and t[4]. */
+static void emit_pass_open(struct tb_strbuf *b, const char *lo, const char *hi, unsigned threads) {
+  tb_strbuf_printf(b, "  for (long long e = %s + 4LL * threadIdx.x; e < %s; e += 4LL * %u) {\n", lo,
+                   hi, threads);
+}
+
+static void emit_output_pass(struct tb_strbuf *b, enum tb_op op, const char *lo, const char *hi,
+                             unsigned threads) {
+  tb_strbuf_printf(b, "  float *orow = out + row * N;\n  const bool ovec = tb_aligned16(orow);\n");
+  emit_pass_open(b, lo, hi, threads);
+  emit_load4(b, "xr", "    ");
+  emit_load_params(b, op, "    ");
+  tb_strbuf_printf(b, "    float r[4];\n    for (int i = 0; i < 4; ++i) {\n"
+                      "      const float v = t[i];\n      r[i] = %s;\n    }\n",
+                   output_expr(op));
+  emit_store4(b, "orow", "    ");
+  tb_strbuf_printf(b, "  }\n");
+}
+
+static void emit_stat_pass(struct tb_strbuf *b, enum tb_op op, const char *lo, const char *hi,
+                           unsigned threads) {
+  emit_stat_decl(b, op);
+  emit_pass_open(b, lo, hi, threads);
+  emit_load4(b, "xr", "    ");
+  tb_strbuf_printf(b, "    for (int i = 0; i < 4; ++i) {\n      if (e + i >= %s) break;\n"
+                      "      const float val = t[i];\n", hi);
+  emit_stat_accumulate(b, op, "      ");
+  tb_strbuf_printf(b, "    }\n  }\n");
+}
+
+static void emit_block_streaming(struct tb_strbuf *b, const struct tb_plan *plan,
+                                 const struct tb_case *c, struct tb_generated *g) {
+  enum tb_op op = c->op->op;
+  unsigned threads = plan->stream.threads_per_block;
+  tb_emit_signature(b, "tb_main", threads);
+  tb_strbuf_printf(b, "  const long long row = blockIdx.x;\n  const float *xr = x + row * SX;\n"
+                      "  const bool vec = tb_aligned16(xr);\n");
+  emit_stat_pass(b, op, "0LL", "N", threads);
+  emit_block_combine(b, op, threads);
+  if (has_row_output(op)) {
+    emit_finish_statistics(b, op);
+    emit_output_pass(b, op, "0LL", "N", threads);
+  } else {
+    tb_strbuf_printf(b, "  if (threadIdx.x == 0) out[row] = a0;\n");
+  }
+  tb_strbuf_printf(b, "}\n");
+  g->kernel_count = 1;
+  snprintf(g->kernels[0].name, sizeof g->kernels[0].name, "tb_main");
+  g->kernels[0].threads_per_block = threads;
+  g->kernels[0].blocks = plan->stream.thread_blocks;
+  g->kernels[0].static_shared_bytes = plan->stream.shared_bytes;
+}
+
+/* Launch 1 writes each chunk's statistics to workspace[(row*K + chunk)*W];
+ * launch 2 merges a row's K partials and writes its chunk (or the row sum). */
+static void emit_split_row(struct tb_strbuf *b, const struct tb_plan *plan, const struct tb_case *c,
+                           struct tb_generated *g) {
+  enum tb_op op = c->op->op;
+  const struct tb_stream_facts *f = &plan->stream;
+  unsigned threads = f->threads_per_block, words = tb_stat_words(op);
+  tb_strbuf_printf(b, "#define K %uLL\n#define CHUNK %lluLL\n#define W %u\n", f->blocks_per_row,
+                   f->chunk_elements, words);
+  tb_emit_signature(b, "tb_partials", threads);
+  tb_strbuf_printf(b,
+                   "  const long long row = blockIdx.x / K, chunk = blockIdx.x %% K;\n"
+                   "  const long long lo = chunk * CHUNK, hi = lo + CHUNK < N ? lo + CHUNK : N;\n"
+                   "  const float *xr = x + row * SX;\n  const bool vec = tb_aligned16(xr);\n");
+  emit_stat_pass(b, op, "lo", "hi", threads);
+  emit_block_combine(b, op, threads);
+  tb_strbuf_printf(b, "  if (threadIdx.x == 0) {\n    float *p = workspace + (row * K + chunk) * W;\n");
+  switch (op) {
+  case TB_OP_SOFTMAX: tb_strbuf_printf(b, "    p[0] = m0; p[1] = s0;\n"); break;
+  case TB_OP_LAYERNORM: tb_strbuf_printf(b, "    p[0] = c0; p[1] = mu0; p[2] = q0;\n"); break;
+  default: tb_strbuf_printf(b, "    p[0] = a0;\n"); break;
+  }
+  tb_strbuf_printf(b, "  }\n}\n\n");
+
+  unsigned finish_threads = 256;
+  tb_emit_signature(b, "tb_finish", finish_threads);
+  if (!has_row_output(op)) {
+    tb_strbuf_printf(b, "  const long long row = (long long)blockIdx.x * %u + threadIdx.x;\n"
+                        "  if (row >= M) return;\n"
+                        "  float a0 = 0.0f;\n"
+                        "  for (long long k = 0; k < K; ++k) a0 += workspace[row * K + k];\n"
+                        "  out[row] = a0;\n}\n",
+                     finish_threads);
+  } else {
+    tb_strbuf_printf(b, "  const long long row = blockIdx.x / K, chunk = blockIdx.x %% K;\n"
+                        "  const long long lo = chunk * CHUNK, hi = lo + CHUNK < N ? lo + CHUNK : N;\n"
+                        "  const float *xr = x + row * SX;\n  const bool vec = tb_aligned16(xr);\n"
+                        "  const float *p = workspace + row * K * W;\n");
+    switch (op) {
+    case TB_OP_SOFTMAX:
+      tb_strbuf_printf(b, "  float m0 = p[0], s0 = p[1];\n"
+                          "  for (long long k = 1; k < K; ++k) tb_softmax_merge(m0, s0, p[2 * k], p[2 * k + 1]);\n");
+      break;
+    case TB_OP_LAYERNORM:
+      tb_strbuf_printf(b, "  float c0 = p[0], mu0 = p[1], q0 = p[2];\n"
+                          "  for (long long k = 1; k < K; ++k) tb_welford_merge(c0, mu0, q0, p[3 * k], p[3 * k + 1], p[3 * k + 2]);\n");
+      break;
+    default:
+      tb_strbuf_printf(b, "  float a0 = p[0];\n  for (long long k = 1; k < K; ++k) a0 += p[k];\n");
+      break;
+    }
+    emit_finish_statistics(b, op);
+    emit_output_pass(b, op, "lo", "hi", finish_threads);
+    tb_strbuf_printf(b, "}\n");
+  }
+  g->kernel_count = 2;
+  snprintf(g->kernels[0].name, sizeof g->kernels[0].name, "tb_partials");
+  g->kernels[0].threads_per_block = threads;
+  g->kernels[0].blocks = f->thread_blocks;
+  g->kernels[0].static_shared_bytes = f->shared_bytes;
+  snprintf(g->kernels[1].name, sizeof g->kernels[1].name, "tb_finish");
+  g->kernels[1].threads_per_block = finish_threads;
+  g->kernels[1].blocks = has_row_output(op) ? f->thread_blocks : (c->shape.m + finish_threads - 1) / finish_threads;
+  g->kernels[1].static_shared_bytes = 0;
+  g->workspace_floats = (size_t)c->shape.m * f->blocks_per_row * words;
+}
+
+enum tb_status tb_codegen_reduction(const struct tb_plan *plan, const struct tb_case *c,
+                                    struct tb_generated *out, struct tb_error *err) {
+  memset(out, 0, sizeof *out);
+  if (plan->op != c->op->op || plan->m != c->shape.m || plan->n != c->shape.n) {
+    return tb_fail(err, TB_ERR_RUN, "plan (%zux%zu) does not belong to case %zux%zu", plan->m,
+                   plan->n, c->shape.m, c->shape.n);
+  }
+  struct tb_strbuf b = {0};
+  char what[160];
+  snprintf(what, sizeof what, "%s %zux%zu (row stride %zu), variant %s, mapping %s",
+           c->op->name, c->shape.m, c->shape.n, c->view.row_stride, tb_variant_name(plan->variant),
+           tb_mapping_name(plan->mapping));
+  tb_emit_prelude(&b, what, c->op->op);
+  emit_constants(&b, c);
+  switch (plan->mapping) {
+  case TB_MAPPING_REGISTER_ROWS: emit_register_rows(&b, plan, c, out); break;
+  case TB_MAPPING_BLOCK_STREAMING: emit_block_streaming(&b, plan, c, out); break;
+  default: emit_split_row(&b, plan, c, out); break;
+  }
+  return tb_emit_finish(&b, out, err);
+}
