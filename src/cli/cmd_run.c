@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include "backends/cuda/driver.h"
+#ifdef TB_HAVE_TIMING
+#include "backends/cuda/copy_ceiling.h"
+#endif
 #include "cli/commands.h"
 #include "core/clock.h"
 #include "core/strbuf.h"
@@ -38,6 +41,8 @@ static const char usage[] =
     "  --warmup-ms X        warm-up per case and provider (default 50)\n"
     "  --sample-ms X        target length of one throughput batch (default 10)\n"
     "  --out DIR            new or empty results directory (default runs/<UTC time>)\n"
+    "  --probe on|off       the instrumented CUPTI probe in the device phase (default on;\n"
+    "                       off under tools that are CUPTI clients themselves)\n"
     "  --quiet              no progress line\n";
 
 struct run_options {
@@ -49,6 +54,7 @@ struct run_options {
   unsigned long long samples;
   double warmup_ms, sample_ms;
   int quiet;
+  int probe;
 };
 
 static enum tb_status parse_flags(int argc, char **argv, struct run_options *o, struct tb_error *err) {
@@ -59,7 +65,7 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o, 
       {"samples", required_argument, NULL, 'n'},   {"warmup-ms", required_argument, NULL, 'w'},
       {"sample-ms", required_argument, NULL, 'm'}, {"out", required_argument, NULL, 'O'},
       {"quiet", no_argument, NULL, 'q'},           {"help", no_argument, NULL, 'h'},
-      {"variants", required_argument, NULL, 'V'},
+      {"variants", required_argument, NULL, 'V'},  {"probe", required_argument, NULL, 'P'},
       {NULL, 0, NULL, 0}};
   const char *ops = tb_op_names(), *shapes = DEFAULT_SHAPES, *views = "packed,strided";
   const char *providers = "native", *variants = "automatic";
@@ -73,6 +79,12 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o, 
     case 'v': views = optarg; break;
     case 'p': providers = optarg; break;
     case 'V': variants = optarg; break;
+    case 'P':
+      if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
+        return tb_fail(err, TB_ERR_USAGE, "--probe takes on or off, not '%s'", optarg);
+      }
+      o->probe = strcmp(optarg, "on") == 0;
+      break;
     case 'b': o->backend = optarg; break;
     case 'O': o->out = optarg; break;
     case 'q': o->quiet = 1; break;
@@ -123,13 +135,13 @@ static enum tb_status choose_backend(const char *requested, const char **chosen,
     if (!have_gpu) {
       return tb_fail(err, TB_ERR_UNAVAILABLE, "--backend cuda: %s", probe.message);
     }
-    return tb_fail(err, TB_ERR_UNAVAILABLE,
-                   "--backend cuda: a GPU was found, but the CUDA backend is not built yet "
-                   "(use --backend cpu)");
+    *chosen = "cuda";
+    snprintf(why, why_size, "requested with --backend cuda");
+    return TB_OK;
   }
   if (strcmp(requested, "auto") == 0) {
-    *chosen = "cpu";
-    snprintf(why, why_size, "auto: %s", have_gpu ? "the CUDA backend is not built yet"
+    *chosen = have_gpu ? "cuda" : "cpu";
+    snprintf(why, why_size, "auto: %s", have_gpu ? "a CUDA driver and GPU were found"
                                                   : probe.message);
     return TB_OK;
   }
@@ -197,6 +209,7 @@ static enum tb_status build_campaign(struct run_options *o, struct tb_campaign *
   c->measure.samples = (unsigned)o->samples;
   c->measure.warmup_ms = o->warmup_ms;
   c->measure.sample_ms = o->sample_ms;
+  c->measure.probe = o->probe;
   c->progress = !o->quiet && isatty(STDERR_FILENO);
   return tb_campaign_check_memory(c, err);
 }
@@ -230,8 +243,19 @@ static json_t *run_info(const struct run_options *o, const struct tb_campaign *c
                    "backend_reason", why, "seed", (json_int_t)o->seed, "measure", "samples",
                    (json_int_t)c->measure.samples, "warmup_ms", c->measure.warmup_ms, "sample_ms",
                    c->measure.sample_ms);
+  json_object_set_new(json_object_get(info, "measure"), "probe", json_boolean(c->measure.probe));
   json_object_set_new(info, "variants", variants);
   return info;
+}
+
+/* The device copy ceiling the cases are judged against (GPU only). */
+static json_t *copy_ceiling(const char *backend) {
+#ifdef TB_HAVE_TIMING
+  if (strcmp(backend, "cuda") == 0) {
+    return tb_measure_copy_ceiling();
+  }
+#endif
+  return json_null();
 }
 
 /* Writes results.json, then results.md from that document alone. */
@@ -267,6 +291,8 @@ static int run_campaign(struct run_options *o, struct tb_campaign *c, int argc, 
                            "busy_processes_start", tb_capture_busy_processes());
   json_t *cases = json_array();
   size_t valid = 0;
+  c->out_dir = o->out;
+  json_object_set_new(run, "copy_ceiling", copy_ceiling(backend));
   tb_campaign_run(c, cases, &valid, err);
   json_object_set_new(prov, "busy_processes_end", tb_capture_busy_processes());
   char finished[32];
@@ -309,6 +335,7 @@ int tb_cmd_run(int argc, char **argv) {
   o.samples = 9;
   o.warmup_ms = 50;
   o.sample_ms = 10;
+  o.probe = 1;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       fputs(usage, stdout);

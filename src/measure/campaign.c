@@ -81,6 +81,9 @@ static enum tb_status run_one_case(const struct tb_campaign *c, struct tb_provid
       pc.variant = planned ? c->variants[v] : TB_VARIANT_AUTOMATIC;
       struct tb_case_result result;
       enum tb_status st = tb_run_case(providers[p], &pc, &data, reference, &c->measure, &result);
+      if (result.source != NULL && c->out_dir != NULL) {
+        tb_archive_source(c->out_dir, result.source_sha256, result.source, err);
+      }
       json_array_append_new(cases, tb_case_result_to_json(&result));
       *valid_count += result.valid;
       show_progress(c, ++*done, tb_campaign_case_count(c), result.id);

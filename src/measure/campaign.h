@@ -23,6 +23,7 @@ struct tb_campaign {
   unsigned long long seed;
   struct tb_measure_options measure;
   bool progress; /* a progress line on stderr (a TTY) */
+  const char *out_dir; /* generated sources go to out_dir/sources/<sha256>.cu */
 };
 
 size_t tb_campaign_case_count(const struct tb_campaign *c);

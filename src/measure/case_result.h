@@ -5,6 +5,8 @@
 #include <stdbool.h>
 
 #include "cases/case.h"
+#include <jansson.h>
+
 #include "measure/host_phase.h"
 #include "planner/planner.h"
 #include "oracle/validate.h"
@@ -21,8 +23,15 @@ struct tb_case_result {
   bool host_measured;
   struct tb_host_phase host;
 
-  /* Why device timing is absent; the CPU backend has no device clock. */
+  /* Device phase (GPU providers): the results' "device" object, or absent
+   * with the reason (the CPU backend has no device clock). */
+  bool device_measured;
+  json_t *device;
   const char *device_unavailable_reason;
+
+  json_t *provider_details; /* compilation, kernels, buffers (owned), or NULL */
+  char *source;             /* generated source to archive (owned), or NULL */
+  char source_sha256[65];
 
   bool validated;
   struct tb_validation validation;

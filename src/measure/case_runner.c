@@ -4,7 +4,47 @@
 #include <stdlib.h>
 #include <string.h>
 
-void tb_case_result_free(struct tb_case_result *r) { tb_host_phase_free(&r->host); }
+#include "measure/device_phase.h"
+
+void tb_case_result_free(struct tb_case_result *r) {
+  tb_host_phase_free(&r->host);
+  json_decref(r->device);
+  json_decref(r->provider_details);
+  free(r->source);
+  r->device = r->provider_details = NULL;
+  r->source = NULL;
+}
+
+/* GPU providers: control and probe on the provider's stream. */
+static void measure_device(struct tb_provider *p, const struct tb_measure_options *opt,
+                           struct tb_case_result *r) {
+  if (p->ops->device_stream(p) == NULL) {
+    r->device_unavailable_reason = "the cpu backend has no device clock";
+    return;
+  }
+#ifdef TB_HAVE_TIMING
+  struct tb_device_phase phase;
+  tb_measure_device_phase(p, opt, &r->host, &phase);
+  r->device = phase.json;
+  r->device_measured = phase.control_complete;
+  if (!phase.control_complete) {
+    r->device_unavailable_reason = "device timing incomplete: see device.errors";
+  }
+#else
+  r->device_unavailable_reason = "this build has no timing library (built without CUPTI headers)";
+#endif
+}
+
+/* Keeps what the provider knows of the prepared case for the results. */
+static void keep_provider_facts(struct tb_provider *p, struct tb_case_result *r) {
+  r->provider_details = p->ops->details(p);
+  const char *sha = NULL;
+  const char *source = p->ops->source(p, &sha);
+  if (source != NULL && sha != NULL) {
+    r->source = strdup(source);
+    snprintf(r->source_sha256, sizeof r->source_sha256, "%s", sha);
+  }
+}
 
 /* Poison, run once, copy the whole output back, compare with the oracle. */
 static enum tb_status validate_output(struct tb_provider *p, const struct tb_case_data *data,
@@ -33,7 +73,6 @@ enum tb_status tb_run_case(struct tb_provider *p, const struct tb_case *c,
   r->backend = p->backend;
   r->output_allocation = p->output_allocation;
   r->minimal_bytes = tb_op_minimal_bytes(r->c.op->op, r->c.shape.m, r->c.shape.n);
-  r->device_unavailable_reason = "the cpu backend has no device clock";
 
   struct tb_error err = {0};
   if (p->ops->prepare(p, c, data, &err) == TB_OK) {
@@ -42,8 +81,10 @@ enum tb_status tb_run_case(struct tb_provider *p, const struct tb_case *c,
       r->has_plan = true;
       r->plan = *plan;
     }
+    keep_provider_facts(p, r);
     if (tb_measure_host_phase(p, opt, &r->host, &err) == TB_OK) {
       r->host_measured = true;
+      measure_device(p, opt, r);
     }
     if (err.status == TB_OK && validate_output(p, data, reference, &r->validation, &err) == TB_OK) {
       r->validated = true;
@@ -60,6 +101,12 @@ enum tb_status tb_run_case(struct tb_provider *p, const struct tb_case *c,
              r->validation.first_failure, r->validation.first_failure_got,
              r->validation.first_failure_expected);
   }
-  r->valid = r->host_measured && r->validated && r->validation.passed;
+  /* Once the device phase ran, its control samples are required. */
+  int device_required = r->device != NULL;
+  if (err.status == TB_OK && device_required && !r->device_measured && r->error[0] == '\0') {
+    snprintf(r->error, sizeof r->error, "%s", r->device_unavailable_reason);
+  }
+  r->valid = r->host_measured && r->validated && r->validation.passed &&
+             (!device_required || r->device_measured);
   return err.status == TB_ERR_SYSTEM ? TB_ERR_SYSTEM : TB_OK;
 }

@@ -5,6 +5,7 @@
 #ifndef TB_MEASURE_HOST_PHASE_H
 #define TB_MEASURE_HOST_PHASE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/error.h"
@@ -15,6 +16,7 @@ struct tb_measure_options {
   double warmup_ms;
   double sample_ms;
   unsigned samples;
+  bool probe; /* run the instrumented probe in the device phase */
 };
 
 /* Largest batch: bounds a calibration fooled by a near-zero first timing. */

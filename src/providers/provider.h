@@ -6,6 +6,7 @@
 #define TB_PROVIDERS_PROVIDER_H
 
 #include <stdbool.h>
+#include <jansson.h>
 #include <stddef.h>
 
 #include "core/error.h"
@@ -31,6 +32,16 @@ struct tb_provider_ops {
   /* Copies the whole output (count elements, packed) to dst. */
   enum tb_status (*read_output)(struct tb_provider *p, float *dst, size_t count,
                                 struct tb_error *err);
+  /* The stream GPU work is issued on (a CUstream), or NULL on the CPU: the
+   * device phase times this stream. */
+  void *(*device_stream)(const struct tb_provider *p);
+  /* Kernel launches one call makes (a split-row plan makes 2). */
+  unsigned (*launches_per_call)(const struct tb_provider *p);
+  /* Provider facts for the results (compilation, kernels, buffers), or
+   * NULL; the caller owns the reference. */
+  json_t *(*details)(const struct tb_provider *p);
+  /* The generated source of the prepared case and its SHA-256, or NULL. */
+  const char *(*source)(const struct tb_provider *p, const char **sha256);
   /* Frees what prepare made; the provider can prepare another case. */
   void (*release)(struct tb_provider *p);
   void (*destroy)(struct tb_provider *p);

@@ -1,6 +1,9 @@
 #include <string.h>
 
 #include "backends/cpu/cpu_provider.h"
+#ifdef TB_HAVE_CUDA_HEADERS
+#include "backends/cuda/cuda_provider.h"
+#endif
 #include "providers/provider.h"
 
 const char *tb_provider_names(void) { return "native"; }
@@ -17,6 +20,11 @@ enum tb_status tb_provider_create(const char *name, const char *backend, struct 
   if (strcmp(backend, "cpu") == 0) {
     return tb_cpu_native_provider_create(out, err);
   }
+#ifdef TB_HAVE_CUDA_HEADERS
+  if (strcmp(backend, "cuda") == 0) {
+    return tb_cuda_native_provider_create(out, err);
+  }
+#endif
   return tb_fail(err, TB_ERR_UNAVAILABLE, "backend '%s' is not available in this build", backend);
 }
 

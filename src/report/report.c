@@ -2,6 +2,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/strbuf.h"
@@ -39,10 +40,25 @@ static json_t *at(const json_t *node, const char *const *keys, size_t count) {
   return cur;
 }
 
+static double number_at(const json_t *c, const char *const *keys, size_t count) {
+  json_t *v = at(c, keys, count);
+  return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
 static double p50_ns(const json_t *c, const char *phase) {
   const char *keys[] = {"host", phase, "per_call_summary_ns", "p50"};
-  json_t *v = at(c, keys, 4);
-  return json_is_number(v) ? json_number_value(v) : NAN;
+  return number_at(c, keys, 4);
+}
+
+/* GPU control per call (p50) of a metric, NaN without device timing. */
+static double control_p50_ns(const json_t *c, const char *metric) {
+  const char *keys[] = {"device", metric, "control", "per_call_summary_ns", "p50"};
+  return number_at(c, keys, 5);
+}
+
+static double ceiling_gbps(const json_t *doc) {
+  const char *keys[] = {"run", "copy_ceiling", "gbps"};
+  return number_at(doc, keys, 3);
 }
 
 /* Microseconds with 3 significant decimals, or "n/a". */
@@ -96,32 +112,105 @@ static void markdown_header(struct tb_strbuf *b, const json_t *doc) {
                    (long long)json_integer_value(json_object_get(run, "valid_cases")));
 }
 
-static void markdown_cases(struct tb_strbuf *b, const json_t *cases) {
+/* The per-call time bandwidth is computed from: GPU control when measured,
+ * else host E2E throughput. */
+static double bandwidth_basis_ns(const json_t *c) {
+  double control = control_p50_ns(c, "throughput");
+  return isnan(control) ? p50_ns(c, "throughput") : control;
+}
+
+static void fmt_fraction(char *buf, size_t size, const json_t *c, double ceiling) {
+  double ns = control_p50_ns(c, "throughput");
+  double bytes = json_number_value(json_object_get(c, "minimal_bytes"));
+  if (isnan(ns) || isnan(ceiling) || ns <= 0.0) {
+    snprintf(buf, size, "n/a");
+  } else {
+    snprintf(buf, size, "%.2f", bytes / ns / ceiling);
+  }
+}
+
+static const char *cache_state(const json_t *c) {
+  const char *keys[] = {"provider_details", "buffers", "state"};
+  json_t *v = at(c, keys, 3);
+  return json_is_string(v) ? json_string_value(v) : "n/a";
+}
+
+static void markdown_cases(struct tb_strbuf *b, const json_t *cases, double ceiling) {
   tb_strbuf_printf(b, "## Timings\n\n");
   tb_strbuf_printf(b, "Host E2E: CLOCK_MONOTONIC around launch(es) and the final synchronisation. "
-                      "Throughput = a calibrated batch's time / calls; latency = one call + sync. "
-                      "GB/s counts the minimal bytes (inputs read once, output written once) over "
-                      "the host throughput p50. GPU control: CUDA events around the batch.\n\n");
-  tb_strbuf_printf(b, "| case | valid | host throughput p50 (µs/call) | host latency p50 (µs) | "
-                      "GB/s (host throughput) | GPU control | max abs error | max rel error |\n");
-  tb_strbuf_printf(b, "|---|---|---:|---:|---:|---|---:|---:|\n");
+                      "GPU control: CUDA events on the stream around the same calls, no per-kernel "
+                      "instrumentation. Throughput = a batch's time / calls; latency = one call. "
+                      "GB/s = minimal bytes (inputs read once, output written once) / GPU control "
+                      "throughput p50 (host E2E on the CPU backend); \"of copy\" divides it by "
+                      "the device copy ceiling measured in this run. Cache: cold = inputs rotate "
+                      "over buffer sets totalling at least 4x L2.\n\n");
+  tb_strbuf_printf(b, "| case | valid | host thr p50 (µs/call) | host lat p50 (µs) | GPU control "
+                      "thr p50 (µs/call) | GPU control lat p50 (µs) | GB/s | of copy | cache | "
+                      "max abs error | max rel error |\n");
+  tb_strbuf_printf(b, "|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|\n");
   size_t i;
   json_t *c;
   json_array_foreach(cases, i, c) {
-    char thr[32], lat[32], gbps[32], abs_err[32], rel_err[32];
-    double t = p50_ns(c, "throughput");
-    fmt_us(thr, sizeof thr, t);
+    char thr[32], lat[32], cthr[32], clat[32], gbps[32], frac[32], abs_err[32], rel_err[32];
+    fmt_us(thr, sizeof thr, p50_ns(c, "throughput"));
     fmt_us(lat, sizeof lat, p50_ns(c, "latency"));
-    fmt_gbps(gbps, sizeof gbps, c, t);
+    fmt_us(cthr, sizeof cthr, control_p50_ns(c, "throughput"));
+    fmt_us(clat, sizeof clat, control_p50_ns(c, "latency"));
+    fmt_gbps(gbps, sizeof gbps, c, bandwidth_basis_ns(c));
+    fmt_fraction(frac, sizeof frac, c, ceiling);
     fmt_error(abs_err, sizeof abs_err, c, "max_abs_error");
     fmt_error(rel_err, sizeof rel_err, c, "max_rel_error");
-    const char *device = json_is_null(json_object_get(c, "device")) ? "not available" : "measured";
-    tb_strbuf_printf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n",
+    tb_strbuf_printf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
                      str_or(json_object_get(c, "id"), "?"),
-                     json_is_true(json_object_get(c, "valid")) ? "yes" : "**NO**", thr, lat, gbps,
-                     device, abs_err, rel_err);
+                     json_is_true(json_object_get(c, "valid")) ? "yes" : "**NO**", thr, lat, cthr,
+                     clat, gbps, frac, cache_state(c), abs_err, rel_err);
   }
   tb_strbuf_printf(b, "\n");
+}
+
+/* The probe, apart and labelled: instrumented times are a diagnostic. */
+static void markdown_probe(struct tb_strbuf *b, const json_t *cases) {
+  size_t i, shown = 0;
+  json_t *c;
+  json_array_foreach(cases, i, c) {
+    const json_t *thr = at(c, (const char *const[]){"device", "throughput"}, 2);
+    if (thr == NULL) {
+      continue;
+    }
+    if (shown++ == 0) {
+      tb_strbuf_printf(b, "## Probe (diagnostic, instrumented by CUPTI)\n\n"
+                          "Kernel time is the sum of CUPTI kernel intervals per call. "
+                          "probe/control is the median over samples of probe_i / control_i "
+                          "(min, max); outside [0.95, 1.05] the probe perturbed what it measured.\n\n"
+                          "| case | kernel time p50 (µs/call) | probe/control median [min, max] | "
+                          "kernels/sample | flags |\n|---|---:|---|---:|---|\n");
+    }
+    char kernel[32];
+    fmt_us(kernel, sizeof kernel, number_at(thr, (const char *const[]){"probe", "kernel_per_call_summary_ns", "p50"}, 3));
+    const json_t *rs = json_object_get(thr, "probe_over_control_summary");
+    json_t *kernels = at(thr, (const char *const[]){"probe", "kernels"}, 2);
+    struct tb_strbuf flags = {0};
+    size_t f;
+    json_t *flag;
+    json_array_foreach(at(c, (const char *const[]){"device", "flags"}, 2), f, flag) {
+      char head[64];
+      snprintf(head, sizeof head, "%s", json_string_value(flag));
+      head[strcspn(head, ":")] = '\0';
+      tb_strbuf_printf(&flags, "%s%s", f ? "; " : "", head);
+    }
+    char *flag_text = tb_strbuf_take(&flags);
+    tb_strbuf_printf(b, "| %s | %s | %.3f [%.3f, %.3f] | %lld | %s |\n",
+                     str_or(json_object_get(c, "id"), "?"), kernel,
+                     json_number_value(json_object_get(rs, "median")),
+                     json_number_value(json_object_get(rs, "min")),
+                     json_number_value(json_object_get(rs, "max")),
+                     (long long)json_integer_value(json_array_get(kernels, 0)),
+                     flag_text && flag_text[0] ? flag_text : "none");
+    free(flag_text);
+  }
+  if (shown > 0) {
+    tb_strbuf_printf(b, "\n");
+  }
 }
 
 static void markdown_problems(struct tb_strbuf *b, const json_t *cases) {
@@ -186,7 +275,14 @@ char *tb_report_markdown(const json_t *doc, struct tb_error *err) {
   }
   struct tb_strbuf b = {0};
   markdown_header(&b, doc);
-  markdown_cases(&b, cases);
+  double ceiling = ceiling_gbps(doc);
+  if (!isnan(ceiling)) {
+    tb_strbuf_printf(&b, "Device copy ceiling (this run, 1 GiB device-to-device, read + write "
+                         "bytes): **%.0f GB/s**.\n\n",
+                     ceiling);
+  }
+  markdown_cases(&b, cases, ceiling);
+  markdown_probe(&b, cases);
   markdown_problems(&b, cases);
   markdown_load(&b, doc);
   char *text = tb_strbuf_take(&b);
@@ -203,18 +299,21 @@ char *tb_report_terminal_table(const json_t *doc, struct tb_error *err) {
     return NULL;
   }
   struct tb_strbuf b = {0};
-  tb_strbuf_printf(&b, "%-40s %6s %14s %14s %10s\n", "case", "valid", "thr p50 µs", "lat p50 µs",
-                   "GB/s");
+  tb_strbuf_printf(&b, "%-44s %5s %12s %12s %12s %8s %7s\n", "case", "valid", "host thr µs",
+                   "host lat µs", "GPU thr µs", "GB/s", "of copy");
+  double ceiling = ceiling_gbps(doc);
   size_t i;
   json_t *c;
   json_array_foreach(cases, i, c) {
-    char thr[32], lat[32], gbps[32];
-    double t = p50_ns(c, "throughput");
-    fmt_us(thr, sizeof thr, t);
+    char thr[32], lat[32], cthr[32], gbps[32], frac[32];
+    fmt_us(thr, sizeof thr, p50_ns(c, "throughput"));
     fmt_us(lat, sizeof lat, p50_ns(c, "latency"));
-    fmt_gbps(gbps, sizeof gbps, c, t);
-    tb_strbuf_printf(&b, "%-40s %6s %14s %14s %10s\n", str_or(json_object_get(c, "id"), "?"),
-                     json_is_true(json_object_get(c, "valid")) ? "yes" : "NO", thr, lat, gbps);
+    fmt_us(cthr, sizeof cthr, control_p50_ns(c, "throughput"));
+    fmt_gbps(gbps, sizeof gbps, c, bandwidth_basis_ns(c));
+    fmt_fraction(frac, sizeof frac, c, ceiling);
+    tb_strbuf_printf(&b, "%-44s %5s %12s %12s %12s %8s %7s\n", str_or(json_object_get(c, "id"), "?"),
+                     json_is_true(json_object_get(c, "valid")) ? "yes" : "NO", thr, lat, cthr, gbps,
+                     frac);
   }
   char *text = tb_strbuf_take(&b);
   if (text == NULL) {

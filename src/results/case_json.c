@@ -80,7 +80,10 @@ json_t *tb_case_result_to_json(const struct tb_case_result *r) {
                       r->c.planned ? json_string(tb_variant_name(r->c.variant)) : json_null());
   json_object_set_new(j, "execution_plans", plans_json(r));
   json_object_set_new(j, "host", host_json(r));
-  json_object_set_new(j, "device", json_null());
+  json_object_set_new(j, "device", r->device ? json_incref(r->device) : json_null());
+  json_object_set_new(j, "provider_details",
+                      r->provider_details ? json_incref(r->provider_details) : json_null());
+  json_object_set_new(j, "source_sha256", r->source ? json_string(r->source_sha256) : json_null());
   json_object_set_new(j, "device_unavailable_reason",
                       r->device_unavailable_reason ? json_string(r->device_unavailable_reason)
                                                    : json_null());

@@ -105,6 +105,21 @@ enum tb_status tb_write_json_atomic(const char *dir, const char *name, const jso
   return write_atomic(dir, name, emit_json, doc, err);
 }
 
+enum tb_status tb_archive_source(const char *dir, const char *sha256, const char *source,
+                                 struct tb_error *err) {
+  char sources[PATH_MAX], name[96], path[PATH_MAX + 100];
+  snprintf(sources, sizeof sources, "%s/sources", dir);
+  if (mkdir(sources, 0755) != 0 && errno != EEXIST) {
+    return tb_fail(err, TB_ERR_SYSTEM, "cannot create %s: %s", sources, strerror(errno));
+  }
+  snprintf(name, sizeof name, "%s.cu", sha256);
+  snprintf(path, sizeof path, "%s/%s", sources, name);
+  if (access(path, F_OK) == 0) {
+    return TB_OK;
+  }
+  return tb_write_text_atomic(sources, name, source, err);
+}
+
 enum tb_status tb_write_text_atomic(const char *dir, const char *name, const char *text,
                                     struct tb_error *err) {
   return write_atomic(dir, name, emit_text, text, err);

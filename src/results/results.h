@@ -26,6 +26,11 @@ enum tb_status tb_prepare_out_dir(const char *dir, struct tb_error *err);
 enum tb_status tb_write_json_atomic(const char *dir, const char *name, const json_t *doc,
                                     struct tb_error *err);
 
+/* Writes dir/sources/<sha256>.cu once (a source already archived under its
+ * hash is the same bytes, so it is left as it is). */
+enum tb_status tb_archive_source(const char *dir, const char *sha256, const char *source,
+                                 struct tb_error *err);
+
 /* Same contract for text (reports). */
 enum tb_status tb_write_text_atomic(const char *dir, const char *name, const char *text,
                                     struct tb_error *err);

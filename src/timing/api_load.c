@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stddef.h>
 
+#include "core/dlfind.h"
 #include "timing/api.h"
 
 static struct tb_timing_api real;
@@ -10,6 +11,7 @@ static const struct tb_timing_api *installed; /* a test's fake, or NULL */
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static int driver_state, cupti_state, nvml_state; /* 0 untried, 1 loaded, -1 failed */
 static const char *driver_why, *cupti_why, *nvml_why;
+static char cupti_path[512];
 
 #define BIND(handle, field, symbol) ((*(void **)&real.field = dlsym(handle, symbol)) != NULL)
 
@@ -42,8 +44,9 @@ static int load_driver(void) {
 }
 
 static int load_cupti(void) {
-  /* By soname: a process that already holds CUPTI (PyTorch's copy) reuses it. */
-  void *h = dlopen("libcupti.so.13", RTLD_NOW | RTLD_LOCAL);
+  /* By soname first: a process that already holds CUPTI (PyTorch's copy)
+   * reuses it; then the CUDA toolkit's directories. */
+  void *h = tb_dlopen_cuda_library("libcupti.so.13", cupti_path, sizeof cupti_path);
   if (h == NULL) {
     cupti_why = "libcupti.so.13 could not be loaded (add the CUDA 13 CUPTI library to the "
                 "loader path)";

@@ -97,8 +97,34 @@ static void cpu_destroy(struct tb_provider *p) {
   free(p);
 }
 
+static void *cpu_device_stream(const struct tb_provider *p) { return NULL; }
+
+static unsigned cpu_launches_per_call(const struct tb_provider *p) { return 1; }
+
+static json_t *cpu_details(const struct tb_provider *p) {
+  const struct cpu_state *s = p->state;
+  return json_pack("{s:s, s:i}", "executes", "host fp32 loops following the plan's lane count",
+                   "lanes", s->lanes);
+}
+
+static const char *cpu_source(const struct tb_provider *p, const char **sha256) {
+  *sha256 = NULL;
+  return NULL;
+}
+
 static const struct tb_provider_ops cpu_ops = {
-    cpu_prepare, cpu_plan, cpu_launch, cpu_synchronize, cpu_poison, cpu_read_output, cpu_release, cpu_destroy,
+    .prepare = cpu_prepare,
+    .plan = cpu_plan,
+    .launch = cpu_launch,
+    .synchronize = cpu_synchronize,
+    .poison_output = cpu_poison,
+    .read_output = cpu_read_output,
+    .device_stream = cpu_device_stream,
+    .launches_per_call = cpu_launches_per_call,
+    .details = cpu_details,
+    .source = cpu_source,
+    .release = cpu_release,
+    .destroy = cpu_destroy,
 };
 
 enum tb_status tb_cpu_native_provider_create(struct tb_provider **out, struct tb_error *err) {

@@ -8,6 +8,48 @@
 
 #include "core/error.h"
 
+#ifdef TB_HAVE_CUDA_HEADERS
+#include <cuda.h>
+
+/* Entry points by their exported (versioned) symbol names. */
+struct tb_cuda {
+  CUresult (*cuInit)(unsigned int);
+  CUresult (*cuDriverGetVersion)(int *);
+  CUresult (*cuDeviceGetCount)(int *);
+  CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuDeviceGetName)(char *, int, CUdevice);
+  CUresult (*cuDeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
+  CUresult (*cuDeviceTotalMem)(size_t *, CUdevice);
+  CUresult (*cuGetErrorString)(CUresult, const char **);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuCtxSynchronize)(void);
+  CUresult (*cuStreamCreate)(CUstream *, unsigned int);
+  CUresult (*cuStreamDestroy)(CUstream);
+  CUresult (*cuStreamSynchronize)(CUstream);
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
+  CUresult (*cuMemFree)(CUdeviceptr);
+  CUresult (*cuMemGetInfo)(size_t *, size_t *);
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t);
+  CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned int, size_t, CUstream);
+  CUresult (*cuModuleLoadData)(CUmodule *, const void *);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuFuncGetAttribute)(int *, CUfunction_attribute, CUfunction);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, CUstream, void **, void **);
+};
+
+/* The loaded table, or NULL when there is no usable driver. */
+const struct tb_cuda *tb_cuda(void);
+
+/* "cuFoo failed: <driver's text>" into err; returns TB_ERR_RUN. */
+enum tb_status tb_cuda_fail(struct tb_error *err, const char *call, CUresult rc);
+#endif
+
 /* Loads the driver and calls cuInit. TB_ERR_UNAVAILABLE, with the reason,
  * when there is no driver, no device, or this build lacks CUDA headers. */
 enum tb_status tb_cuda_driver_open(struct tb_error *err);

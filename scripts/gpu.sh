@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Everything GPU-side in one call (run on the GPU machine, from the repo root,
+# after scripts/gpu-pack.sh here; the device tool carries .device/):
+#   scripts/gpu.sh [tests] [validate] [sanitize] [perf]   (default: all)
+# Writes full results under $OUT (bundled: the tool returns few files) and
+# prints a short table last.
+set -uo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OUT=${OUT:-$ROOT/runs/gpu-$(date -u +%Y%m%dT%H%M%SZ)}
+mkdir -p "$OUT"
+BIN=$ROOT/.device/bin
+export LD_LIBRARY_PATH=$ROOT/.device/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export PYTHONUNBUFFERED=1
+STAGES=${*:-tests validate sanitize perf}
+WORK=$(mktemp -d)
+SUMMARY=$OUT/summary.txt
+: > "$SUMMARY"
+
+note() { echo "$*" | tee -a "$SUMMARY"; }
+has() { [[ " $STAGES " == *" $1 "* ]]; }
+
+# Shapes of issue 5; the validation matrix also has odd and long rows.
+ALL_SHAPES=17x257,37x769,64x4096,1024x1024,16384x257,4096x1024,32768x8192,8192x32768,262144x257,8x65536
+EXTRA_SHAPES=1x1,3x5,200x40000,2x1000000,64x258
+
+if has tests; then
+  mkdir -p "$WORK/gpu-tests"
+  nvidia-smi > "$WORK/gpu-tests/nvidia-smi.txt" 2>&1
+  cp "$ROOT/.device/commit" "$ROOT/.device/dirty" "$WORK/gpu-tests/" 2>/dev/null
+  "$BIN/tilebench" env --json > "$WORK/gpu-tests/env.json" 2>&1
+  "$BIN/tilebench" env | tee -a "$SUMMARY"
+  timeout 240 "$BIN/timing_gpu" "$WORK/gpu-tests/timing_gpu.json" 2>&1 | tee "$WORK/gpu-tests/timing_gpu.log"
+  note "timing library GPU tests: $(tail -1 "$WORK/gpu-tests/timing_gpu.log")"
+  timeout 240 python3 "$ROOT/tests/gpu/torch_profiler_after_probe.py" \
+    "$BIN/libtilebench_timing.so.1" "$WORK/gpu-tests/torch_check.json" 2>&1 |
+    tee "$WORK/gpu-tests/torch_check.log"
+  note "ctypes + torch.profiler checks: $(tail -1 "$WORK/gpu-tests/torch_check.log")"
+  tar -C "$WORK" -czf "$OUT/gpu-tests.tgz" gpu-tests
+fi
+
+if has validate; then
+  # Every op x variant x shape x view, valid against the fp64 oracle.
+  timeout 420 "$BIN/tilebench" run --backend cuda --shapes "$ALL_SHAPES,$EXTRA_SHAPES" \
+    --input-views packed,strided --variants reference,candidate,automatic \
+    --samples 3 --warmup-ms 2 --sample-ms 1 --probe off --quiet --out "$WORK/validation" \
+    > "$WORK/validation.log" 2>&1
+  note "validation: $(grep -E 'cases valid' "$WORK/validation.log" || tail -2 "$WORK/validation.log")"
+  grep -E ' NO ' "$WORK/validation.log" | head -20 | tee -a "$SUMMARY"
+  cp "$WORK/validation.log" "$WORK/validation/" 2>/dev/null
+  tar -C "$WORK" -czf "$OUT/validation.tgz" validation
+fi
+
+if has sanitize; then
+  # One case of every kernel kind under memcheck and racecheck (probe off:
+  # compute-sanitizer is a CUPTI client itself).
+  mkdir -p "$WORK/sanitizer"
+  SAN=(--backend cuda --probe off --samples 1 --warmup-ms 1 --sample-ms 1 --quiet --input-views strided)
+  for tool in memcheck racecheck; do
+    for spec in "softmax 37x769 automatic" "rmsnorm 64x258 reference" "layernorm 256x1024 candidate" \
+                "layernorm 200x40000 automatic" "softmax 8x65536 automatic" "sum 8x65536 automatic" \
+                "gelu_add 37x769 automatic"; do
+      set -- $spec
+      log="$WORK/sanitizer/$tool-$1-$2-$3.log"
+      timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/tilebench" run \
+        "${SAN[@]}" --ops "$1" --shapes "$2" --variants "$3" --out "$WORK/sanitizer/run-$tool-$1-$2-$3" \
+        > "$log" 2>&1
+      note "compute-sanitizer $tool $1 $2 $3: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | head -1))"
+    done
+  done
+  tar -C "$WORK" -czf "$OUT/sanitizer.tgz" sanitizer
+fi
+
+if has perf; then
+  # Performance evidence: cold throughput, full samples, every op.
+  timeout 480 "$BIN/tilebench" run --backend cuda --shapes "$ALL_SHAPES" --input-views packed \
+    --variants automatic --samples 9 --quiet --out "$WORK/perf" > "$WORK/perf.log" 2>&1
+  cp "$WORK/perf.log" "$WORK/perf/" 2>/dev/null
+  tar -C "$WORK" -czf "$OUT/perf.tgz" perf
+  note ""
+  note "performance (GPU control, cold throughput; fraction of this run's copy ceiling):"
+  grep -E '^(case|sum|softmax|rmsnorm|layernorm|add|gelu_add)' "$WORK/perf.log" | tee -a "$SUMMARY"
+  grep -E 'cases valid' "$WORK/perf.log" | tee -a "$SUMMARY"
+fi

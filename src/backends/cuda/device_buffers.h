@@ -1,0 +1,40 @@
+/* Device-resident copies of a case's tensors. Throughput over one buffer set
+ * would measure L2 once the working set fits in it, so the backend keeps
+ * several sets whose total is at least 4x the L2 size and rotates through
+ * them call by call ("cold"); it says "warm" when memory did not allow that. */
+#ifndef TB_BACKENDS_CUDA_DEVICE_BUFFERS_H
+#define TB_BACKENDS_CUDA_DEVICE_BUFFERS_H
+
+#include <jansson.h>
+
+#include "backends/cuda/driver.h"
+#include "inputs/tensor.h"
+
+#define TB_MAX_BUFFER_SETS 4096
+#define TB_COLD_L2_FACTOR 4
+
+struct tb_buffer_set {
+  CUdeviceptr inputs[TB_MAX_INPUTS]; /* whole storage, padding included */
+  CUdeviceptr out;
+  CUdeviceptr workspace;
+};
+
+struct tb_device_buffers {
+  struct tb_buffer_set *sets;
+  unsigned count;
+  size_t bytes_per_set;
+  size_t out_bytes;
+  int l2_bytes;
+  int cold; /* count * bytes_per_set >= 4 x L2 */
+};
+
+/* Allocates and fills the sets (inputs copied from the host tensors). */
+enum tb_status tb_device_buffers_create(const struct tb_cuda *cu, const struct tb_case_data *data,
+                                        size_t workspace_floats, int l2_bytes,
+                                        struct tb_device_buffers *b, struct tb_error *err);
+void tb_device_buffers_free(const struct tb_cuda *cu, struct tb_device_buffers *b);
+
+/* {"policy", "sets", "bytes_per_set", "l2_bytes", "state": "cold"|"warm"} */
+json_t *tb_device_buffers_describe(const struct tb_device_buffers *b);
+
+#endif

@@ -1,0 +1,61 @@
+#include "backends/cuda/module_cache.h"
+
+#include <string.h>
+
+#include "backends/cuda/nvrtc.h"
+#include "core/clock.h"
+#include "results/results.h"
+
+static json_t *compile_facts(const struct tb_compiled *c, double load_ms) {
+  char version[32];
+  snprintf(version, sizeof version, "%d.%d", c->nvrtc_major, c->nvrtc_minor);
+  return json_pack("{s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:I, s:i, s:s}", "compiler", "nvrtc",
+                   "nvrtc_version", version, "options", c->options, "compile_ms",
+                   tb_json_number(c->compile_ms), "load_ms", tb_json_number(load_ms),
+                   "spill_store_bytes", (json_int_t)c->spill_store_bytes, "spill_load_bytes",
+                   (json_int_t)c->spill_load_bytes, "stack_frame_bytes",
+                   (json_int_t)c->stack_frame_bytes, "max_registers", c->max_registers,
+                   "nvrtc_path", c->nvrtc_path);
+}
+
+enum tb_status tb_module_get(const struct tb_cuda *cu, struct tb_module_cache *cache,
+                             const struct tb_generated *g, const char *arch,
+                             const struct tb_module_entry **entry, int *hit, struct tb_error *err) {
+  for (unsigned i = 0; i < cache->count; ++i) {
+    if (strcmp(cache->entries[i].sha256, g->sha256) == 0) {
+      *entry = &cache->entries[i];
+      *hit = 1;
+      return TB_OK;
+    }
+  }
+  *hit = 0;
+  if (cache->count == TB_MODULE_CACHE_SIZE) {
+    return tb_fail(err, TB_ERR_RUN, "more than %d distinct kernels in one run", TB_MODULE_CACHE_SIZE);
+  }
+  struct tb_compiled compiled;
+  if (tb_nvrtc_compile(g->source, arch, &compiled, err) != TB_OK) {
+    return err->status;
+  }
+  struct tb_module_entry *e = &cache->entries[cache->count];
+  int64_t start = tb_monotonic_ns();
+  CUresult rc = cu->cuModuleLoadData(&e->module, compiled.cubin);
+  double load_ms = (double)(tb_monotonic_ns() - start) / 1e6;
+  if (rc != CUDA_SUCCESS) {
+    tb_compiled_free(&compiled);
+    return tb_cuda_fail(err, "cuModuleLoadData", rc);
+  }
+  snprintf(e->sha256, sizeof e->sha256, "%s", g->sha256);
+  e->compile = compile_facts(&compiled, load_ms);
+  tb_compiled_free(&compiled);
+  cache->count++;
+  *entry = e;
+  return TB_OK;
+}
+
+void tb_module_cache_clear(const struct tb_cuda *cu, struct tb_module_cache *cache) {
+  for (unsigned i = 0; i < cache->count; ++i) {
+    cu->cuModuleUnload(cache->entries[i].module);
+    json_decref(cache->entries[i].compile);
+  }
+  cache->count = 0;
+}

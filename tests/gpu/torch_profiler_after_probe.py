@@ -1,0 +1,86 @@
+"""The timing library inside a PyTorch process, through ctypes (issue 4):
+control and probe time a torch kernel on torch's stream, and afterwards
+torch.profiler still records GPU kernels (our CUPTI subscription is gone).
+Prints one line per check and closes with "N passed, N failed"."""
+import ctypes
+import json
+import sys
+
+import torch
+
+
+class Kernel(ctypes.Structure):
+    _fields_ = [("start_ns", ctypes.c_uint64), ("end_ns", ctypes.c_uint64),
+                ("stream_id", ctypes.c_uint32), ("correlation_id", ctypes.c_uint32),
+                ("device_id", ctypes.c_uint32), ("graph_id", ctypes.c_uint32)]
+
+
+class Result(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("scope", ctypes.c_uint32),
+                ("kernels", ctypes.POINTER(Kernel)), ("kernels_capacity", ctypes.c_uint64),
+                ("kernels_written", ctypes.c_uint64), ("gpu_elapsed_ns", ctypes.c_double),
+                ("launches", ctypes.c_uint64), ("kernels_seen", ctypes.c_uint64),
+                ("kernel_sum_ns", ctypes.c_double), ("kernel_span_ns", ctypes.c_double),
+                ("streams_seen", ctypes.c_uint64), ("side_stream_kernels", ctypes.c_uint64),
+                ("timed_stream_id", ctypes.c_uint32), ("reserved0", ctypes.c_uint32),
+                ("clock_offset_begin_ns", ctypes.c_double), ("clock_offset_end_ns", ctypes.c_double),
+                ("clock_drift_ns", ctypes.c_double), ("calibration_width_ns", ctypes.c_double),
+                ("kernels_before_launch", ctypes.c_uint64), ("begin_host_ns", ctypes.c_uint64),
+                ("end_host_ns", ctypes.c_uint64)]
+
+
+results = {"passed": 0, "failed": 0}
+
+
+def check(cond, text):
+    results["passed" if cond else "failed"] += 1
+    print(("PASS " if cond else "FAIL ") + text, flush=True)
+
+
+def timed(lib, probe, fn, calls):
+    stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
+    rc = lib.tb_timing_begin_probe(stream, 64) if probe else lib.tb_timing_begin_control(stream)
+    if rc != 0:
+        return rc, None
+    for _ in range(calls):
+        fn()
+    lib.tb_timing_declare_launches(ctypes.c_uint64(calls))
+    r = Result()
+    r.struct_size = ctypes.sizeof(Result)
+    return lib.tb_timing_end(ctypes.byref(r)), r
+
+
+def main():
+    lib = ctypes.CDLL(sys.argv[1])
+    lib.tb_timing_last_error.restype = ctypes.c_char_p
+    check(lib.tb_timing_abi_version() == 1, "ABI version 1 through ctypes")
+    check(ctypes.sizeof(Result) == 152, "struct layout matches the header (152 bytes)")
+    x = torch.randn(4096, 4096, device="cuda")
+    fn = lambda: torch.softmax(x, dim=-1)
+    fn()
+    torch.cuda.synchronize()
+    timed(lib, True, fn, 4)  # discarded probe pass
+    rc, control = timed(lib, False, fn, 8)
+    check(rc == 0 and control.gpu_elapsed_ns > 0,
+          f"control times torch.softmax on torch's stream: {control.gpu_elapsed_ns / 8 / 1e3:.1f} µs/call"
+          if rc == 0 else f"control failed: {lib.tb_timing_last_error()}")
+    rc, probe = timed(lib, True, fn, 8)
+    check(rc == 0 and probe.kernels_seen == 8 and probe.launches == 8,
+          f"probe sees torch's 8 kernel launches (kernels {probe.kernels_seen}, launches {probe.launches})"
+          if rc == 0 else f"probe failed: {lib.tb_timing_last_error()}")
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    gpu_events = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    check(len(gpu_events) > 0, f"torch.profiler records {len(gpu_events)} GPU event(s) after our probe")
+    rc, again = timed(lib, True, fn, 2)
+    check(rc == 0, "our probe works again after torch.profiler" if rc == 0
+          else f"probe after torch.profiler: {lib.tb_timing_last_error()}")
+    print(f"{results['passed']} passed, {results['failed']} failed")
+    with open(sys.argv[2], "w") as out:
+        json.dump({"torch": torch.__version__, **results}, out)
+    return 0 if results["failed"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
