@@ -9,7 +9,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=${OUT:-$ROOT/runs/gpu-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$OUT"
 BIN=$ROOT/.device/bin
-export LD_LIBRARY_PATH=$ROOT/.device/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export LD_LIBRARY_PATH=$BIN:$ROOT/.device/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export PYTHONUNBUFFERED=1
 STAGES=${*:-tests validate sanitize perf}
 WORK=$(mktemp -d)
@@ -40,7 +40,7 @@ fi
 
 if has validate; then
   # Every op x variant x shape x view, valid against the fp64 oracle.
-  timeout 420 "$BIN/tilebench" run --backend cuda --shapes "$ALL_SHAPES,$EXTRA_SHAPES" \
+  timeout 420 "$BIN/tilebench" run --backend cuda --shapes "${VALIDATE_SHAPES:-$ALL_SHAPES,$EXTRA_SHAPES}" \
     --input-views packed,strided --variants reference,candidate,automatic \
     --samples 3 --warmup-ms 2 --sample-ms 1 --probe off --quiet --out "$WORK/validation" \
     > "$WORK/validation.log" 2>&1
