@@ -15,7 +15,7 @@ enum tb_status tb_codegen_elementwise(const struct tb_elementwise_plan *plan,
   tb_emit_prelude(&b, what, c->op->op);
   tb_strbuf_printf(&b, "#define M %zuLL\n#define N %zuLL\n#define SX %zuLL\n#define TPR %lluLL\n",
                    c->shape.m, c->shape.n, c->view.row_stride, plan->threads_per_row);
-  tb_emit_signature(&b, "tb_main", plan->threads_per_block);
+  tb_emit_signature(&b, "tb_main", plan->threads_per_block, 0);
   const char *expr = c->op->op == TB_OP_GELU_ADD
                          ? "0.5f * s * (1.0f + erff(s * 0.7071067811865475f))" /* exact GELU */
                          : "s";

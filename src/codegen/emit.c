@@ -1,5 +1,6 @@
 #include "codegen/emit.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,13 +44,15 @@ void tb_emit_prelude(struct tb_strbuf *b, const char *what, enum tb_op op) {
   tb_strbuf_printf(b, "\n");
 }
 
-void tb_emit_signature(struct tb_strbuf *b, const char *name, unsigned threads) {
+void tb_emit_signature(struct tb_strbuf *b, const char *name, unsigned threads, unsigned min_blocks) {
+  char bounds[32];
+  snprintf(bounds, sizeof bounds, min_blocks > 0 ? "%u, %u" : "%u", threads, min_blocks);
   tb_strbuf_printf(b,
-                   "extern \"C\" __global__ void __launch_bounds__(%u) %s(\n"
+                   "extern \"C\" __global__ void __launch_bounds__(%s) %s(\n"
                    "    const float *__restrict__ x, const float *__restrict__ y,\n"
                    "    const float *__restrict__ weight, const float *__restrict__ bias,\n"
                    "    float *__restrict__ out, float *__restrict__ workspace) {\n",
-                   threads, name);
+                   bounds, name);
 }
 
 static unsigned count_occurrences(const char *text, const char *needle) {

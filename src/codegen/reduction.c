@@ -1,5 +1,6 @@
 /* Row-reduction kernels from plans (METHOD.md §7 mappings). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "codegen/emit.h"
@@ -48,7 +49,7 @@ static void emit_load_params(struct tb_strbuf *b, enum tb_op op, const char *ind
                      "%s  bv[0] = u.x; bv[1] = u.y; bv[2] = u.z; bv[3] = u.w;\n",
                      indent, indent);
   }
-  tb_strbuf_printf(b, "%s} else {\n%s  for (int i = 0; i < 4; ++i) {\n", indent, indent);
+  tb_strbuf_printf(b, "%s} else {\n%s  _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n", indent, indent);
   tb_strbuf_printf(b, "%s    wv[i] = e + i < N ? weight[e + i] : 0.0f;\n", indent);
   if (op == TB_OP_LAYERNORM) {
     tb_strbuf_printf(b, "%s    bv[i] = e + i < N ? bias[e + i] : 0.0f;\n", indent);
@@ -65,7 +66,7 @@ static void emit_load4(struct tb_strbuf *b, const char *src, const char *indent)
                    "%s  const float4 q4 = *reinterpret_cast<const float4 *>(%s + e);\n"
                    "%s  t[0] = q4.x; t[1] = q4.y; t[2] = q4.z; t[3] = q4.w;\n"
                    "%s} else {\n"
-                   "%s  for (int i = 0; i < 4; ++i) t[i] = e + i < N ? %s[e + i] : 0.0f;\n"
+                   "%s  _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) t[i] = e + i < N ? %s[e + i] : 0.0f;\n"
                    "%s}\n",
                    indent, indent, indent, src, indent, indent, indent, src, indent);
 }
@@ -76,7 +77,7 @@ static void emit_store4(struct tb_strbuf *b, const char *dst, const char *indent
                    "%sif (ovec && e + 3 < N) {\n"
                    "%s  *reinterpret_cast<float4 *>(%s + e) = make_float4(r[0], r[1], r[2], r[3]);\n"
                    "%s} else {\n"
-                   "%s  for (int i = 0; i < 4; ++i) if (e + i < N) %s[e + i] = r[i];\n"
+                   "%s  _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) if (e + i < N) %s[e + i] = r[i];\n"
                    "%s}\n",
                    indent, indent, dst, indent, indent, dst, indent);
 }
@@ -124,7 +125,7 @@ static void emit_row_reduce_max(struct tb_strbuf *b, const struct tb_candidate *
 #define FOR_CACHED "  _Pragma(\"unroll\") for (int k = 0; k < G; ++k) {\n" \
                    "    const int e = 4 * (lane + k * WIDTH);\n" \
                    "    (void)e;\n" \
-                   "    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n"
+                   "    _Pragma(\"unroll\") _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n"
 #define END_CACHED "    }\n  }\n"
 
 static void emit_register_statistics(struct tb_strbuf *b, enum tb_op op,
@@ -169,7 +170,7 @@ static void emit_register_rows(struct tb_strbuf *b, const struct tb_plan *plan,
   unsigned groups = (cand->slots + 3) / 4;
   tb_strbuf_printf(b, "#define S %u\n#define P %u\n#define WIDTH %u\n#define G %u\n",
                    cand->subgroups, cand->packing, cand->width, groups);
-  tb_emit_signature(b, "tb_main", cand->threads);
+  tb_emit_signature(b, "tb_main", cand->threads, 0);
   tb_strbuf_printf(b,
                    "  const int lane = threadIdx.x %% WIDTH;\n"
                    "  const int slot = threadIdx.x / WIDTH;\n"
@@ -182,7 +183,7 @@ static void emit_register_rows(struct tb_strbuf *b, const struct tb_plan *plan,
                    "  _Pragma(\"unroll\") for (int k = 0; k < G; ++k) {\n"
                    "    const int e = 4 * (lane + k * WIDTH);\n");
   emit_load4(b, "xr", "    ");
-  tb_strbuf_printf(b, "    for (int i = 0; i < 4; ++i) cache[k][i] = active ? t[i] : 0.0f;\n  }\n");
+  tb_strbuf_printf(b, "    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) cache[k][i] = active ? t[i] : 0.0f;\n  }\n");
   emit_register_statistics(b, op, cand);
   if (!has_row_output(op)) {
     tb_strbuf_printf(b, "  if (active && lane == 0) out[row] = acc;\n}\n");
@@ -194,7 +195,7 @@ static void emit_register_rows(struct tb_strbuf *b, const struct tb_plan *plan,
                      "  _Pragma(\"unroll\") for (int k = 0; k < G; ++k) {\n"
                      "    const int e = 4 * (lane + k * WIDTH);\n");
     emit_load_params(b, op, "    ");
-    tb_strbuf_printf(b, "    float r[4];\n    for (int i = 0; i < 4; ++i) {\n"
+    tb_strbuf_printf(b, "    float r[4];\n    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n"
                         "      const float v = cache[k][i];\n      r[i] = %s;\n    }\n",
                      output_expr(op));
     emit_store4(b, "orow", "    ");
@@ -304,8 +305,10 @@ static void emit_finish_statistics(struct tb_strbuf *b, enum tb_op op) {
 /* A strided pass over elements [LO, HI) of row `xr` by THREADS threads, in
  * groups of 4; body sees e and t[4]. */
 static void emit_pass_open(struct tb_strbuf *b, const char *lo, const char *hi, unsigned threads) {
-  tb_strbuf_printf(b, "  for (long long e = %s + 4LL * threadIdx.x; e < %s; e += 4LL * %u) {\n", lo,
-                   hi, threads);
+  /* Unrolled so several 16-byte loads are in flight before the first use;
+   * less at 1024 threads, where a thread has only 64 registers. */
+  tb_strbuf_printf(b, "  _Pragma(\"unroll %u\") for (long long e = %s + 4LL * threadIdx.x; e < %s; e += 4LL * %u) {\n",
+                   threads >= 1024 ? 4u : 8u, lo, hi, threads);
 }
 
 static void emit_output_pass(struct tb_strbuf *b, enum tb_op op, const char *lo, const char *hi,
@@ -314,7 +317,7 @@ static void emit_output_pass(struct tb_strbuf *b, enum tb_op op, const char *lo,
   emit_pass_open(b, lo, hi, threads);
   emit_load4(b, "xr", "    ");
   emit_load_params(b, op, "    ");
-  tb_strbuf_printf(b, "    float r[4];\n    for (int i = 0; i < 4; ++i) {\n"
+  tb_strbuf_printf(b, "    float r[4];\n    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n"
                       "      const float v = t[i];\n      r[i] = %s;\n    }\n",
                    output_expr(op));
   emit_store4(b, "orow", "    ");
@@ -326,7 +329,7 @@ static void emit_stat_pass(struct tb_strbuf *b, enum tb_op op, const char *lo, c
   emit_stat_decl(b, op);
   emit_pass_open(b, lo, hi, threads);
   emit_load4(b, "xr", "    ");
-  tb_strbuf_printf(b, "    for (int i = 0; i < 4; ++i) {\n      if (e + i >= %s) break;\n"
+  tb_strbuf_printf(b, "    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n      if (e + i >= %s) break;\n"
                       "      const float val = t[i];\n", hi);
   emit_stat_accumulate(b, op, "      ");
   tb_strbuf_printf(b, "    }\n  }\n");
@@ -336,7 +339,7 @@ static void emit_block_streaming(struct tb_strbuf *b, const struct tb_plan *plan
                                  const struct tb_case *c, struct tb_generated *g) {
   enum tb_op op = c->op->op;
   unsigned threads = plan->stream.threads_per_block;
-  tb_emit_signature(b, "tb_main", threads);
+  tb_emit_signature(b, "tb_main", threads, 0);
   tb_strbuf_printf(b, "  const long long row = blockIdx.x;\n  const float *xr = x + row * SX;\n"
                       "  const bool vec = tb_aligned16(xr);\n");
   emit_stat_pass(b, op, "0LL", "N", threads);
@@ -362,7 +365,8 @@ static void emit_shared_row(struct tb_strbuf *b, const struct tb_plan *plan, con
                             struct tb_generated *g) {
   enum tb_op op = c->op->op;
   unsigned threads = plan->stream.threads_per_block;
-  tb_emit_signature(b, "tb_main", threads);
+  /* the cached row leaves room for one block per SM: all 64 registers */
+  tb_emit_signature(b, "tb_main", threads, 1);
   tb_strbuf_printf(b, "  extern __shared__ float4 tb_row[];\n"
                       "  const long long row = blockIdx.x;\n  const float *xr = x + row * SX;\n"
                       "  const bool vec = tb_aligned16(xr);\n");
@@ -370,7 +374,7 @@ static void emit_shared_row(struct tb_strbuf *b, const struct tb_plan *plan, con
   emit_pass_open(b, "0LL", "N", threads);
   emit_load4(b, "xr", "    ");
   tb_strbuf_printf(b, "    tb_row[e / 4] = make_float4(t[0], t[1], t[2], t[3]);\n"
-                      "    for (int i = 0; i < 4; ++i) {\n      if (e + i >= N) break;\n"
+                      "    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n      if (e + i >= N) break;\n"
                       "      const float val = t[i];\n");
   emit_stat_accumulate(b, op, "      ");
   tb_strbuf_printf(b, "    }\n  }\n");
@@ -381,7 +385,7 @@ static void emit_shared_row(struct tb_strbuf *b, const struct tb_plan *plan, con
   tb_strbuf_printf(b, "    const float4 c4 = tb_row[e / 4];\n"
                       "    const float t[4] = {c4.x, c4.y, c4.z, c4.w};\n");
   emit_load_params(b, op, "    ");
-  tb_strbuf_printf(b, "    float r[4];\n    for (int i = 0; i < 4; ++i) {\n"
+  tb_strbuf_printf(b, "    float r[4];\n    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n"
                       "      const float v = t[i];\n      r[i] = %s;\n    }\n",
                    output_expr(op));
   emit_store4(b, "orow", "    ");
@@ -403,7 +407,7 @@ static void emit_split_row(struct tb_strbuf *b, const struct tb_plan *plan, cons
   unsigned threads = f->threads_per_block, words = tb_stat_words(op);
   tb_strbuf_printf(b, "#define K %uLL\n#define CHUNK %lluLL\n#define W %u\n", f->blocks_per_row,
                    f->chunk_elements, words);
-  tb_emit_signature(b, "tb_partials", threads);
+  tb_emit_signature(b, "tb_partials", threads, 0);
   tb_strbuf_printf(b,
                    "  const long long row = blockIdx.x / K, chunk = blockIdx.x %% K;\n"
                    "  const long long lo = chunk * CHUNK, hi = lo + CHUNK < N ? lo + CHUNK : N;\n"
@@ -419,7 +423,7 @@ static void emit_split_row(struct tb_strbuf *b, const struct tb_plan *plan, cons
   tb_strbuf_printf(b, "  }\n}\n\n");
 
   unsigned finish_threads = 256;
-  tb_emit_signature(b, "tb_finish", finish_threads);
+  tb_emit_signature(b, "tb_finish", finish_threads, 0);
   if (!has_row_output(op)) {
     tb_strbuf_printf(b, "  const long long row = (long long)blockIdx.x * %u + threadIdx.x;\n"
                         "  if (row >= M) return;\n"
@@ -478,7 +482,14 @@ enum tb_status tb_codegen_reduction(const struct tb_plan *plan, const struct tb_
   switch (plan->mapping) {
   case TB_MAPPING_REGISTER_ROWS: emit_register_rows(&b, plan, c, out); break;
   case TB_MAPPING_BLOCK_STREAMING: emit_block_streaming(&b, plan, c, out); break;
-  case TB_MAPPING_SHARED_ROW: emit_shared_row(&b, plan, c, out); break;
+  case TB_MAPPING_SHARED_ROW:
+    if (!has_row_output(c->op->op)) { /* the planner never asks: a sum has no row to cache */
+      tb_generated_free(out);
+      free(tb_strbuf_take(&b));
+      return tb_fail(err, TB_ERR_RUN, "the shared-row mapping needs an operation with row outputs");
+    }
+    emit_shared_row(&b, plan, c, out);
+    break;
   default: emit_split_row(&b, plan, c, out); break;
   }
   return tb_emit_finish(&b, out, err);

@@ -66,6 +66,15 @@ static unsigned reductions_of(enum tb_op op) {
   return (op == TB_OP_SOFTMAX || op == TB_OP_LAYERNORM) ? 2 : 1;
 }
 
+unsigned tb_register_overhead(enum tb_op op) {
+  switch (op) {
+  case TB_OP_SUM: return 24;
+  case TB_OP_SOFTMAX: return 32;
+  case TB_OP_RMSNORM: return 36;
+  default: return 40;
+  }
+}
+
 unsigned tb_register_budget(unsigned threads, unsigned per_block) {
   unsigned warps = (threads + 31) / 32;
   unsigned allocated_warps = (warps + 3) / 4 * 4;
@@ -119,12 +128,11 @@ void tb_candidate_evaluate(enum tb_op op, size_t m, size_t n, unsigned s, unsign
   if (limits->known && c->threads > limits->max_threads_per_block) {
     reject(c, "threads %llu > device limit %llu", c->threads, limits->max_threads_per_block);
   }
+  unsigned registers = c->slots + tb_register_overhead(op);
   if (limits->known && limits->max_registers_per_block > 0 && c->threads <= 1024 &&
-      c->storage + TB_REGISTER_OVERHEAD >
-          tb_register_budget(c->threads, limits->max_registers_per_block)) {
+      registers > tb_register_budget(c->threads, limits->max_registers_per_block)) {
     reject(c, "registers %llu per thread > %llu the register file allows at this block size",
-           c->storage + TB_REGISTER_OVERHEAD,
-           tb_register_budget(c->threads, limits->max_registers_per_block));
+           registers, tb_register_budget(c->threads, limits->max_registers_per_block));
   }
   if (limits->known && c->shared_bytes > limits->max_shared_bytes_per_block) {
     reject(c, "shared memory %llu B > device limit %llu B", c->shared_bytes,
@@ -230,6 +238,9 @@ static void plan_split_row(struct tb_plan *plan) {
  * shared memory, so the input is read from device memory once; each thread
  * reads back only what it wrote, so the statistics merge is the only barrier. */
 static bool row_fits_shared(const struct tb_plan *plan) {
+  if (plan->op == TB_OP_SUM) {
+    return false; /* streaming already reads a sum's row once; there is no output row */
+  }
   unsigned long long need = (unsigned long long)plan->n * 4 +
                             tb_stat_words(plan->op) * (TB_SHARED_ROW_THREADS / 32) * 4;
   return plan->limits.known && plan->limits.max_shared_optin_per_block > 0 &&

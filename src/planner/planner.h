@@ -47,11 +47,12 @@ struct tb_device_limits {
   unsigned max_shared_optin_per_block; /* dynamic shared memory a kernel may opt in to */
 };
 
-/* Registers a register-rows thread needs beyond its cached row (addresses,
- * indices, statistics, the output group): an estimate, checked against the
- * compiler's reports (no kernel the planner accepts may spill; rmsnorm at
- * 736 threads needed 36). */
-#define TB_REGISTER_OVERHEAD 40
+/* Registers a register-rows thread needs beyond its cached floats (the
+ * slots): addresses, indices, statistics, the weight/bias/result group of the
+ * output pass. Calibrated on ptxas reports for sm_90 (sum ~10 at 40 slots;
+ * softmax 30 and rmsnorm 29 at 32 slots; layernorm 34 at 32 slots; rmsnorm 36
+ * at 56 slots), rounded up. No kernel the planner accepts may spill (CI). */
+unsigned tb_register_overhead(enum tb_op op);
 
 /* Registers one thread can have in a block of `threads` when the block has
  * `per_block`: warps get registers in groups of 4 warps, 8 registers at a

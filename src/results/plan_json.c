@@ -60,7 +60,7 @@ json_t *tb_plan_to_json(const struct tb_plan *plan) {
                                 "multiprocessors", d->multiprocessors, "source", d->source));
   json_object_set_new(
       j, "constants",
-      json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "register_overhead", TB_REGISTER_OVERHEAD, "max_threads", TB_PLANNER_MAX_THREADS,
+      json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "register_overhead", tb_register_overhead(plan->op), "max_threads", TB_PLANNER_MAX_THREADS,
                 "max_storage", TB_PLANNER_MAX_STORAGE, "rows_per_wave", TB_PLANNER_ROWS_PER_WAVE,
                 "split_min_row", TB_SPLIT_MIN_ROW, "split_min_chunk", TB_SPLIT_MIN_CHUNK,
                 "stream_threads", TB_STREAM_THREADS, "split_threads", TB_SPLIT_THREADS));
