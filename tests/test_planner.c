@@ -190,7 +190,7 @@ static void fixed_variants(void **state) {
 }
 
 static void device_limits_reject(void **state) {
-  struct tb_device_limits small = {true, 256, 48, 16, "test", 0, 0};
+  struct tb_device_limits small = {true, 256, 48, 16, "test", 0};
   struct tb_plan plan;
   struct tb_error err = {0};
   assert_int_equal(tb_plan_reduction(TB_OP_SOFTMAX, 100, 3000, TB_VARIANT_AUTOMATIC, &small,
@@ -209,11 +209,8 @@ static void device_limits_reject(void **state) {
  * rmsnorm 200x40000 (10000 groups; need slots + 36, rmsnorm's overhead):
  * s <= 19 store more than 64; s = 20: slots 64, 100 > 96; s = 21, 22: slots
  * 60, 96 > 80; s = 23, 24: 56, 92 > 80; s = 25..28: 52 or 48, >= 84 > 72;
- * s = 29..32: 44..40, >= 76 > 64. Every candidate is rejected. (s = 23
- * compiled with 48 B of spills before this rule.) The row, 40000 * 4 =
- * 160000 B plus 32 warps * 1 word * 4 = 128 B, fits the H200's 232448 B of
- * opt-in shared memory: one 1024-thread block per row caches it there. A
- * row of 100000 (400128 B) does not fit: it is streamed. */
+ * s = 29..32: 44..40, >= 76 > 64. Every candidate is rejected: the row is
+ * streamed. (s = 23 compiled with 48 B of spills before this rule.) */
 static void register_budget_on_the_h200(void **state) {
   struct tb_device_limits h200 = tb_device_limits_h200();
   struct tb_plan plan;
@@ -225,19 +222,7 @@ static void register_budget_on_the_h200(void **state) {
   assert_non_null(strstr(plan.candidates[29].rejection, "registers 92 per thread > 80"));
   assert_non_null(strstr(plan.candidates[26].rejection, "registers 100 per thread > 96"));
   assert_int_equal(plan.rejected_count, 39);
-  assert_int_equal(plan.mapping, TB_MAPPING_SHARED_ROW);
-  assert_int_equal(plan.stream.dynamic_shared_bytes, 160000);
-  assert_int_equal(plan.stream.memory_passes, 1);
-  assert_int_equal(plan.stream.threads_per_block, 1024);
-  assert_non_null(strstr(plan.rule, "fits in shared memory"));
-  struct tb_plan sum_plan; /* a sum streams: no row output to cache */
-  assert_int_equal(tb_plan_reduction(TB_OP_SUM, 200, 40000, TB_VARIANT_REFERENCE, &h200,
-                                     "analytic", &sum_plan, &err), TB_OK);
-  assert_int_equal(sum_plan.mapping, TB_MAPPING_BLOCK_STREAMING);
-  struct tb_plan longer;
-  assert_int_equal(tb_plan_reduction(TB_OP_RMSNORM, 200, 100000, TB_VARIANT_AUTOMATIC, &h200,
-                                     "analytic", &longer, &err), TB_OK);
-  assert_int_equal(longer.mapping, TB_MAPPING_BLOCK_STREAMING);
+  assert_int_equal(plan.mapping, TB_MAPPING_BLOCK_STREAMING);
   assert_int_equal(tb_register_budget(736, 65536), 80);
   assert_int_equal(tb_register_budget(1024, 65536), 64);
   assert_int_equal(tb_register_budget(32, 65536), 255);

@@ -22,7 +22,6 @@ struct tb_kernel_spec {
   unsigned threads_per_block;
   unsigned long long blocks;
   unsigned static_shared_bytes;
-  unsigned dynamic_shared_bytes; /* launched with this much dynamic shared memory */
 };
 
 struct tb_generated {
@@ -36,7 +35,6 @@ struct tb_generated {
   int min_cc_major, min_cc_minor;
   unsigned max_threads_per_block;
   unsigned max_static_shared_bytes;
-  unsigned max_dynamic_shared_bytes; /* needs the opt-in attribute above 48 KB */
 };
 
 /* Row reductions from a plan; the case gives the view (row stride). */

@@ -358,46 +358,6 @@ static void emit_block_streaming(struct tb_strbuf *b, const struct tb_plan *plan
   g->kernels[0].static_shared_bytes = plan->stream.shared_bytes;
 }
 
-/* One block per row; the row goes to dynamic shared memory as it is read
- * (16-byte stores: conflict-free), each thread later reads back only its own
- * groups, so the statistics merge is the only barrier. */
-static void emit_shared_row(struct tb_strbuf *b, const struct tb_plan *plan, const struct tb_case *c,
-                            struct tb_generated *g) {
-  enum tb_op op = c->op->op;
-  unsigned threads = plan->stream.threads_per_block;
-  /* the cached row leaves room for one block per SM: all 64 registers */
-  tb_emit_signature(b, "tb_main", threads, 1);
-  tb_strbuf_printf(b, "  extern __shared__ float4 tb_row[];\n"
-                      "  const long long row = blockIdx.x;\n  const float *xr = x + row * SX;\n"
-                      "  const bool vec = tb_aligned16(xr);\n");
-  emit_stat_decl(b, op);
-  emit_pass_open(b, "0LL", "N", threads);
-  emit_load4(b, "xr", "    ");
-  tb_strbuf_printf(b, "    tb_row[e / 4] = make_float4(t[0], t[1], t[2], t[3]);\n"
-                      "    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n      if (e + i >= N) break;\n"
-                      "      const float val = t[i];\n");
-  emit_stat_accumulate(b, op, "      ");
-  tb_strbuf_printf(b, "    }\n  }\n");
-  emit_block_combine(b, op, threads);
-  emit_finish_statistics(b, op);
-  tb_strbuf_printf(b, "  float *orow = out + row * N;\n  const bool ovec = tb_aligned16(orow);\n");
-  emit_pass_open(b, "0LL", "N", threads);
-  tb_strbuf_printf(b, "    const float4 c4 = tb_row[e / 4];\n"
-                      "    const float t[4] = {c4.x, c4.y, c4.z, c4.w};\n");
-  emit_load_params(b, op, "    ");
-  tb_strbuf_printf(b, "    float r[4];\n    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n"
-                      "      const float v = t[i];\n      r[i] = %s;\n    }\n",
-                   output_expr(op));
-  emit_store4(b, "orow", "    ");
-  tb_strbuf_printf(b, "  }\n}\n");
-  g->kernel_count = 1;
-  snprintf(g->kernels[0].name, sizeof g->kernels[0].name, "tb_main");
-  g->kernels[0].threads_per_block = threads;
-  g->kernels[0].blocks = plan->stream.thread_blocks;
-  g->kernels[0].static_shared_bytes = plan->stream.shared_bytes;
-  g->kernels[0].dynamic_shared_bytes = (unsigned)plan->stream.dynamic_shared_bytes;
-}
-
 /* Launch 1 writes each chunk's statistics to workspace[(row*K + chunk)*W];
  * launch 2 merges a row's K partials and writes its chunk (or the row sum). */
 static void emit_split_row(struct tb_strbuf *b, const struct tb_plan *plan, const struct tb_case *c,
@@ -482,14 +442,6 @@ enum tb_status tb_codegen_reduction(const struct tb_plan *plan, const struct tb_
   switch (plan->mapping) {
   case TB_MAPPING_REGISTER_ROWS: emit_register_rows(&b, plan, c, out); break;
   case TB_MAPPING_BLOCK_STREAMING: emit_block_streaming(&b, plan, c, out); break;
-  case TB_MAPPING_SHARED_ROW:
-    if (!has_row_output(c->op->op)) { /* the planner never asks: a sum has no row to cache */
-      tb_generated_free(out);
-      free(tb_strbuf_take(&b));
-      return tb_fail(err, TB_ERR_RUN, "the shared-row mapping needs an operation with row outputs");
-    }
-    emit_shared_row(&b, plan, c, out);
-    break;
   default: emit_split_row(&b, plan, c, out); break;
   }
   return tb_emit_finish(&b, out, err);

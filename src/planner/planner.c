@@ -22,18 +22,17 @@ const char *tb_mapping_name(enum tb_mapping m) {
   switch (m) {
   case TB_MAPPING_REGISTER_ROWS: return "register_rows";
   case TB_MAPPING_BLOCK_STREAMING: return "block_streaming";
-  case TB_MAPPING_SHARED_ROW: return "shared_row";
   default: return "split_row";
   }
 }
 
 struct tb_device_limits tb_device_limits_default(void) {
-  struct tb_device_limits d = {false, 0, 0, 132, "default (H200: 132 SMs)", 0, 0};
+  struct tb_device_limits d = {false, 0, 0, 132, "default (H200: 132 SMs)", 0};
   return d;
 }
 
 struct tb_device_limits tb_device_limits_h200(void) {
-  struct tb_device_limits d = {true, 1024, 48 * 1024, 132, "H200 reference", 65536, 232448};
+  struct tb_device_limits d = {true, 1024, 48 * 1024, 132, "H200 reference", 65536};
   return d;
 }
 
@@ -234,46 +233,6 @@ static void plan_split_row(struct tb_plan *plan) {
   plan->chosen = -1;
 }
 
-/* One 1024-thread block per row keeps the whole row in (opt-in, dynamic)
- * shared memory, so the input is read from device memory once; each thread
- * reads back only what it wrote, so the statistics merge is the only barrier. */
-static bool row_fits_shared(const struct tb_plan *plan) {
-  if (plan->op == TB_OP_SUM) {
-    return false; /* streaming already reads a sum's row once; there is no output row */
-  }
-  unsigned long long need = (unsigned long long)plan->n * 4 +
-                            tb_stat_words(plan->op) * (TB_SHARED_ROW_THREADS / 32) * 4;
-  return plan->limits.known && plan->limits.max_shared_optin_per_block > 0 &&
-         need <= plan->limits.max_shared_optin_per_block;
-}
-
-static void plan_shared_row(struct tb_plan *plan) {
-  struct tb_stream_facts *f = &plan->stream;
-  f->threads_per_block = TB_SHARED_ROW_THREADS;
-  f->blocks_per_row = 1;
-  f->chunk_elements = plan->n;
-  f->thread_blocks = plan->m;
-  f->memory_passes = 1;
-  f->launches = 1;
-  f->barrier_sites = 1;
-  f->shared_bytes = tb_stat_words(plan->op) * (TB_SHARED_ROW_THREADS / 32) * 4;
-  f->dynamic_shared_bytes = ((unsigned long long)plan->n * 4 + 15) / 16 * 16;
-  plan->mapping = TB_MAPPING_SHARED_ROW;
-  plan->chosen = -1;
-}
-
-/* Long rows that no register candidate can hold: shared memory when the
- * row fits there, else stream it from device memory twice. */
-static void plan_long_rows(struct tb_plan *plan, const char *shared_rule, const char *stream_rule) {
-  if (row_fits_shared(plan)) {
-    plan->rule = shared_rule;
-    plan_shared_row(plan);
-  } else {
-    plan->rule = stream_rule;
-    plan_block_streaming(plan);
-  }
-}
-
 static bool few_long_rows(const struct tb_plan *plan) {
   return plan->m < plan->limits.multiprocessors && plan->n >= TB_SPLIT_MIN_ROW;
 }
@@ -287,10 +246,8 @@ static void choose(struct tb_plan *plan) {
       plan->rule = "analytic: first candidate with the least kernel score";
       select_register(plan, &plan->candidates[plan->best_register]);
     } else {
-      plan_long_rows(plan,
-                     "long rows: every register candidate rejected; the row fits in shared "
-                     "memory: one block per row reads it once",
-                     "long rows: every register candidate rejected; one block streams each row");
+      plan->rule = "long rows: every register candidate rejected; one block streams each row";
+      plan_block_streaming(plan);
     }
     return;
   }
@@ -306,10 +263,8 @@ static void choose(struct tb_plan *plan) {
                            : "fixed variant candidate: (s 2, p 4)";
     select_register(plan, fixed);
   } else {
-    plan_long_rows(plan,
-                   "fixed variant's candidate rejected; the row fits in shared memory: one "
-                   "block per row reads it once",
-                   "fixed variant's candidate rejected; one block streams each row");
+    plan->rule = "fixed variant's candidate rejected; one block streams each row";
+    plan_block_streaming(plan);
   }
 }
 

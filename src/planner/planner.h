@@ -30,7 +30,6 @@ enum tb_mapping {
   TB_MAPPING_REGISTER_ROWS, /* METHOD.md §7: s warps per row, p rows per block, row in registers */
   TB_MAPPING_BLOCK_STREAMING, /* one block per row, the row re-read from memory on each pass */
   TB_MAPPING_SPLIT_ROW,     /* each row split over several blocks; partial results combined */
-  TB_MAPPING_SHARED_ROW,    /* one block per row, the row cached in shared memory: read once */
 };
 
 const char *tb_mapping_name(enum tb_mapping m);
@@ -44,7 +43,6 @@ struct tb_device_limits {
   unsigned multiprocessors;
   const char *source; /* "device", "H200 reference" or "default (H200: 132 SMs)" */
   unsigned max_registers_per_block;
-  unsigned max_shared_optin_per_block; /* dynamic shared memory a kernel may opt in to */
 };
 
 /* Registers a register-rows thread needs beyond its cached floats (the
@@ -104,7 +102,6 @@ struct tb_stream_facts {
   unsigned launches;               /* kernels per call */
   unsigned shared_bytes;
   unsigned barrier_sites;
-  unsigned long long dynamic_shared_bytes; /* shared-row mapping: the cached row */
 };
 
 struct tb_plan {
@@ -134,7 +131,6 @@ struct tb_plan {
 #define TB_SPLIT_MIN_CHUNK 2048
 #define TB_STREAM_THREADS 512
 #define TB_SPLIT_THREADS 256
-#define TB_SHARED_ROW_THREADS 1024
 
 /* Plans a row reduction. TB_ERR_USAGE for an op the planner does not plan
  * (elementwise ops) or an unknown profile. */

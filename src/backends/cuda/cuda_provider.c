@@ -49,11 +49,7 @@ static enum tb_status check_contract(const struct cuda_state *s, struct tb_error
                    "capability: %u B of shared memory per block, the device allows %d",
                    g->max_static_shared_bytes, d->max_shared_per_block);
   }
-  if ((long long)g->max_static_shared_bytes + g->max_dynamic_shared_bytes > d->max_shared_optin_per_block) {
-    return tb_fail(err, TB_ERR_UNAVAILABLE,
-                   "capability: %u B of dynamic shared memory per block, the device allows %d "
-                   "(opt-in)", g->max_dynamic_shared_bytes, d->max_shared_optin_per_block);
-  }
+
   return TB_OK;
 }
 
@@ -79,14 +75,6 @@ static enum tb_status bind_functions(struct cuda_state *s, struct tb_error *err)
     CUresult rc = s->cu->cuModuleGetFunction(&s->functions[k], s->module->module, s->gen.kernels[k].name);
     if (rc != CUDA_SUCCESS) {
       return tb_cuda_fail(err, "cuModuleGetFunction", rc);
-    }
-    unsigned dynamic = s->gen.kernels[k].dynamic_shared_bytes;
-    if (dynamic > 48 * 1024) { /* above 48 KB a kernel must opt in */
-      CUresult set = s->cu->cuFuncSetAttribute(
-          s->functions[k], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)dynamic);
-      if (set != CUDA_SUCCESS) {
-        return tb_cuda_fail(err, "cuFuncSetAttribute (dynamic shared memory)", set);
-      }
     }
     int max_threads = 0;
     s->cu->cuFuncGetAttribute(&s->registers[k], CU_FUNC_ATTRIBUTE_NUM_REGS, s->functions[k]);
@@ -142,8 +130,7 @@ static CUresult launch_one(struct cuda_state *s) {
   for (unsigned k = 0; k < s->gen.kernel_count; ++k) {
     const struct tb_kernel_spec *spec = &s->gen.kernels[k];
     CUresult rc = s->cu->cuLaunchKernel(s->functions[k], (unsigned)spec->blocks, 1, 1,
-                                        spec->threads_per_block, 1, 1, spec->dynamic_shared_bytes,
-                                        s->stream, args, NULL);
+                                        spec->threads_per_block, 1, 1, 0, s->stream, args, NULL);
     if (rc != CUDA_SUCCESS) {
       return rc;
     }
@@ -212,11 +199,10 @@ static json_t *cuda_details(const struct tb_provider *p) {
   json_t *kernels = json_array();
   for (unsigned k = 0; k < s->gen.kernel_count; ++k) {
     const struct tb_kernel_spec *spec = &s->gen.kernels[k];
-    json_array_append_new(kernels, json_pack("{s:s, s:i, s:I, s:i, s:i, s:i, s:i}", "name", spec->name,
+    json_array_append_new(kernels, json_pack("{s:s, s:i, s:I, s:i, s:i, s:i}", "name", spec->name,
                                              "threads_per_block", spec->threads_per_block,
                                              "blocks", (json_int_t)spec->blocks,
                                              "static_shared_bytes", spec->static_shared_bytes,
-                                             "dynamic_shared_bytes", spec->dynamic_shared_bytes,
                                              "registers", s->registers[k], "local_bytes",
                                              s->local_bytes[k]));
   }

@@ -17,7 +17,6 @@ enum tb_status tb_device_info_read(const struct tb_cuda *cu, CUdevice dev, struc
       {&info->max_threads_per_block, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK},
       {&info->max_shared_per_block, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK},
       {&info->max_registers_per_block, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK},
-      {&info->max_shared_optin_per_block, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN},
   };
   for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; ++i) {
     CUresult rc = cu->cuDeviceGetAttribute(wanted[i].field, wanted[i].attribute, dev);
@@ -35,7 +34,6 @@ struct tb_device_limits tb_device_limits_of(const struct tb_device_info *info) {
                                (unsigned)info->max_shared_per_block,
                                (unsigned)info->multiprocessors,
                                "device",
-                               (unsigned)info->max_registers_per_block,
-                               (unsigned)info->max_shared_optin_per_block};
+                               (unsigned)info->max_registers_per_block};
   return d;
 }

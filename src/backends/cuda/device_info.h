@@ -14,7 +14,6 @@ struct tb_device_info {
   int max_threads_per_block;
   int max_shared_per_block; /* static shared memory a block may use */
   int max_registers_per_block;
-  int max_shared_optin_per_block;
 };
 
 enum tb_status tb_device_info_read(const struct tb_cuda *cu, CUdevice dev, struct tb_device_info *info,

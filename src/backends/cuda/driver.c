@@ -32,7 +32,6 @@ static int bind_all(void *handle) {
          BIND(cuModuleLoadData, "cuModuleLoadData") && BIND(cuModuleUnload, "cuModuleUnload") &&
          BIND(cuModuleGetFunction, "cuModuleGetFunction") &&
          BIND(cuFuncGetAttribute, "cuFuncGetAttribute") &&
-         BIND(cuFuncSetAttribute, "cuFuncSetAttribute") &&
          BIND(cuLaunchKernel, "cuLaunchKernel");
 }
 
