@@ -87,11 +87,17 @@ static void emit_store4(struct tb_strbuf *b, const char *dst, const char *indent
 /* One reduction site across the s warps of a row: warp shuffle, then (s > 1)
  * a shared array and one barrier. Emitted inline so the source holds exactly
  * one __syncthreads() per barrier site of the plan. */
-static void emit_row_reduce_sum(struct tb_strbuf *b, const struct tb_candidate *cand,
-                                const char *var, int site) {
-  tb_strbuf_printf(b, "  %s = tb_warp_sum(%s);\n", var, var);
+static void emit_row_reduce(struct tb_strbuf *b, const struct tb_candidate *cand, const char *var,
+                            int site, int is_max) {
+  tb_strbuf_printf(b, "  %s = tb_warp_%s(%s);\n", var, is_max ? "max" : "sum", var);
   if (cand->subgroups == 1) {
     return;
+  }
+  char combine[96];
+  if (is_max) {
+    snprintf(combine, sizeof combine, "%s = fmaxf(%s, tb_red%d[slot * S + i])", var, var, site);
+  } else {
+    snprintf(combine, sizeof combine, "%s += tb_red%d[slot * S + i]", var, site);
   }
   tb_strbuf_printf(b,
                    "  {\n"
@@ -99,26 +105,19 @@ static void emit_row_reduce_sum(struct tb_strbuf *b, const struct tb_candidate *
                    "    if ((lane & 31) == 0) tb_red%d[slot * S + lane / 32] = %s;\n"
                    "    __syncthreads();\n"
                    "    %s = tb_red%d[slot * S];\n"
-                   "    for (int i = 1; i < S; ++i) %s += tb_red%d[slot * S + i];\n"
+                   "    for (int i = 1; i < S; ++i) %s;\n"
                    "  }\n",
-                   site, site, var, var, site, var, site);
+                   site, site, var, var, site, combine);
+}
+
+static void emit_row_reduce_sum(struct tb_strbuf *b, const struct tb_candidate *cand,
+                                const char *var, int site) {
+  emit_row_reduce(b, cand, var, site, 0);
 }
 
 static void emit_row_reduce_max(struct tb_strbuf *b, const struct tb_candidate *cand,
                                 const char *var, int site) {
-  tb_strbuf_printf(b, "  %s = tb_warp_max(%s);\n", var, var);
-  if (cand->subgroups == 1) {
-    return;
-  }
-  tb_strbuf_printf(b,
-                   "  {\n"
-                   "    __shared__ float tb_red%d[P * S];\n"
-                   "    if ((lane & 31) == 0) tb_red%d[slot * S + lane / 32] = %s;\n"
-                   "    __syncthreads();\n"
-                   "    %s = tb_red%d[slot * S];\n"
-                   "    for (int i = 1; i < S; ++i) %s = fmaxf(%s, tb_red%d[slot * S + i]);\n"
-                   "  }\n",
-                   site, site, var, var, site, var, var, site);
+  emit_row_reduce(b, cand, var, site, 1);
 }
 
 /* A loop over the cached groups and their 4 elements, with e and j = e + i. */
