@@ -70,6 +70,21 @@ if has sanitize; then
   tar -C "$WORK" -czf "$OUT/sanitizer.tgz" sanitizer
 fi
 
+if has replay; then
+  # Issue 7's seed cases: reference vs candidate and reference vs automatic,
+  # 4 position-balanced rounds each, audited on the spot.
+  mkdir -p "$WORK/replay"
+  for pair in candidate automatic; do
+    timeout 200 "$BIN/tilebench" replay --backend cuda --variants "reference,$pair" --rounds 4 \
+      --ops softmax,rmsnorm,layernorm --shapes 37x769,1024x1024,16384x257,4096x1024 --samples 5 \
+      --quiet --out "$WORK/replay/reference-vs-$pair" > "$WORK/replay/reference-vs-$pair.log" 2>&1
+    note "replay reference vs $pair: $(grep -E 'cases valid' "$WORK/replay/reference-vs-$pair.log")"
+    python3 "$ROOT/tools/audit/tilebench_audit.py" "$WORK/replay/reference-vs-$pair" \
+      --receipt "$WORK/replay/reference-vs-$pair/receipt.json" 2>&1 | tee -a "$SUMMARY"
+  done
+  tar -C "$WORK" -czf "$OUT/replay.tgz" replay
+fi
+
 if has perf; then
   # Performance evidence: cold throughput, full samples, every op.
   timeout 480 "$BIN/tilebench" run --backend cuda --shapes "$ALL_SHAPES" --input-views packed \

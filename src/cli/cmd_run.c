@@ -17,6 +17,8 @@
 #include "measure/campaign.h"
 #include "provenance/provenance.h"
 #include "providers/provider.h"
+#include "measure/replay_summary.h"
+#include "provenance/hash.h"
 #include "report/report.h"
 #include "results/results.h"
 
@@ -45,7 +47,24 @@ static const char usage[] =
     "                       off under tools that are CUPTI clients themselves)\n"
     "  --quiet              no progress line\n";
 
+static const char replay_usage[] =
+    "usage: tilebench replay [options]\n"
+    "  Compares two planner variants in rounds with position balance (METHOD.md §3): the variant\n"
+    "  measured first alternates round by round. Per round and metric each variant's p50; per case\n"
+    "  gain_r = reference_r / candidate_r, its median, min and max, and a verdict from the range.\n"
+    "  --variants A,B       reference and candidate (default: reference,candidate)\n"
+    "  --rounds R           even number of rounds, 2..64 (default 4)\n"
+    "  --frozen PILOT_DIR   replay exactly a pilot run's binary, libraries and kernel sources;\n"
+    "                       refused when any differs\n"
+    "  --ops LIST           row reductions (default: softmax,rmsnorm,layernorm)\n"
+    "  --input-views LIST   default: packed\n"
+    "  and --shapes, --providers, --backend, --seed, --samples, --warmup-ms, --sample-ms,\n"
+    "  --probe, --out, --quiet as for `tilebench run`.\n";
+
 struct run_options {
+  int replay;                /* `tilebench replay`: rounds of two variants */
+  unsigned long long rounds;
+  const char *frozen;        /* pilot run directory to replay exactly */
   struct tb_strlist ops, shapes, views, providers, variants;
   const char *backend;
   const char *out;
@@ -66,9 +85,11 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o, 
       {"sample-ms", required_argument, NULL, 'm'}, {"out", required_argument, NULL, 'O'},
       {"quiet", no_argument, NULL, 'q'},           {"help", no_argument, NULL, 'h'},
       {"variants", required_argument, NULL, 'V'},  {"probe", required_argument, NULL, 'P'},
+      {"rounds", required_argument, NULL, 'R'},    {"frozen", required_argument, NULL, 'F'},
       {NULL, 0, NULL, 0}};
-  const char *ops = tb_op_names(), *shapes = DEFAULT_SHAPES, *views = "packed,strided";
-  const char *providers = "native", *variants = "automatic";
+  const char *ops = o->replay ? "softmax,rmsnorm,layernorm" : tb_op_names();
+  const char *shapes = DEFAULT_SHAPES, *views = o->replay ? "packed" : "packed,strided";
+  const char *providers = "native", *variants = o->replay ? "reference,candidate" : "automatic";
   int opt;
   optind = 1;
   opterr = 0;
@@ -79,6 +100,20 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o, 
     case 'v': views = optarg; break;
     case 'p': providers = optarg; break;
     case 'V': variants = optarg; break;
+    case 'R':
+    case 'F':
+      if (!o->replay) {
+        return tb_fail(err, TB_ERR_USAGE, "%s belongs to `tilebench replay`", argv[optind - 1]);
+      }
+      if (opt == 'F') {
+        o->frozen = optarg;
+      } else if (tb_parse_size(optarg, "--rounds", 2, 64, &o->rounds, err) != TB_OK) {
+        return err->status;
+      } else if (o->rounds % 2 != 0) {
+        return tb_fail(err, TB_ERR_USAGE, "--rounds must be even, so each variant goes first in "
+                                          "exactly half the rounds");
+      }
+      break;
     case 'P':
       if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
         return tb_fail(err, TB_ERR_USAGE, "--probe takes on or off, not '%s'", optarg);
@@ -203,6 +238,22 @@ static enum tb_status build_campaign(struct run_options *o, struct tb_campaign *
     }
     c->variants[c->variant_count++] = v;
   }
+  if (o->replay && c->variant_count != 2) {
+    return tb_fail(err, TB_ERR_USAGE, "replay compares exactly two variants (--variants A,B: A is "
+                                      "the reference, B the candidate)");
+  }
+  if (o->replay) {
+    size_t reductions = 0;
+    for (size_t k = 0; k < c->op_count; ++k) {
+      reductions += c->ops[k]->is_row_reduction;
+    }
+    if (reductions == 0) {
+      return tb_fail(err, TB_ERR_USAGE, "replay compares plans of row reductions: give at least "
+                                        "one of sum,softmax,rmsnorm,layernorm");
+    }
+  }
+  c->reductions_only = o->replay;
+  c->round = -1;
   c->providers = o->providers.items;
   c->provider_count = o->providers.count;
   c->seed = o->seed;
@@ -272,6 +323,85 @@ static enum tb_status archive(const char *dir, json_t *doc, struct tb_error *err
   return err->status;
 }
 
+/* A frozen replay runs exactly the pilot's artifacts: refuses (exit 2) when
+ * the executable or a library it shares with the pilot differs, and records
+ * the pilot's artifact set beside this run's. */
+static enum tb_status load_frozen(const char *pilot_dir, json_t *current_artifacts, json_t *run,
+                                  json_t **sources, struct tb_error *err) {
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/%s", pilot_dir, TB_RESULTS_FILE);
+  json_t *pilot = NULL;
+  if (tb_results_load(path, &pilot, err) != TB_OK) {
+    return err->status;
+  }
+  json_t *pilot_artifacts = json_object_get(json_object_get(pilot, "provenance"), "artifacts");
+  size_t i, j;
+  json_t *mine, *theirs;
+  json_array_foreach(current_artifacts, i, mine) {
+    const char *role = json_string_value(json_object_get(mine, "role"));
+    int found = 0;
+    json_array_foreach(pilot_artifacts, j, theirs) {
+      int same_path = json_equal(json_object_get(mine, "path"), json_object_get(theirs, "path"));
+      int executable = strcmp(role, "executable") == 0 &&
+                       strcmp(json_string_value(json_object_get(theirs, "role")), "executable") == 0;
+      if (same_path || executable) {
+        found = 1;
+        if (!json_equal(json_object_get(mine, "sha256"), json_object_get(theirs, "sha256"))) {
+          tb_fail(err, TB_ERR_INPUT, "--frozen %s: %s differs from the pilot's (sha256 %s vs %s)",
+                  pilot_dir, json_string_value(json_object_get(mine, "path")),
+                  json_string_value(json_object_get(mine, "sha256")),
+                  json_string_value(json_object_get(theirs, "sha256")));
+          json_decref(pilot);
+          return err->status;
+        }
+      }
+    }
+    if (!found && strcmp(role, "executable") == 0) {
+      json_decref(pilot);
+      return tb_fail(err, TB_ERR_INPUT, "--frozen %s: the pilot records no executable", pilot_dir);
+    }
+  }
+  *sources = json_object();
+  json_t *c;
+  json_array_foreach(json_object_get(pilot, "cases"), i, c) {
+    json_t *sha = json_object_get(c, "source_sha256");
+    if (json_is_string(sha)) {
+      json_object_set(*sources, json_string_value(json_object_get(c, "id")), sha);
+    }
+  }
+  char hex[TB_SHA256_HEX_LEN];
+  tb_sha256_file(path, hex, err);
+  json_object_set_new(run, "frozen", json_pack("{s:s, s:s, s:O}", "pilot_dir", pilot_dir,
+                                                "pilot_results_sha256", hex, "pilot_artifacts",
+                                                pilot_artifacts));
+  json_decref(pilot);
+  return err->status;
+}
+
+/* Replay rounds: the variant measured first alternates round by round. */
+static void run_rounds(struct run_options *o, struct tb_campaign *c, json_t *cases, json_t *run,
+                       size_t *valid, struct tb_error *err) {
+  json_t *orders = json_array();
+  for (unsigned r = 0; r < o->rounds && err->status == TB_OK; ++r) {
+    if (r % 2 == 1) {
+      tb_campaign_reverse_variants(c);
+    }
+    json_array_append_new(orders, json_pack("[s, s]", tb_variant_name(c->variants[0]),
+                                            tb_variant_name(c->variants[1])));
+    size_t round_valid = 0;
+    c->round = (int)r;
+    tb_campaign_run(c, cases, &round_valid, err);
+    *valid += round_valid;
+    if (r % 2 == 1) {
+      tb_campaign_reverse_variants(c);
+    }
+  }
+  json_object_set_new(run, "replay",
+                      json_pack("{s:i, s:s, s:s, s:o}", "rounds", (int)o->rounds, "reference",
+                                tb_variant_name(c->variants[0]), "candidate",
+                                tb_variant_name(c->variants[1]), "variant_order", orders));
+}
+
 static int run_campaign(struct run_options *o, struct tb_campaign *c, int argc, char **argv,
                         struct tb_error *err) {
   const char *backend = NULL;
@@ -292,8 +422,24 @@ static int run_campaign(struct run_options *o, struct tb_campaign *c, int argc, 
   json_t *cases = json_array();
   size_t valid = 0;
   c->out_dir = o->out;
+  json_t *frozen_sources = NULL;
+  if (o->frozen != NULL &&
+      load_frozen(o->frozen, json_object_get(prov, "artifacts"), run, &frozen_sources, err) != TB_OK) {
+    json_decref(doc);
+    json_decref(run);
+    json_decref(prov);
+    json_decref(cases);
+    rmdir(o->out); /* created empty by tb_prepare_out_dir a moment ago */
+    return tb_cli_fail(err);
+  }
+  c->frozen_sources = frozen_sources;
   json_object_set_new(run, "copy_ceiling", copy_ceiling(backend));
-  tb_campaign_run(c, cases, &valid, err);
+  if (o->replay) {
+    run_rounds(o, c, cases, run, &valid, err);
+  } else {
+    tb_campaign_run(c, cases, &valid, err);
+  }
+  json_decref(frozen_sources);
   json_object_set_new(prov, "busy_processes_end", tb_capture_busy_processes());
   char finished[32];
   tb_utc_timestamp(finished, sizeof finished);
@@ -304,6 +450,11 @@ static int run_campaign(struct run_options *o, struct tb_campaign *c, int argc, 
   json_object_set_new(doc, "run", run);
   json_object_set_new(doc, "provenance", prov);
   json_object_set_new(doc, "cases", cases);
+  if (o->replay) {
+    json_object_set_new(doc, "replay", tb_replay_summary(cases, tb_variant_name(c->variants[0]),
+                                                         tb_variant_name(c->variants[1]),
+                                                         (unsigned)o->rounds));
+  }
 
   struct tb_error write_err = {0};
   int rc = 0;
@@ -328,8 +479,10 @@ static int run_campaign(struct run_options *o, struct tb_campaign *c, int argc, 
   return rc;
 }
 
-int tb_cmd_run(int argc, char **argv) {
+static int run_or_replay(int argc, char **argv, int replay) {
   struct run_options o = {0};
+  o.replay = replay;
+  o.rounds = 4;
   o.backend = "auto";
   o.seed = 1;
   o.samples = 9;
@@ -338,7 +491,7 @@ int tb_cmd_run(int argc, char **argv) {
   o.probe = 1;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      fputs(usage, stdout);
+      fputs(replay ? replay_usage : usage, stdout);
       return 0;
     }
   }
@@ -364,3 +517,7 @@ int tb_cmd_run(int argc, char **argv) {
   tb_strlist_free(&o.variants);
   return rc;
 }
+
+int tb_cmd_run(int argc, char **argv) { return run_or_replay(argc, argv, 0); }
+
+int tb_cmd_replay(int argc, char **argv) { return run_or_replay(argc, argv, 1); }

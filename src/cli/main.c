@@ -13,7 +13,9 @@ static const char usage[] =
     "\n"
     "commands:\n"
     "  run      measure operations x shapes x providers; write results.json and results.md\n"
+    "  replay   compare two planner variants in position-balanced rounds\n"
     "  report   regenerate the report of a run from its results.json\n"
+    "  audit    re-derive every figure of runs with an independent program\n"
     "  env      describe this machine: CPU, OS, GPU, driver\n"
     "  plan     show the execution mapping the planner picks for an operation and shape\n"
     "\n"
@@ -35,6 +37,12 @@ int main(int argc, char **argv) {
   }
   if (strcmp(command, "run") == 0) {
     return tb_cmd_run(argc - 1, argv + 1);
+  }
+  if (strcmp(command, "replay") == 0) {
+    return tb_cmd_replay(argc - 1, argv + 1);
+  }
+  if (strcmp(command, "audit") == 0) {
+    return tb_cmd_audit(argc - 1, argv + 1);
   }
   if (strcmp(command, "report") == 0) {
     return tb_cmd_report(argc - 1, argv + 1);

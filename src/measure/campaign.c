@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "inputs/tensor.h"
 #include "measure/case_runner.h"
@@ -15,9 +16,20 @@ static size_t runs_per_case(const struct tb_campaign *c, const struct tb_op_info
   return op->is_row_reduction && tb_provider_plans(provider) ? c->variant_count : 1;
 }
 
+void tb_campaign_reverse_variants(struct tb_campaign *c) {
+  for (size_t i = 0; i < c->variant_count / 2; ++i) {
+    enum tb_variant t = c->variants[i];
+    c->variants[i] = c->variants[c->variant_count - 1 - i];
+    c->variants[c->variant_count - 1 - i] = t;
+  }
+}
+
 size_t tb_campaign_case_count(const struct tb_campaign *c) {
   size_t per_shape_view = 0;
   for (size_t o = 0; o < c->op_count; ++o) {
+    if (c->reductions_only && !c->ops[o]->is_row_reduction) {
+      continue;
+    }
     for (size_t p = 0; p < c->provider_count; ++p) {
       per_shape_view += runs_per_case(c, c->ops[o], c->providers[p]);
     }
@@ -60,6 +72,20 @@ static void show_progress(const struct tb_campaign *c, size_t done, size_t total
   }
 }
 
+/* A frozen replay runs exactly the pilot's kernels: a case whose generated
+ * source differs from the pilot's is refused (invalid, with the reason). */
+static void check_frozen_source(const struct tb_campaign *c, struct tb_case_result *r) {
+  if (c->frozen_sources == NULL || r->source == NULL) {
+    return;
+  }
+  const char *pilot = json_string_value(json_object_get(c->frozen_sources, r->id));
+  if (pilot == NULL || strcmp(pilot, r->source_sha256) != 0) {
+    snprintf(r->error, sizeof r->error, "frozen replay: source %.16s… differs from the pilot's %.16s…",
+             r->source_sha256, pilot ? pilot : "(case absent from the pilot)");
+    r->valid = false;
+  }
+}
+
 /* One case's inputs and oracle, measured on every provider. */
 static enum tb_status run_one_case(const struct tb_campaign *c, struct tb_provider **providers,
                                    const struct tb_case *k, json_t *cases, size_t *done,
@@ -81,10 +107,16 @@ static enum tb_status run_one_case(const struct tb_campaign *c, struct tb_provid
       pc.variant = planned ? c->variants[v] : TB_VARIANT_AUTOMATIC;
       struct tb_case_result result;
       enum tb_status st = tb_run_case(providers[p], &pc, &data, reference, &c->measure, &result);
+      check_frozen_source(c, &result);
       if (result.source != NULL && c->out_dir != NULL) {
         tb_archive_source(c->out_dir, result.source_sha256, result.source, err);
       }
-      json_array_append_new(cases, tb_case_result_to_json(&result));
+      json_t *record = tb_case_result_to_json(&result);
+      if (c->round >= 0) {
+        json_object_set_new(record, "round", json_integer(c->round));
+        json_object_set_new(record, "position", json_integer((json_int_t)v));
+      }
+      json_array_append_new(cases, record);
       *valid_count += result.valid;
       show_progress(c, ++*done, tb_campaign_case_count(c), result.id);
       if (st != TB_OK) {
@@ -113,6 +145,9 @@ enum tb_status tb_campaign_run(const struct tb_campaign *c, json_t *cases, size_
     for (size_t o = 0; o < c->op_count && err->status == TB_OK; ++o) {
       for (size_t v = 0; v < c->view_count && err->status == TB_OK; ++v) {
         struct tb_case k = case_at(c, s, o, v);
+        if (c->reductions_only && !k.op->is_row_reduction) {
+          continue;
+        }
         run_one_case(c, providers, &k, cases, &done, valid_count, err);
       }
     }

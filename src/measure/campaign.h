@@ -24,9 +24,15 @@ struct tb_campaign {
   struct tb_measure_options measure;
   bool progress; /* a progress line on stderr (a TTY) */
   const char *out_dir; /* generated sources go to out_dir/sources/<sha256>.cu */
+  int round;           /* replay round recorded in each case, or -1 for a plain run */
+  bool reductions_only; /* replays compare plans: elementwise ops are not run */
+  const json_t *frozen_sources; /* {case id: source sha256} of a frozen pilot, or NULL */
 };
 
 size_t tb_campaign_case_count(const struct tb_campaign *c);
+
+/* The same campaign with the variant order reversed (replay position balance). */
+void tb_campaign_reverse_variants(struct tb_campaign *c);
 
 /* Refuses (TB_ERR_INPUT) before anything is allocated when one case would
  * not fit in host memory. */

@@ -267,6 +267,57 @@ static void markdown_load(struct tb_strbuf *b, const json_t *doc) {
   }
 }
 
+/* Replay verdicts: every figure is a range over rounds, never a median alone. */
+static void markdown_replay(struct tb_strbuf *b, const json_t *replay) {
+  if (replay == NULL) {
+    return;
+  }
+  const char *metrics[] = {"gpu_throughput", "gpu_latency", "host_throughput", "host_latency"};
+  tb_strbuf_printf(b, "## Replay: %s (reference) vs %s (candidate), %lld rounds\n\n"
+                      "gain_r = reference_r / candidate_r from each round's p50s; > 1 means the "
+                      "candidate was faster. Shown as median [min, max] over rounds and a verdict "
+                      "from the range. A metric is withheld when any round lacks its pair.\n\n"
+                      "| case | model favours candidate | GPU throughput | GPU latency | host "
+                      "throughput | host latency |\n|---|---|---|---|---|---|\n",
+                   str_or(json_object_get(replay, "reference"), "?"),
+                   str_or(json_object_get(replay, "candidate"), "?"),
+                   (long long)json_integer_value(json_object_get(replay, "rounds")));
+  size_t i;
+  json_t *c;
+  json_array_foreach(json_object_get(replay, "cases"), i, c) {
+    json_t *predicted = json_object_get(c, "model_predicts_candidate_better");
+    tb_strbuf_printf(b, "| %s | %s |", str_or(json_object_get(c, "case"), "?"),
+                     json_is_null(predicted) ? "n/a" : json_is_true(predicted) ? "yes" : "no");
+    for (int m = 0; m < 4; ++m) {
+      const json_t *mj = json_object_get(json_object_get(c, "metrics"), metrics[m]);
+      const char *withheld = json_string_value(json_object_get(mj, "withheld"));
+      if (withheld != NULL) {
+        tb_strbuf_printf(b, " withheld: %s |", withheld);
+      } else {
+        tb_strbuf_printf(b, " %.3f [%.3f, %.3f] %s |",
+                         json_number_value(json_object_get(mj, "median")),
+                         json_number_value(json_object_get(mj, "min")),
+                         json_number_value(json_object_get(mj, "max")),
+                         str_or(json_object_get(mj, "verdict"), "?"));
+      }
+    }
+    tb_strbuf_printf(b, "\n");
+  }
+  tb_strbuf_printf(b, "\n| metric | cases | withheld | median > 1 | faster in all pairs | slower in "
+                      "all pairs |\n|---|---:|---:|---:|---:|---:|\n");
+  for (int m = 0; m < 4; ++m) {
+    const json_t *k = json_object_get(json_object_get(replay, "counts"), metrics[m]);
+    tb_strbuf_printf(b, "| %s | %lld | %lld | %lld | %lld | %lld |\n", metrics[m],
+                     (long long)json_integer_value(json_object_get(k, "cases")),
+                     (long long)json_integer_value(json_object_get(k, "withheld")),
+                     (long long)json_integer_value(json_object_get(k, "positive_median")),
+                     (long long)json_integer_value(json_object_get(k, "all_pairs_positive")),
+                     (long long)json_integer_value(json_object_get(k, "all_pairs_negative")));
+  }
+  tb_strbuf_printf(b, "\nThe cost model predicted the candidate better in %lld case(s).\n\n",
+                   (long long)json_integer_value(json_object_get(replay, "model_predicts_candidate_better")));
+}
+
 char *tb_report_markdown(const json_t *doc, struct tb_error *err) {
   const json_t *cases = json_object_get(doc, "cases");
   if (!json_is_array(cases)) {
@@ -281,6 +332,7 @@ char *tb_report_markdown(const json_t *doc, struct tb_error *err) {
                          "bytes): **%.0f GB/s**.\n\n",
                      ceiling);
   }
+  markdown_replay(&b, json_object_get(doc, "replay"));
   markdown_cases(&b, cases, ceiling);
   markdown_probe(&b, cases);
   markdown_problems(&b, cases);

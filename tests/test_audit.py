@@ -1,0 +1,224 @@
+"""The independent audit against real CPU runs: it passes clean runs and
+replays, and fails, naming the field, on each planted corruption.
+Run by CTest with TB_BINARY (the tilebench executable) and TB_AUDIT (the script)."""
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+BINARY = os.environ["TB_BINARY"]
+AUDIT = os.environ["TB_AUDIT"]
+FAST = ["--samples", "3", "--warmup-ms", "1", "--sample-ms", "1", "--quiet"]
+
+
+def run(*args):
+    return subprocess.run([BINARY, *args], capture_output=True, text=True)
+
+
+def audit(*dirs, extra=()):
+    return subprocess.run([sys.executable, AUDIT, *dirs, *extra], capture_output=True, text=True)
+
+
+class AuditTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="tb-audit-")
+        cls.run_dir = os.path.join(cls.tmp, "run")
+        cls.replay_dir = os.path.join(cls.tmp, "replay")
+        r = run("run", "--shapes", "37x769,3x5", "--variants", "reference,automatic", *FAST,
+                "--out", cls.run_dir)
+        assert r.returncode == 0, r.stderr
+        r = run("replay", "--shapes", "37x769,64x258", "--rounds", "4", *FAST, "--out", cls.replay_dir)
+        assert r.returncode == 0, r.stderr
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def corrupt(self, source, mutate):
+        """A copy of a run whose results.json `mutate` changed."""
+        target = tempfile.mkdtemp(dir=self.tmp)
+        shutil.rmtree(target)
+        shutil.copytree(source, target)
+        path = os.path.join(target, "results.json")
+        with open(path) as f:
+            doc = json.load(f)
+        mutate(doc)
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        return target
+
+    def assert_caught(self, source, mutate, field):
+        result = audit(self.corrupt(source, mutate))
+        self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
+        self.assertIn("DISCREPANCY", result.stderr)
+        self.assertIn(field, result.stderr)
+
+    def test_clean_run_and_replay_pass(self):
+        for d in (self.run_dir, self.replay_dir):
+            result = audit(d)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            self.assertIn("checks passed", result.stdout)
+
+    def test_replay_is_position_balanced(self):
+        with open(os.path.join(self.replay_dir, "results.json")) as f:
+            doc = json.load(f)
+        orders = doc["run"]["replay"]["variant_order"]
+        self.assertEqual([o[0] for o in orders], ["reference", "candidate", "reference", "candidate"])
+        self.assertEqual(len(doc["cases"]), 3 * 2 * 2 * 4)  # ops x shapes x variants x rounds
+
+    def test_changed_sample(self):
+        def m(d):
+            d["cases"][0]["host"]["throughput"]["elapsed_ns"][0] += 1000
+        self.assert_caught(self.run_dir, m, "host.throughput.per_call_ns[0]")
+
+    def test_changed_p50(self):
+        def m(d):
+            d["cases"][1]["host"]["latency"]["per_call_summary_ns"]["p50"] *= 1.01
+        self.assert_caught(self.run_dir, m, "host.latency.per_call_summary_ns.p50")
+
+    def test_missing_sample(self):
+        def m(d):
+            for key in ("elapsed_ns", "per_call_ns"):
+                d["cases"][2]["host"]["latency"][key].pop()
+        self.assert_caught(self.run_dir, m, "host.latency.elapsed_ns (count)")
+
+    def test_changed_plan_fact(self):
+        def m(d):
+            d["cases"][0]["execution_plans"][0]["candidates"][3]["slots"] += 1
+        self.assert_caught(self.run_dir, m, "plan.candidates[3].slots")
+
+    def test_changed_pick(self):
+        def m(d):
+            for c in d["cases"]:
+                if c.get("variant") == "automatic":
+                    c["execution_plans"][0]["chosen_candidate"] = 0
+                    return
+        self.assert_caught(self.run_dir, m, "plan.chosen_candidate")
+
+    def test_validity_flag_on_a_wrong_output(self):
+        def m(d):
+            v = d["cases"][0]["validation"]
+            v["failed_elements"] = 3
+            v["unwritten_elements"] = 0
+        self.assert_caught(self.run_dir, m, "validation.passed")
+
+    def test_wrong_source_hash(self):
+        def m(d):
+            d["cases"][0]["source_sha256"] = "ab" * 32
+        self.assert_caught(self.run_dir, m, "source_sha256")
+
+    def test_source_file_changed(self):
+        target = self.corrupt(self.run_dir, lambda d: d["cases"][0].__setitem__("source_sha256", "cd" * 32))
+        os.makedirs(os.path.join(target, "sources"), exist_ok=True)
+        with open(os.path.join(target, "sources", "cd" * 32 + ".cu"), "w") as f:
+            f.write("// not the kernel that ran\n")
+        result = audit(target)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("hash of the archived file", result.stderr)
+
+    def test_unbalanced_order(self):
+        def m(d):
+            d["run"]["replay"]["variant_order"][1] = ["reference", "candidate"]
+        self.assert_caught(self.replay_dir, m, "position balance")
+
+    def test_duplicated_round(self):
+        def m(d):
+            d["cases"].append(copy.deepcopy(d["cases"][0]))
+        self.assert_caught(self.replay_dir, m, "appears twice")
+
+    def test_dropped_pair(self):
+        def m(d):
+            d["cases"] = [c for c in d["cases"] if not (c["round"] == 2 and c["variant"] == "candidate")]
+        self.assert_caught(self.replay_dir, m, "round 2 is missing")
+
+    def test_changed_gain_and_verdict(self):
+        def gain(d):
+            d["replay"]["cases"][0]["metrics"]["host_throughput"]["gain"][1] *= 1.5
+        self.assert_caught(self.replay_dir, gain, "host_throughput.gain[1]")
+
+        def verdict(d):
+            rec = d["replay"]["cases"][1]["metrics"]["host_latency"]
+            rec["verdict"] = "faster in all pairs" if rec["verdict"] != "faster in all pairs" else "inconclusive"
+        self.assert_caught(self.replay_dir, verdict, "host_latency.verdict")
+
+    def test_changed_summary_count(self):
+        def m(d):
+            d["replay"]["counts"]["host_throughput"]["cases"] += 1
+        self.assert_caught(self.replay_dir, m, "counts.host_throughput.cases")
+
+    def test_withheld_gpu_figures_shown(self):
+        def m(d):
+            rec = d["replay"]["cases"][0]["metrics"]["gpu_throughput"]
+            rec["withheld"] = None
+        self.assert_caught(self.replay_dir, m, "gpu_throughput.withheld")
+
+    def test_mismatched_environments(self):
+        other = self.corrupt(self.run_dir, lambda d: d["provenance"]["host"].__setitem__("cpu_model", "another CPU"))
+        result = audit(self.run_dir, other)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("environments", result.stderr)
+
+    def test_receipt_created_once(self):
+        receipt = os.path.join(self.tmp, "receipt.json")
+        result = audit(self.run_dir, extra=("--receipt", receipt))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(receipt) as f:
+            self.assertGreater(json.load(f)["checks"], 1000)
+        again = audit(self.run_dir, extra=("--receipt", receipt))
+        self.assertEqual(again.returncode, 2)
+        self.assertIn("never overwritten", again.stderr)
+
+    def test_audit_through_the_cli(self):
+        result = subprocess.run([BINARY, "audit", self.replay_dir], capture_output=True, text=True)
+        self.assertEqual(result.returncode, 0, result.stderr)
+
+
+class ReplayCliTest(unittest.TestCase):
+    def expect_usage(self, args, fragment):
+        r = run(*args)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(fragment, r.stderr)
+
+    def test_refusals(self):
+        self.expect_usage(["replay", "--rounds", "3"], "even")
+        self.expect_usage(["replay", "--variants", "reference,candidate,automatic"], "exactly two")
+        self.expect_usage(["replay", "--ops", "add"], "row reductions")
+        self.expect_usage(["run", "--rounds", "4"], "belongs to `tilebench replay`")
+        self.expect_usage(["replay", "--frozen", "/nonexistent/pilot", "--out", tempfile.mktemp()],
+                          "cannot read")
+
+    def test_frozen_replay(self):
+        tmp = tempfile.mkdtemp(prefix="tb-frozen-")
+        try:
+            pilot = os.path.join(tmp, "pilot")
+            self.assertEqual(run("run", "--ops", "softmax", "--shapes", "8x33", *FAST, "--out", pilot).returncode, 0)
+            ok = run("replay", "--ops", "softmax", "--shapes", "8x33", "--rounds", "2", *FAST,
+                     "--frozen", pilot, "--out", os.path.join(tmp, "frozen"))
+            self.assertEqual(ok.returncode, 0, ok.stderr)
+            with open(os.path.join(tmp, "frozen", "results.json")) as f:
+                frozen = json.load(f)["run"]["frozen"]
+            self.assertEqual(frozen["pilot_dir"], pilot)
+            self.assertTrue(frozen["pilot_artifacts"])
+            path = os.path.join(pilot, "results.json")
+            with open(path) as f:
+                doc = json.load(f)
+            doc["provenance"]["artifacts"][0]["sha256"] = "00" * 32  # "another binary"
+            with open(path, "w") as f:
+                json.dump(doc, f)
+            out = os.path.join(tmp, "refused")
+            bad = run("replay", "--ops", "softmax", "--shapes", "8x33", "--rounds", "2", *FAST,
+                      "--frozen", pilot, "--out", out)
+            self.assertEqual(bad.returncode, 2)
+            self.assertIn("differs from the pilot", bad.stderr)
+            self.assertFalse(os.path.exists(os.path.join(out, "results.json")))
+        finally:
+            shutil.rmtree(tmp)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=1)
