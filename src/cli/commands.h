@@ -10,6 +10,7 @@ int tb_cmd_env(int argc, char **argv);
 int tb_cmd_plan(int argc, char **argv);
 int tb_cmd_replay(int argc, char **argv);
 int tb_cmd_audit(int argc, char **argv);
+int tb_cmd_compare(int argc, char **argv);
 
 /* Prints "tilebench: <message>" on stderr and returns the exit code. */
 int tb_cli_fail(const struct tb_error *err);

@@ -16,6 +16,7 @@ static const char usage[] =
     "  replay   compare two planner variants in position-balanced rounds\n"
     "  report   regenerate the report of a run from its results.json\n"
     "  audit    re-derive every figure of runs with an independent program\n"
+    "  compare  two runs side by side, with verdicts from sample ranges\n"
     "  env      describe this machine: CPU, OS, GPU, driver\n"
     "  plan     show the execution mapping the planner picks for an operation and shape\n"
     "\n"
@@ -40,6 +41,9 @@ int main(int argc, char **argv) {
   }
   if (strcmp(command, "replay") == 0) {
     return tb_cmd_replay(argc - 1, argv + 1);
+  }
+  if (strcmp(command, "compare") == 0) {
+    return tb_cmd_compare(argc - 1, argv + 1);
   }
   if (strcmp(command, "audit") == 0) {
     return tb_cmd_audit(argc - 1, argv + 1);
