@@ -36,26 +36,18 @@ int main(int argc, char **argv) {
     printf("tilebench %s\n", TB_VERSION);
     return 0;
   }
-  if (strcmp(command, "run") == 0) {
-    return tb_cmd_run(argc - 1, argv + 1);
-  }
-  if (strcmp(command, "replay") == 0) {
-    return tb_cmd_replay(argc - 1, argv + 1);
-  }
-  if (strcmp(command, "compare") == 0) {
-    return tb_cmd_compare(argc - 1, argv + 1);
-  }
-  if (strcmp(command, "audit") == 0) {
-    return tb_cmd_audit(argc - 1, argv + 1);
-  }
-  if (strcmp(command, "report") == 0) {
-    return tb_cmd_report(argc - 1, argv + 1);
-  }
-  if (strcmp(command, "plan") == 0) {
-    return tb_cmd_plan(argc - 1, argv + 1);
-  }
-  if (strcmp(command, "env") == 0) {
-    return tb_cmd_env(argc - 1, argv + 1);
+  static const struct {
+    const char *name;
+    int (*run)(int, char **);
+  } commands[] = {
+      {"run", tb_cmd_run},         {"replay", tb_cmd_replay}, {"compare", tb_cmd_compare},
+      {"audit", tb_cmd_audit},     {"report", tb_cmd_report}, {"plan", tb_cmd_plan},
+      {"env", tb_cmd_env},
+  };
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i) {
+    if (strcmp(command, commands[i].name) == 0) {
+      return commands[i].run(argc - 1, argv + 1);
+    }
   }
   fprintf(stderr, "tilebench: unknown command '%s'\n\n%s", command, usage);
   return 2;

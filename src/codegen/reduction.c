@@ -82,6 +82,17 @@ static void emit_store4(struct tb_strbuf *b, const char *dst, const char *indent
                    indent, indent, dst, indent, indent, dst, indent);
 }
 
+/* The output of one group of 4 at e: weights/bias as the op needs, r[i] from
+ * the element value `value` (an expression in i), stored 16 bytes wide when
+ * aligned. */
+static void emit_output_group(struct tb_strbuf *b, enum tb_op op, const char *value) {
+  emit_load_params(b, op, "    ");
+  tb_strbuf_printf(b, "    float r[4];\n    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n"
+                      "      const float v = %s;\n      r[i] = %s;\n    }\n",
+                   value, output_expr(op));
+  emit_store4(b, "orow", "    ");
+}
+
 /* ---- register rows ----------------------------------------------------- */
 
 /* One reduction site across the s warps of a row: warp shuffle, then (s > 1)
@@ -193,11 +204,7 @@ static void emit_register_rows(struct tb_strbuf *b, const struct tb_plan *plan,
                      "  const bool ovec = tb_aligned16(orow);\n"
                      "  _Pragma(\"unroll\") for (int k = 0; k < G; ++k) {\n"
                      "    const int e = 4 * (lane + k * WIDTH);\n");
-    emit_load_params(b, op, "    ");
-    tb_strbuf_printf(b, "    float r[4];\n    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n"
-                        "      const float v = cache[k][i];\n      r[i] = %s;\n    }\n",
-                     output_expr(op));
-    emit_store4(b, "orow", "    ");
+    emit_output_group(b, op, "cache[k][i]");
     tb_strbuf_printf(b, "  }\n}\n");
   }
   g->kernel_count = 1;
@@ -315,11 +322,7 @@ static void emit_output_pass(struct tb_strbuf *b, enum tb_op op, const char *lo,
   tb_strbuf_printf(b, "  float *orow = out + row * N;\n  const bool ovec = tb_aligned16(orow);\n");
   emit_pass_open(b, lo, hi, threads);
   emit_load4(b, "xr", "    ");
-  emit_load_params(b, op, "    ");
-  tb_strbuf_printf(b, "    float r[4];\n    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n"
-                      "      const float v = t[i];\n      r[i] = %s;\n    }\n",
-                   output_expr(op));
-  emit_store4(b, "orow", "    ");
+  emit_output_group(b, op, "t[i]");
   tb_strbuf_printf(b, "  }\n");
 }
 
