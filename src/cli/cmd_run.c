@@ -34,7 +34,8 @@ static const char usage[] =
     "  --shapes LIST        MxN shapes (default: " DEFAULT_SHAPES ")\n"
     "  --input-views LIST   packed,strided (default: both); strided rows have stride n+3 and\n"
     "                       start at element 1, so kernels cannot assume packed or aligned rows\n"
-    "  --providers LIST     implementations to measure (default: native)\n"
+    "  --providers LIST     native, torch, torch-compile (default: native); the torch providers\n"
+    "                       run PyTorch in a worker process (TILEBENCH_PYTHON picks the python)\n"
     "  --variants LIST      plans of native row reductions: reference (1 warp x 8 rows),\n"
     "                       candidate (2 warps x 4 rows), automatic (default; the planner's pick)\n"
     "  --backend B          cpu, cuda or auto (default auto: cuda when usable, else cpu)\n"
@@ -221,7 +222,7 @@ static enum tb_status build_campaign(struct run_options *o, struct tb_campaign *
     }
   }
   for (size_t i = 0; i < o->providers.count; ++i) {
-    if (strcmp(o->providers.items[i], "native") != 0) {
+    if (!tb_provider_known(o->providers.items[i])) {
       return tb_fail(err, TB_ERR_USAGE, "unknown provider '%s' (known: %s)",
                      o->providers.items[i], tb_provider_names());
     }

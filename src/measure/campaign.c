@@ -86,10 +86,28 @@ static void check_frozen_source(const struct tb_campaign *c, struct tb_case_resu
   }
 }
 
-/* One case's inputs and oracle, measured on every provider. */
+/* A provider that could not start (PyTorch missing, say): its cases are
+ * recorded invalid with the reason, and the run goes on. */
+static json_t *unavailable_case(const struct tb_case *k, const char *provider, const char *why) {
+  struct tb_case_result r;
+  memset(&r, 0, sizeof r);
+  r.c = *k;
+  r.c.provider = provider;
+  tb_case_id(&r.c, r.id, sizeof r.id);
+  r.backend = "none";
+  r.output_allocation = "none";
+  r.minimal_bytes = tb_op_minimal_bytes(k->op->op, k->shape.m, k->shape.n);
+  r.device_unavailable_reason = "the provider did not start";
+  snprintf(r.error, sizeof r.error, "provider %.40s unavailable: %.900s", provider, why);
+  return tb_case_result_to_json(&r);
+}
+
+/* One case's inputs and oracle, measured on every provider; the provider
+ * order alternates case by case so each goes first equally often. */
 static enum tb_status run_one_case(const struct tb_campaign *c, struct tb_provider **providers,
-                                   const struct tb_case *k, json_t *cases, size_t *done,
-                                   size_t *valid_count, struct tb_error *err) {
+                                   const struct tb_error *failures, const struct tb_case *k,
+                                   json_t *cases, size_t *done, size_t *valid_count,
+                                   struct tb_error *err) {
   struct tb_case_data data;
   double *reference = NULL;
   if (tb_case_data_create(k, c->seed, &data, err) != TB_OK ||
@@ -97,7 +115,17 @@ static enum tb_status run_one_case(const struct tb_campaign *c, struct tb_provid
     tb_case_data_free(&data);
     return err->status;
   }
-  for (size_t p = 0; p < c->provider_count && err->status == TB_OK; ++p) {
+  static size_t case_index; /* alternates the provider order */
+  int reversed = case_index++ % 2 == 1;
+  for (size_t q = 0; q < c->provider_count && err->status == TB_OK; ++q) {
+    size_t p = reversed ? c->provider_count - 1 - q : q;
+    if (providers[p] == NULL) {
+      json_t *record = unavailable_case(k, c->providers[p], failures[p].message);
+      json_object_set_new(record, "provider_position", json_integer((json_int_t)q));
+      json_array_append_new(cases, record);
+      show_progress(c, ++*done, tb_campaign_case_count(c), c->providers[p]);
+      continue;
+    }
     int planned = providers[p]->plans_reductions && k->op->is_row_reduction;
     size_t runs = planned ? c->variant_count : 1;
     for (size_t v = 0; v < runs && err->status == TB_OK; ++v) {
@@ -112,6 +140,7 @@ static enum tb_status run_one_case(const struct tb_campaign *c, struct tb_provid
         tb_archive_source(c->out_dir, result.source_sha256, result.source, err);
       }
       json_t *record = tb_case_result_to_json(&result);
+      json_object_set_new(record, "provider_position", json_integer((json_int_t)q));
       if (c->round >= 0) {
         json_object_set_new(record, "round", json_integer(c->round));
         json_object_set_new(record, "position", json_integer((json_int_t)v));
@@ -133,12 +162,20 @@ static enum tb_status run_one_case(const struct tb_campaign *c, struct tb_provid
 enum tb_status tb_campaign_run(const struct tb_campaign *c, json_t *cases, size_t *valid_count,
                                struct tb_error *err) {
   struct tb_provider **providers = calloc(c->provider_count, sizeof *providers);
-  if (providers == NULL) {
+  struct tb_error *failures = calloc(c->provider_count, sizeof *failures);
+  if (providers == NULL || failures == NULL) {
+    free(providers);
+    free(failures);
     return tb_fail(err, TB_ERR_SYSTEM, "out of memory creating providers");
   }
   *valid_count = 0;
-  for (size_t p = 0; p < c->provider_count && err->status == TB_OK; ++p) {
-    tb_provider_create(c->providers[p], c->backend, &providers[p], err);
+  for (size_t p = 0; p < c->provider_count; ++p) {
+    /* The native provider is the run's purpose: without it, stop. Others
+     * (a missing PyTorch) leave invalid cases with the reason. */
+    if (tb_provider_create(c->providers[p], c->backend, &providers[p], &failures[p]) != TB_OK &&
+        strcmp(c->providers[p], "native") == 0) {
+      tb_fail(err, failures[p].status, "%s", failures[p].message);
+    }
   }
   size_t done = 0;
   for (size_t s = 0; s < c->shape_count && err->status == TB_OK; ++s) {
@@ -148,7 +185,7 @@ enum tb_status tb_campaign_run(const struct tb_campaign *c, json_t *cases, size_
         if (c->reductions_only && !k.op->is_row_reduction) {
           continue;
         }
-        run_one_case(c, providers, &k, cases, &done, valid_count, err);
+        run_one_case(c, providers, failures, &k, cases, &done, valid_count, err);
       }
     }
   }
@@ -156,5 +193,6 @@ enum tb_status tb_campaign_run(const struct tb_campaign *c, json_t *cases, size_
     tb_provider_destroy(providers[p]);
   }
   free(providers);
+  free(failures);
   return err->status;
 }

@@ -18,8 +18,8 @@ void tb_case_result_free(struct tb_case_result *r) {
 /* GPU providers: control and probe on the provider's stream. */
 static void measure_device(struct tb_provider *p, const struct tb_measure_options *opt,
                            struct tb_case_result *r) {
-  if (p->ops->device_stream(p) == NULL) {
-    r->device_unavailable_reason = "the cpu backend has no device clock";
+  if (!p->ops->has_device(p)) {
+    r->device_unavailable_reason = "the provider runs on the CPU: no device clock";
     return;
   }
 #ifdef TB_HAVE_TIMING
@@ -76,6 +76,9 @@ enum tb_status tb_run_case(struct tb_provider *p, const struct tb_case *c,
 
   struct tb_error err = {0};
   if (p->ops->prepare(p, c, data, &err) == TB_OK) {
+    /* a worker knows its backend and output policy only once prepared */
+    r->backend = p->backend;
+    r->output_allocation = p->output_allocation;
     const struct tb_plan *plan = p->ops->plan(p);
     if (plan != NULL) {
       r->has_plan = true;

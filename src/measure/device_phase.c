@@ -72,6 +72,9 @@ static json_t *scope_json(struct scope_samples *s, unsigned calls) {
 /* One timed sample: begin, `calls` calls, end. Returns the timing code. */
 static int timed_sample(struct tb_provider *p, int probe, unsigned calls, unsigned capacity,
                         struct tb_timing_result *r, char *error, size_t error_size) {
+  if (p->ops->device_sample != NULL) {
+    return p->ops->device_sample(p, probe, calls, capacity, r, error, error_size);
+  }
   void *stream = p->ops->device_stream(p);
   int rc = probe ? tb_timing_begin_probe(stream, capacity) : tb_timing_begin_control(stream);
   if (rc == TB_TIMING_OK) {

@@ -8,6 +8,9 @@
 #include <stdbool.h>
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "tilebench/timing.h"
 
 #include "core/error.h"
 #include "inputs/tensor.h"
@@ -32,9 +35,21 @@ struct tb_provider_ops {
   /* Copies the whole output (count elements, packed) to dst. */
   enum tb_status (*read_output)(struct tb_provider *p, float *dst, size_t count,
                                 struct tb_error *err);
-  /* The stream GPU work is issued on (a CUstream), or NULL on the CPU: the
-   * device phase times this stream. */
+  /* The stream GPU work is issued on (a CUstream), or NULL: the device
+   * phase times this stream when the provider takes no samples itself. */
   void *(*device_stream)(const struct tb_provider *p);
+  /* Whether the provider has a GPU clock, so the device phase runs. */
+  bool (*has_device)(const struct tb_provider *p);
+  /* Optional (NULL: measure/ times launch + synchronize itself). One host
+   * sample taken by the provider with CLOCK_MONOTONIC: an out-of-process
+   * worker times its own calls so the pipe is never inside a timing. */
+  enum tb_status (*host_sample)(struct tb_provider *p, unsigned long calls, int64_t *elapsed_ns,
+                                struct tb_error *err);
+  /* Optional (NULL: measure/ runs the timing library on device_stream). One
+   * device sample, control or probe, taken by the provider through the same
+   * library; returns the timing library's code, with `error` on failure. */
+  int (*device_sample)(struct tb_provider *p, bool probe, unsigned calls, unsigned capacity,
+                       struct tb_timing_result *result, char *error, size_t error_size);
   /* Kernel launches one call makes (a split-row plan makes 2). */
   unsigned (*launches_per_call)(const struct tb_provider *p);
   /* Provider facts for the results (compilation, kernels, buffers), or
@@ -64,7 +79,10 @@ void tb_provider_destroy(struct tb_provider *p);
 /* Whether the named provider runs the planner's variants of row reductions. */
 bool tb_provider_plans(const char *name);
 
-/* "native" for help and error messages. */
+/* Whether a provider of that name exists. */
+bool tb_provider_known(const char *name);
+
+/* "native,torch,torch-compile" for help and error messages. */
 const char *tb_provider_names(void);
 
 #endif

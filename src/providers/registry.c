@@ -1,18 +1,28 @@
 #include <string.h>
 
 #include "backends/cpu/cpu_provider.h"
+#include "providers/torch_worker.h"
 #ifdef TB_HAVE_CUDA_HEADERS
 #include "backends/cuda/cuda_provider.h"
 #endif
 #include "providers/provider.h"
 
-const char *tb_provider_names(void) { return "native"; }
+const char *tb_provider_names(void) { return "native,torch,torch-compile"; }
+
+bool tb_provider_known(const char *name) {
+  return strcmp(name, "native") == 0 || strcmp(name, "torch") == 0 ||
+         strcmp(name, "torch-compile") == 0;
+}
 
 bool tb_provider_plans(const char *name) { return strcmp(name, "native") == 0; }
 
 enum tb_status tb_provider_create(const char *name, const char *backend, struct tb_provider **out,
                                   struct tb_error *err) {
   *out = NULL;
+  if (strcmp(name, "torch") == 0 || strcmp(name, "torch-compile") == 0) {
+    /* PyTorch picks its own device (CUDA when it sees one), whatever --backend says */
+    return tb_torch_provider_create(strcmp(name, "torch-compile") == 0, out, err);
+  }
   if (strcmp(name, "native") != 0) {
     return tb_fail(err, TB_ERR_USAGE, "unknown provider '%s' (known: %s)", name,
                    tb_provider_names());

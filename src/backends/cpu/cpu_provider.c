@@ -99,6 +99,8 @@ static void cpu_destroy(struct tb_provider *p) {
 
 static void *cpu_device_stream(const struct tb_provider *p) { return NULL; }
 
+static bool cpu_has_device(const struct tb_provider *p) { return false; }
+
 static unsigned cpu_launches_per_call(const struct tb_provider *p) { return 1; }
 
 static json_t *cpu_details(const struct tb_provider *p) {
@@ -120,6 +122,7 @@ static const struct tb_provider_ops cpu_ops = {
     .poison_output = cpu_poison,
     .read_output = cpu_read_output,
     .device_stream = cpu_device_stream,
+    .has_device = cpu_has_device,
     .launches_per_call = cpu_launches_per_call,
     .details = cpu_details,
     .source = cpu_source,

@@ -187,6 +187,8 @@ static void *cuda_device_stream(const struct tb_provider *p) {
   return ((const struct cuda_state *)p->state)->stream;
 }
 
+static bool cuda_has_device(const struct tb_provider *p) { return true; }
+
 static unsigned cuda_launches_per_call(const struct tb_provider *p) {
   return ((const struct cuda_state *)p->state)->gen.kernel_count;
 }
@@ -259,6 +261,7 @@ static const struct tb_provider_ops cuda_ops = {
     .poison_output = cuda_poison,
     .read_output = cuda_read_output,
     .device_stream = cuda_device_stream,
+    .has_device = cuda_has_device,
     .launches_per_call = cuda_launches_per_call,
     .details = cuda_details,
     .source = cuda_source,

@@ -1,0 +1,1 @@
+"""tilebench's PyTorch worker (see docs/torch-worker.md)."""

@@ -1,0 +1,447 @@
+#define _GNU_SOURCE /* pipe2, O_CLOEXEC */
+#include "providers/torch_worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/clock.h"
+
+#ifndef TB_SOURCE_DIR
+#define TB_SOURCE_DIR "."
+#endif
+
+extern char **environ;
+
+struct worker {
+  pid_t pid;
+  int to_worker, from_worker;
+  char buffer[1 << 16];
+  size_t buffered;
+};
+
+struct torch_state {
+  bool compile;
+  struct worker w;
+  json_t *hello;            /* the worker's handshake: versions, config, threads */
+  json_t *prepared;         /* the prepare reply of the current case */
+  char allocation[32];
+  char dir[64];             /* temporary files of the current case */
+  size_t out_elems;
+};
+
+/* ---- the process ---------------------------------------------------------- */
+
+/* TB_WORKER_TIMEOUT_S, or TILEBENCH_WORKER_TIMEOUT_S (tests shorten it). */
+static int worker_timeout(void) {
+  const char *text = getenv("TILEBENCH_WORKER_TIMEOUT_S");
+  int seconds = text ? atoi(text) : 0;
+  return seconds > 0 ? seconds : TB_WORKER_TIMEOUT_S;
+}
+
+
+static void worker_kill(struct worker *w) {
+  if (w->pid > 0) {
+    kill(w->pid, SIGKILL);
+    waitpid(w->pid, NULL, 0);
+  }
+  if (w->to_worker >= 0) {
+    close(w->to_worker);
+  }
+  if (w->from_worker >= 0) {
+    close(w->from_worker);
+  }
+  w->pid = 0;
+  w->to_worker = w->from_worker = -1;
+  w->buffered = 0;
+}
+
+/* Reads one line within timeout_s; the reply is parsed JSON that has ok. */
+static enum tb_status read_reply(struct worker *w, int timeout_s, json_t **reply,
+                                 struct tb_error *err) {
+  int64_t deadline = tb_monotonic_ns() + (int64_t)timeout_s * 1000000000LL;
+  for (;;) {
+    char *newline = memchr(w->buffer, '\n', w->buffered);
+    if (newline != NULL) {
+      *newline = '\0';
+      json_error_t jerr;
+      *reply = json_loads(w->buffer, 0, &jerr);
+      size_t used = (size_t)(newline - w->buffer) + 1;
+      memmove(w->buffer, newline + 1, w->buffered - used);
+      w->buffered -= used;
+      if (*reply == NULL || !json_is_boolean(json_object_get(*reply, "ok"))) {
+        json_decref(*reply);
+        *reply = NULL;
+        return tb_fail(err, TB_ERR_RUN, "the torch worker answered garbage (not a JSON reply)");
+      }
+      return TB_OK;
+    }
+    int64_t left_ms = (deadline - tb_monotonic_ns()) / 1000000;
+    if (left_ms <= 0) {
+      return tb_fail(err, TB_ERR_RUN, "the torch worker did not answer within %d s", timeout_s);
+    }
+    struct pollfd pfd = {w->from_worker, POLLIN, 0};
+    int ready = poll(&pfd, 1, (int)(left_ms > 1000 ? 1000 : left_ms));
+    if (ready < 0 && errno != EINTR) {
+      return tb_fail(err, TB_ERR_RUN, "waiting for the torch worker: %s", strerror(errno));
+    }
+    if (ready <= 0) {
+      continue;
+    }
+    if (w->buffered == sizeof w->buffer - 1) {
+      return tb_fail(err, TB_ERR_RUN, "the torch worker sent an over-long line");
+    }
+    ssize_t got = read(w->from_worker, w->buffer + w->buffered, sizeof w->buffer - 1 - w->buffered);
+    if (got <= 0) {
+      int status = 0;
+      waitpid(w->pid, &status, 0);
+      w->pid = 0;
+      return tb_fail(err, TB_ERR_RUN, "the torch worker exited (%s %d)",
+                     WIFSIGNALED(status) ? "signal" : "status",
+                     WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    }
+    w->buffered += (size_t)got;
+  }
+}
+
+/* Directory of this executable, where libtilebench_timing.so.1 is. */
+static void timing_library_path(char *out, size_t size) {
+  char exe[PATH_MAX];
+  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  out[0] = '\0';
+  if (len > 0) {
+    exe[len] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash != NULL) {
+      *slash = '\0';
+      snprintf(out, size, "%s/libtilebench_timing.so.1", exe);
+    }
+  }
+}
+
+static enum tb_status worker_start(struct torch_state *s, struct tb_error *err) {
+  struct worker *w = &s->w;
+  int in[2], out[2];
+  if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
+    return tb_fail(err, TB_ERR_SYSTEM, "pipe: %s", strerror(errno));
+  }
+  const char *python = getenv("TILEBENCH_PYTHON") ? getenv("TILEBENCH_PYTHON") : "python3";
+  char script[PATH_MAX], lib[PATH_MAX + 32];
+  snprintf(script, sizeof script, "%s/python/tilebench_torch/worker.py", TB_SOURCE_DIR);
+  timing_library_path(lib, sizeof lib);
+  setenv("TILEBENCH_TIMING_LIB", lib, 1); /* inherited by the worker */
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  char *argv[] = {(char *)python, "-u", script, NULL};
+  int rc = posix_spawnp(&w->pid, python, &actions, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(in[0]);
+  close(out[1]);
+  w->to_worker = in[1];
+  w->from_worker = out[0];
+  w->buffered = 0;
+  if (rc != 0) {
+    w->pid = 0;
+    worker_kill(w);
+    return tb_fail(err, TB_ERR_UNAVAILABLE, "cannot start the torch worker with %s: %s", python,
+                   strerror(rc));
+  }
+  json_decref(s->hello);
+  s->hello = NULL;
+  if (read_reply(w, worker_timeout(), &s->hello, err) != TB_OK) {
+    worker_kill(w);
+    return err->status;
+  }
+  if (!json_is_true(json_object_get(s->hello, "ok"))) {
+    tb_fail(err, TB_ERR_UNAVAILABLE, "%s", json_string_value(json_object_get(s->hello, "error")));
+    worker_kill(w);
+    return err->status;
+  }
+  return TB_OK;
+}
+
+/* One request and its reply; a broken worker is killed (the next case starts
+ * a new one). A reply with ok = false is the worker's own error message. */
+static enum tb_status request(struct torch_state *s, json_t *req, int timeout_s, json_t **reply,
+                              struct tb_error *err) {
+  *reply = NULL;
+  if (s->w.pid <= 0 && worker_start(s, err) != TB_OK) {
+    json_decref(req);
+    return err->status;
+  }
+  char *line = json_dumps(req, JSON_COMPACT);
+  json_decref(req);
+  size_t len = line ? strlen(line) : 0;
+  int ok = line != NULL && write(s->w.to_worker, line, len) == (ssize_t)len &&
+           write(s->w.to_worker, "\n", 1) == 1;
+  free(line);
+  if (!ok) {
+    worker_kill(&s->w);
+    return tb_fail(err, TB_ERR_RUN, "the torch worker stopped reading its requests");
+  }
+  if (read_reply(&s->w, timeout_s, reply, err) != TB_OK) {
+    worker_kill(&s->w);
+    return err->status;
+  }
+  if (!json_is_true(json_object_get(*reply, "ok"))) {
+    tb_fail(err, TB_ERR_RUN, "torch: %s", json_string_value(json_object_get(*reply, "error")));
+    json_decref(*reply);
+    *reply = NULL;
+    return err->status;
+  }
+  return TB_OK;
+}
+
+static enum tb_status simple(struct torch_state *s, json_t *req, struct tb_error *err) {
+  json_t *reply = NULL;
+  enum tb_status st = request(s, req, worker_timeout(), &reply, err);
+  json_decref(reply);
+  return st;
+}
+
+/* ---- provider ops ------------------------------------------------------------- */
+
+/* The harness's own input bytes, one raw fp32 file per tensor. */
+static json_t *write_inputs(struct torch_state *s, const struct tb_case_data *data,
+                            struct tb_error *err) {
+  json_t *inputs = json_array();
+  for (size_t i = 0; i < data->input_count; ++i) {
+    const struct tb_tensor *t = &data->inputs[i];
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s.f32", s->dir, t->role);
+    FILE *f = fopen(path, "wb");
+    int ok = f != NULL && fwrite(t->storage, sizeof(float), t->storage_elems, f) == t->storage_elems;
+    if (f == NULL || fclose(f) != 0 || !ok) {
+      json_decref(inputs);
+      tb_fail(err, TB_ERR_SYSTEM, "cannot write %s for the torch worker", path);
+      return NULL;
+    }
+    json_array_append_new(inputs, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "role", t->role,
+                                            "path", path, "storage_elems", (json_int_t)t->storage_elems,
+                                            "offset", (json_int_t)t->offset, "rows", (json_int_t)t->rows,
+                                            "cols", (json_int_t)t->cols, "row_stride",
+                                            (json_int_t)t->row_stride));
+  }
+  return inputs;
+}
+
+static enum tb_status torch_prepare(struct tb_provider *p, const struct tb_case *c,
+                                    const struct tb_case_data *data, struct tb_error *err) {
+  struct torch_state *s = p->state;
+  snprintf(s->dir, sizeof s->dir, "/tmp/tilebench-torch-XXXXXX");
+  if (mkdtemp(s->dir) == NULL) {
+    s->dir[0] = '\0';
+    return tb_fail(err, TB_ERR_SYSTEM, "cannot create a directory for the torch worker");
+  }
+  json_t *inputs = write_inputs(s, data, err);
+  if (inputs == NULL) {
+    return err->status;
+  }
+  s->out_elems = data->output.storage_elems;
+  json_t *req = json_pack("{s:s, s:s, s:I, s:I, s:b, s:o}", "cmd", "prepare", "op", c->op->name,
+                          "m", (json_int_t)c->shape.m, "n", (json_int_t)c->shape.n, "compile",
+                          s->compile, "inputs", inputs);
+  json_decref(s->prepared);
+  if (request(s, req, s->compile ? TB_WORKER_COMPILE_TIMEOUT_S : worker_timeout(), &s->prepared,
+              err) != TB_OK) {
+    return err->status;
+  }
+  snprintf(s->allocation, sizeof s->allocation, "%s",
+           json_string_value(json_object_get(s->prepared, "output_allocation")));
+  p->output_allocation = s->allocation;
+  p->backend = json_is_true(json_object_get(s->hello, "cuda")) ? "torch-cuda" : "torch-cpu";
+  return TB_OK;
+}
+
+static enum tb_status torch_launch(struct tb_provider *p, unsigned long calls, struct tb_error *err) {
+  return simple(p->state, json_pack("{s:s, s:I}", "cmd", "launch", "calls", (json_int_t)calls), err);
+}
+
+/* read_output synchronises in the worker; the timed paths never use this. */
+static enum tb_status torch_synchronize(struct tb_provider *p, struct tb_error *err) { return TB_OK; }
+
+static enum tb_status torch_host_sample(struct tb_provider *p, unsigned long calls,
+                                        int64_t *elapsed_ns, struct tb_error *err) {
+  json_t *reply = NULL;
+  if (request(p->state, json_pack("{s:s, s:I}", "cmd", "host_sample", "calls", (json_int_t)calls),
+              worker_timeout(), &reply, err) != TB_OK) {
+    return err->status;
+  }
+  *elapsed_ns = (int64_t)json_integer_value(json_object_get(reply, "elapsed_ns"));
+  json_decref(reply);
+  return TB_OK;
+}
+
+static double number(const json_t *reply, const char *key) {
+  return json_number_value(json_object_get(reply, key));
+}
+
+static int torch_device_sample(struct tb_provider *p, bool probe, unsigned calls, unsigned capacity,
+                               struct tb_timing_result *r, char *error, size_t size) {
+  struct tb_error err = {0};
+  json_t *reply = NULL;
+  json_t *req = json_pack("{s:s, s:b, s:i, s:i}", "cmd", "device_sample", "probe", probe, "calls",
+                          calls, "capacity", capacity);
+  if (request(p->state, req, worker_timeout(), &reply, &err) != TB_OK) {
+    snprintf(error, size, "%s", err.message);
+    return TB_TIMING_E_CUDA;
+  }
+  int code = (int)json_integer_value(json_object_get(reply, "code"));
+  memset(r, 0, sizeof *r);
+  r->struct_size = sizeof *r;
+  r->scope = probe ? TB_TIMING_SCOPE_PROBE : TB_TIMING_SCOPE_CONTROL;
+  r->gpu_elapsed_ns = number(reply, "gpu_elapsed_ns");
+  r->launches = (uint64_t)number(reply, "launches");
+  r->kernels_seen = (uint64_t)number(reply, "kernels_seen");
+  r->kernel_sum_ns = number(reply, "kernel_sum_ns");
+  r->side_stream_kernels = (uint64_t)number(reply, "side_stream_kernels");
+  r->clock_drift_ns = number(reply, "clock_drift_ns");
+  r->kernels_before_launch = (uint64_t)number(reply, "kernels_before_launch");
+  if (code != TB_TIMING_OK) {
+    snprintf(error, size, "%s %s", probe ? "probe" : "control",
+             json_string_value(json_object_get(reply, "error")));
+  }
+  json_decref(reply);
+  return code;
+}
+
+static enum tb_status torch_poison(struct tb_provider *p, struct tb_error *err) {
+  return simple(p->state, json_pack("{s:s}", "cmd", "poison"), err);
+}
+
+static enum tb_status torch_read_output(struct tb_provider *p, float *dst, size_t count,
+                                        struct tb_error *err) {
+  struct torch_state *s = p->state;
+  char path[128];
+  snprintf(path, sizeof path, "%s/out.f32", s->dir);
+  if (simple(s, json_pack("{s:s, s:s}", "cmd", "read_output", "path", path), err) != TB_OK) {
+    return err->status;
+  }
+  FILE *f = fopen(path, "rb");
+  size_t got = f ? fread(dst, sizeof(float), count, f) : 0;
+  int extra = f ? fgetc(f) != EOF : 0;
+  if (f) {
+    fclose(f);
+  }
+  unlink(path);
+  if (got != count || extra) {
+    return tb_fail(err, TB_ERR_RUN, "the torch output has %s elements than the case's %zu",
+                   got < count ? "fewer" : "more", count);
+  }
+  return TB_OK;
+}
+
+static const struct tb_plan *torch_plan(const struct tb_provider *p) { return NULL; }
+
+static void *torch_device_stream(const struct tb_provider *p) { return NULL; }
+
+static bool torch_has_device(const struct tb_provider *p) {
+  const struct torch_state *s = p->state;
+  return json_is_true(json_object_get(s->hello, "cuda")) && json_is_true(json_object_get(s->hello, "timing"));
+}
+
+static unsigned torch_launches_per_call(const struct tb_provider *p) {
+  return 4; /* an upper bound for the probe's capacity: eager ops launch 1-2 kernels */
+}
+
+static json_t *torch_details(const struct tb_provider *p) {
+  const struct torch_state *s = p->state;
+  json_t *worker = s->hello ? json_deep_copy(s->hello) : json_null();
+  json_object_del(worker, "ok");
+  return json_pack("{s:o, s:O, s:O, s:b}", "worker", worker, "implementation",
+                   s->prepared ? json_object_get(s->prepared, "implementation") : json_null(),
+                   "compile_ms", s->prepared ? json_object_get(s->prepared, "compile_ms") : json_null(),
+                   "torch_compile", s->compile);
+}
+
+static const char *torch_source(const struct tb_provider *p, const char **sha256) {
+  *sha256 = NULL;
+  return NULL;
+}
+
+static void torch_release(struct tb_provider *p) {
+  struct torch_state *s = p->state;
+  if (s->w.pid > 0) {
+    struct tb_error ignored = {0};
+    simple(s, json_pack("{s:s}", "cmd", "release"), &ignored);
+  }
+  if (s->dir[0]) {
+    char path[128];
+    const char *roles[] = {"x", "a", "b", "weight", "bias", "out"};
+    for (size_t i = 0; i < sizeof roles / sizeof roles[0]; ++i) {
+      snprintf(path, sizeof path, "%s/%s.f32", s->dir, roles[i]);
+      unlink(path);
+    }
+    rmdir(s->dir);
+    s->dir[0] = '\0';
+  }
+}
+
+static void torch_destroy(struct tb_provider *p) {
+  struct torch_state *s = p->state;
+  torch_release(p);
+  if (s->w.pid > 0) {
+    if (write(s->w.to_worker, "{\"cmd\":\"quit\"}\n", 15) == 15) {
+      waitpid(s->w.pid, NULL, 0);
+      s->w.pid = 0;
+    }
+  }
+  worker_kill(&s->w);
+  json_decref(s->hello);
+  json_decref(s->prepared);
+  free(s);
+  free(p);
+}
+
+static const struct tb_provider_ops torch_ops = {
+    .prepare = torch_prepare,
+    .plan = torch_plan,
+    .launch = torch_launch,
+    .synchronize = torch_synchronize,
+    .poison_output = torch_poison,
+    .read_output = torch_read_output,
+    .device_stream = torch_device_stream,
+    .has_device = torch_has_device,
+    .host_sample = torch_host_sample,
+    .device_sample = torch_device_sample,
+    .launches_per_call = torch_launches_per_call,
+    .details = torch_details,
+    .source = torch_source,
+    .release = torch_release,
+    .destroy = torch_destroy,
+};
+
+enum tb_status tb_torch_provider_create(bool compile, struct tb_provider **out,
+                                        struct tb_error *err) {
+  *out = NULL;
+  struct tb_provider *p = calloc(1, sizeof *p);
+  struct torch_state *s = calloc(1, sizeof *s);
+  if (p == NULL || s == NULL) {
+    free(p);
+    free(s);
+    return tb_fail(err, TB_ERR_SYSTEM, "out of memory creating the torch provider");
+  }
+  s->compile = compile;
+  s->w.to_worker = s->w.from_worker = -1;
+  p->ops = &torch_ops;
+  p->name = compile ? "torch-compile" : "torch";
+  p->backend = "torch";
+  p->output_allocation = "framework_return_value";
+  p->state = s;
+  if (worker_start(s, err) != TB_OK) {
+    torch_destroy(p);
+    return err->status;
+  }
+  *out = p;
+  return TB_OK;
+}
