@@ -267,6 +267,47 @@ static void markdown_load(struct tb_strbuf *b, const json_t *doc) {
   }
 }
 
+/* Native / torch per case (same op, shape and view; the native automatic
+ * variant): ratios of p50s, < 1 when native is faster. A single run's ratio
+ * is not a verdict: replays give ranges. */
+static void markdown_ratios(struct tb_strbuf *b, const json_t *cases) {
+  size_t i, j, shown = 0;
+  json_t *n, *t;
+  json_array_foreach(cases, i, n) {
+    const char *provider = str_or(json_object_get(n, "provider"), "");
+    json_t *variant = json_object_get(n, "variant");
+    if (strcmp(provider, "native") != 0 || json_object_get(n, "round") ||
+        (json_is_string(variant) && strcmp(json_string_value(variant), "automatic") != 0)) {
+      continue;
+    }
+    json_array_foreach(cases, j, t) {
+      const char *other = str_or(json_object_get(t, "provider"), "");
+      if (strncmp(other, "torch", 5) != 0 || !json_equal(json_object_get(n, "op"), json_object_get(t, "op")) ||
+          !json_equal(json_object_get(n, "m"), json_object_get(t, "m")) ||
+          !json_equal(json_object_get(n, "n"), json_object_get(t, "n")) ||
+          !json_equal(json_object_get(json_object_get(n, "input_view"), "kind"),
+                      json_object_get(json_object_get(t, "input_view"), "kind"))) {
+        continue;
+      }
+      if (shown++ == 0) {
+        tb_strbuf_printf(b, "## Native / torch (one run: ratios of p50s, < 1 = native faster)\n\n"
+                            "| case | vs | GPU control throughput | host throughput | host latency |\n"
+                            "|---|---|---:|---:|---:|\n");
+      }
+      char g[32], h[32], l[32];
+      double gn = control_p50_ns(n, "throughput"), gt = control_p50_ns(t, "throughput");
+      snprintf(g, sizeof g, isnan(gn / gt) ? "n/a" : "%.3f", gn / gt);
+      snprintf(h, sizeof h, "%.3f", p50_ns(n, "throughput") / p50_ns(t, "throughput"));
+      snprintf(l, sizeof l, "%.3f", p50_ns(n, "latency") / p50_ns(t, "latency"));
+      tb_strbuf_printf(b, "| %s | %s | %s | %s | %s |\n", str_or(json_object_get(n, "id"), "?"),
+                       other, g, h, l);
+    }
+  }
+  if (shown > 0) {
+    tb_strbuf_printf(b, "\n");
+  }
+}
+
 /* Replay verdicts: every figure is a range over rounds, never a median alone. */
 static void markdown_replay(struct tb_strbuf *b, const json_t *replay) {
   if (replay == NULL) {
@@ -333,6 +374,7 @@ char *tb_report_markdown(const json_t *doc, struct tb_error *err) {
                      ceiling);
   }
   markdown_replay(&b, json_object_get(doc, "replay"));
+  markdown_ratios(&b, cases);
   markdown_cases(&b, cases, ceiling);
   markdown_probe(&b, cases);
   markdown_problems(&b, cases);
