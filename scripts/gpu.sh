@@ -85,6 +85,17 @@ if has replay; then
   tar -C "$WORK" -czf "$OUT/replay.tgz" replay
 fi
 
+if has torch; then
+  # Native vs PyTorch eager on identical inputs, timed by the same library.
+  timeout 170 "$BIN/tilebench" run --backend cuda --providers native,torch \
+    --shapes 37x769,1024x1024,16384x257,4096x1024 --input-views packed --samples 5 \
+    --quiet --out "$WORK/torch" > "$WORK/torch.log" 2>&1
+  note "native vs torch: $(grep -E 'cases valid' "$WORK/torch.log" || tail -2 "$WORK/torch.log")"
+  python3 "$ROOT/tools/audit/tilebench_audit.py" "$WORK/torch" --receipt "$WORK/torch/receipt.json" 2>&1 | tee -a "$SUMMARY"
+  cp "$WORK/torch.log" "$WORK/torch/" 2>/dev/null
+  tar -C "$WORK" -czf "$OUT/torch.tgz" torch
+fi
+
 if has perf; then
   # Performance evidence: cold throughput, full samples, every op.
   timeout 480 "$BIN/tilebench" run --backend cuda --shapes "$ALL_SHAPES" --input-views packed \
