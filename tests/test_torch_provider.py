@@ -51,6 +51,16 @@ class TorchProviderTest(unittest.TestCase):
         self.assertIn(0, positions)  # torch goes first in some cases, second in others
         self.assertIn(1, positions)
 
+    def test_rotated_buffer_sets_stay_correct(self):
+        # Several sets cycled call by call: poison reaches every output and
+        # the validated call writes set 0.
+        r, doc = self.run_tb("--providers", "torch", "--ops", "add,softmax,layernorm", "--shapes", "6x13",
+                             env={"TILEBENCH_TORCH_SETS": "3"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for c in doc["cases"]:
+            self.assertTrue(c["valid"], c["error"])
+            self.assertEqual(c["provider_details"]["buffers"]["sets"], 3)
+
     def assert_torch_invalid(self, doc, fragment):
         native = [c for c in doc["cases"] if c["provider"] == "native"]
         torch_cases = [c for c in doc["cases"] if c["provider"] == "torch"]

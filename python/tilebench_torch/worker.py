@@ -46,7 +46,8 @@ class Worker:
         self.device = "cuda" if self.cuda else "cpu"
         self.timing = None
         self.fn = None
-        self.out = None
+        self.sets = []
+        self.cursor = 0
         self.last = None
         path = os.environ.get("TILEBENCH_TIMING_LIB")
         if self.cuda and path:
@@ -66,62 +67,96 @@ class Worker:
               thread_env={k: os.environ.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")})
 
     # ---- cases ----
-    def tensor_from(self, spec):
-        """A view of the harness's storage file with the case's layout."""
+    def tensor_from(self, spec, storage=None):
+        """A view of the harness's storage (file) with the case's layout."""
         t = self.torch
-        storage = t.from_file(spec["path"], shared=False, size=spec["storage_elems"], dtype=t.float32)
-        storage = storage.to(self.device)
+        if storage is None:
+            storage = t.from_file(spec["path"], shared=False, size=spec["storage_elems"], dtype=t.float32)
+            storage = storage.to(self.device)
         if spec["rows"] == 1 and spec["role"] in ("weight", "bias"):
-            return storage
-        return t.as_strided(storage, (spec["rows"], spec["cols"]), (spec["row_stride"], 1), spec["offset"])
+            return storage, storage
+        view = t.as_strided(storage, (spec["rows"], spec["cols"]), (spec["row_stride"], 1), spec["offset"])
+        return storage, view
 
-    def build(self, op, inputs, m, n):
+    def build(self, op, n):
+        """The call as a function of one buffer set's tensors, with its output
+        policy and a description (so torch.compile compiles it once)."""
         t = self.torch
         F = t.nn.functional
-        x = inputs.get("x", inputs.get("a"))
         if op == "sum":
-            self.out = t.empty(m, device=self.device)
-            return lambda: t.sum(x, dim=-1, out=self.out), "preallocated_out", "torch.sum(dim=-1, out=)"
+            return lambda s: t.sum(s["x"], dim=-1, out=s["out"]), "preallocated_out", "torch.sum(dim=-1, out=)"
         if op == "add":
-            self.out = t.empty(m, n, device=self.device)
-            b = inputs["b"]
-            return lambda: t.add(x, b, out=self.out), "preallocated_out", "torch.add(out=)"
+            return lambda s: t.add(s["a"], s["b"], out=s["out"]), "preallocated_out", "torch.add(out=)"
         if op == "softmax":
-            return lambda: t.softmax(x, dim=-1), "framework_return_value", "torch.softmax"
+            return lambda s: t.softmax(s["x"], dim=-1), "framework_return_value", "torch.softmax"
         if op == "layernorm":
-            w, b = inputs["weight"], inputs["bias"]
-            return (lambda: F.layer_norm(x, (n,), w, b, LAYERNORM_EPS), "framework_return_value",
-                    "F.layer_norm")
+            return (lambda s: F.layer_norm(s["x"], (n,), s["weight"], s["bias"], LAYERNORM_EPS),
+                    "framework_return_value", "F.layer_norm")
         if op == "rmsnorm":
-            w = inputs["weight"]
             if hasattr(F, "rms_norm"):
-                return (lambda: F.rms_norm(x, (n,), w, RMSNORM_EPS), "framework_return_value",
-                        "F.rms_norm")
-            return (lambda: x * t.rsqrt(x.pow(2).mean(-1, keepdim=True) + RMSNORM_EPS) * w,
+                return (lambda s: F.rms_norm(s["x"], (n,), s["weight"], RMSNORM_EPS),
+                        "framework_return_value", "F.rms_norm")
+            return (lambda s: s["x"] * t.rsqrt(s["x"].pow(2).mean(-1, keepdim=True) + RMSNORM_EPS) * s["weight"],
                     "framework_return_value", "composite x*rsqrt(mean(x^2)+eps)*w (no F.rms_norm)")
         if op == "gelu_add":
-            b = inputs["b"]
-            return (lambda: F.gelu(x + b, approximate="none"), "framework_return_value",
+            return (lambda s: F.gelu(s["a"] + s["b"], approximate="none"), "framework_return_value",
                     "F.gelu(a + b), exact")
         raise ValueError(f"unknown operation {op}")
 
+    def buffer_sets(self, req, preallocated):
+        """The same cold policy as the native CUDA backend: enough copies of
+        the inputs (and output) to total at least 4x the L2 size, at most 4096
+        sets and half the free device memory; cycled call by call."""
+        t = self.torch
+        first, base = {}, {}
+        for spec in req["inputs"]:
+            storage, view = self.tensor_from(spec)
+            base[spec["role"]] = (spec, storage)
+            first[spec["role"]] = view
+        out_shape = (req["m"],) if req["op"] == "sum" else (req["m"], req["n"])
+        if preallocated:
+            first["out"] = t.empty(out_shape, device=self.device)
+        per_set = sum(st.numel() * 4 for _, st in base.values())
+        per_set += req["m"] * (1 if req["op"] == "sum" else req["n"]) * 4
+        sets, l2, state = 1, 0, "not controlled (cpu)"
+        if self.cuda:
+            l2 = t.cuda.get_device_properties(0).L2_cache_size
+            free, _ = t.cuda.mem_get_info()
+            want = max(1, -(-4 * l2 // per_set))
+            sets = max(1, min(want, 4096, (free // 2) // per_set))
+            state = "cold" if sets * per_set >= 4 * l2 else "warm"
+        if os.environ.get("TILEBENCH_TORCH_SETS"):  # tests: the rotation path on a CPU
+            sets, state = int(os.environ["TILEBENCH_TORCH_SETS"]), "forced (test)"
+        all_sets = [first]
+        for _ in range(sets - 1):
+            copy = {}
+            for role, (spec, storage) in base.items():
+                copy[role] = self.tensor_from(spec, storage.clone())[1]
+            if preallocated:
+                copy["out"] = t.empty(out_shape, device=self.device)
+            all_sets.append(copy)
+        buffers = {"policy": "rotate buffer sets call by call (inputs and any preallocated output)",
+                   "sets": sets, "bytes_per_set": per_set, "total_bytes": sets * per_set,
+                   "l2_bytes": l2, "state": state}
+        return all_sets, buffers
+
     def prepare(self, req):
         t = self.torch
-        inputs = {spec["role"]: self.tensor_from(spec) for spec in req["inputs"]}
-        fn, allocation, implementation = self.build(req["op"], inputs, req["m"], req["n"])
+        fn, allocation, implementation = self.build(req["op"], req["n"])
+        self.sets, buffers = self.buffer_sets(req, allocation == "preallocated_out")
+        self.cursor = 0
         compile_ms = None
         if req.get("compile"):
             if not hasattr(t, "compile"):
                 raise RuntimeError(f"torch.compile needs torch 2.0 or newer (this is {t.__version__})")
-            compiled = t.compile(fn)
+            fn = t.compile(fn)
             start = time.perf_counter_ns()
-            compiled()  # compilation happens here, outside every sample
+            fn(self.sets[0])  # compilation happens here, outside every sample
             self.sync()
             compile_ms = (time.perf_counter_ns() - start) / 1e6
-            fn = compiled
         self.fn = fn
         reply(ok=True, output_allocation=allocation, implementation=implementation,
-              compile_ms=compile_ms, device=self.device)
+              compile_ms=compile_ms, device=self.device, buffers=buffers)
 
     def sync(self):
         if self.cuda:
@@ -129,7 +164,9 @@ class Worker:
 
     def calls(self, count):
         for _ in range(count):
-            self.last = self.fn()
+            current = self.sets[self.cursor]
+            self.cursor = (self.cursor + 1) % len(self.sets)
+            self.last = self.fn(current)
 
     # ---- primitives ----
     def launch(self, req):
@@ -159,21 +196,26 @@ class Worker:
                                                  if name not in ("kernels", "struct_size")})
 
     def poison(self, req):
-        if self.out is not None:
-            self.out.view(self.torch.int32).fill_(POISON_BITS)  # 0x7FC0DEAD fits in int32
+        """Poisons every set's preallocated output and restarts the rotation,
+        so the validated call writes set 0."""
+        for s in self.sets:
+            if "out" in s:
+                s["out"].view(self.torch.int32).fill_(POISON_BITS)  # 0x7FC0DEAD fits in int32
+        self.cursor = 0
         self.last = None
         reply(ok=True)
 
     def read_output(self, req):
         self.sync()
-        result = self.out if self.out is not None else self.last
+        result = self.sets[0]["out"] if "out" in self.sets[0] else self.last
         if result is None:
             raise RuntimeError("no output: the operation has not run since the last poison")
         result.detach().to("cpu").contiguous().numpy().tofile(req["path"])
         reply(ok=True, elements=result.numel())
 
     def release(self, req):
-        self.fn = self.out = self.last = None
+        self.fn = self.last = None
+        self.sets = []
         reply(ok=True)
 
 

@@ -358,9 +358,11 @@ static json_t *torch_details(const struct tb_provider *p) {
   const struct torch_state *s = p->state;
   json_t *worker = s->hello ? json_deep_copy(s->hello) : json_null();
   json_object_del(worker, "ok");
-  return json_pack("{s:o, s:O, s:O, s:b}", "worker", worker, "implementation",
-                   s->prepared ? json_object_get(s->prepared, "implementation") : json_null(),
-                   "compile_ms", s->prepared ? json_object_get(s->prepared, "compile_ms") : json_null(),
+  json_t *prepared = s->prepared;
+  return json_pack("{s:o, s:O, s:O, s:O, s:b}", "worker", worker, "implementation",
+                   prepared ? json_object_get(prepared, "implementation") : json_null(),
+                   "compile_ms", prepared ? json_object_get(prepared, "compile_ms") : json_null(),
+                   "buffers", prepared ? json_object_get(prepared, "buffers") : json_null(),
                    "torch_compile", s->compile);
 }
 
