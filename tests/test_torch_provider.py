@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -50,6 +51,33 @@ class TorchProviderTest(unittest.TestCase):
         positions = [c["provider_position"] for c in doc["cases"] if c["op"] == "add"]
         self.assertIn(0, positions)  # torch goes first in some cases, second in others
         self.assertIn(1, positions)
+
+    def test_replay_against_torch_is_balanced_and_audited(self):
+        out = os.path.join(self.tmp, "replay")
+        r = subprocess.run([BINARY, "replay", "--providers", "native,torch", "--ops", "softmax",
+                            "--shapes", "8x40", "--rounds", "2", *FAST, "--out", out],
+                           capture_output=True, text=True, timeout=600)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "results.json")) as f:
+            doc = json.load(f)
+        entry = doc["replay"]["cases"][0]
+        ratios = entry["native_over_framework"]["torch"]["reference"]["host_throughput"]
+        self.assertEqual(len(ratios["ratio"]), 2)
+        self.assertIn(ratios["verdict"], ("native faster in all pairs", "native slower in all pairs",
+                                          "inconclusive"))
+        torch_first = [c["round"] for c in doc["cases"] if c["provider"] == "torch" and c["provider_position"] == 0]
+        self.assertEqual(len(torch_first), 1)  # torch first in exactly one of the two rounds
+        audit = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                             "tools", "audit", "tilebench_audit.py")
+        ok = subprocess.run([sys.executable, audit, out], capture_output=True, text=True)
+        self.assertEqual(ok.returncode, 0, ok.stderr)
+        path = os.path.join(out, "results.json")
+        ratios["ratio"][0] *= 0.5  # a planted corruption of a native/torch ratio
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        bad = subprocess.run([sys.executable, audit, out], capture_output=True, text=True)
+        self.assertEqual(bad.returncode, 1)
+        self.assertIn("native_over_framework.torch.reference.host_throughput.ratio[0]", bad.stderr)
 
     def test_rotated_buffer_sets_stay_correct(self):
         # Several sets cycled call by call: poison reaches every output and

@@ -106,8 +106,8 @@ static json_t *unavailable_case(const struct tb_case *k, const char *provider, c
  * order alternates case by case so each goes first equally often. */
 static enum tb_status run_one_case(const struct tb_campaign *c, struct tb_provider **providers,
                                    const struct tb_error *failures, const struct tb_case *k,
-                                   json_t *cases, size_t *done, size_t *valid_count,
-                                   struct tb_error *err) {
+                                   size_t *case_index, json_t *cases, size_t *done,
+                                   size_t *valid_count, struct tb_error *err) {
   struct tb_case_data data;
   double *reference = NULL;
   if (tb_case_data_create(k, c->seed, &data, err) != TB_OK ||
@@ -115,8 +115,10 @@ static enum tb_status run_one_case(const struct tb_campaign *c, struct tb_provid
     tb_case_data_free(&data);
     return err->status;
   }
-  static size_t case_index; /* alternates the provider order */
-  int reversed = case_index++ % 2 == 1;
+  /* The provider order alternates case by case and, in replays, round by
+   * round, so each provider goes first in half the rounds of every case. */
+  int reversed = (*case_index + (size_t)(c->round > 0 ? c->round : 0)) % 2 == 1;
+  ++*case_index;
   for (size_t q = 0; q < c->provider_count && err->status == TB_OK; ++q) {
     size_t p = reversed ? c->provider_count - 1 - q : q;
     if (providers[p] == NULL) {
@@ -177,7 +179,7 @@ enum tb_status tb_campaign_run(const struct tb_campaign *c, json_t *cases, size_
       tb_fail(err, failures[p].status, "%s", failures[p].message);
     }
   }
-  size_t done = 0;
+  size_t done = 0, case_index = 0;
   for (size_t s = 0; s < c->shape_count && err->status == TB_OK; ++s) {
     for (size_t o = 0; o < c->op_count && err->status == TB_OK; ++o) {
       for (size_t v = 0; v < c->view_count && err->status == TB_OK; ++v) {
@@ -185,7 +187,7 @@ enum tb_status tb_campaign_run(const struct tb_campaign *c, json_t *cases, size_
         if (c->reductions_only && !k.op->is_row_reduction) {
           continue;
         }
-        run_one_case(c, providers, failures, &k, cases, &done, valid_count, err);
+        run_one_case(c, providers, failures, &k, &case_index, cases, &done, valid_count, err);
       }
     }
   }

@@ -102,6 +102,134 @@ static json_t *metric_json(const struct pair *p, int metric, unsigned rounds, js
   return j;
 }
 
+/* ---- native vs frameworks: ratio_r = native_r / framework_r ---------------- */
+
+/* "softmax/37x769/packed" of a native pair key or of a framework's case id. */
+static void case_base(const char *id, char *base, size_t size) {
+  snprintf(base, size, "%s", id);
+  char *slash = strrchr(base, '/');
+  if (slash != NULL) {
+    *slash = '\0';
+  }
+}
+
+/* {base: {provider: [[4 metrics] per round]}} of every framework record. */
+static json_t *framework_values(const json_t *cases, unsigned rounds) {
+  json_t *table = json_object();
+  size_t i;
+  json_t *r;
+  json_array_foreach(cases, i, r) {
+    const char *provider = json_string_value(json_object_get(r, "provider"));
+    json_t *round = json_object_get(r, "round");
+    if (provider == NULL || strcmp(provider, "native") == 0 || !json_is_integer(round) ||
+        json_integer_value(round) < 0 || json_integer_value(round) >= (json_int_t)rounds) {
+      continue;
+    }
+    char base[200];
+    case_base(json_string_value(json_object_get(r, "id")), base, sizeof base);
+    json_t *per_base = json_object_get(table, base);
+    if (per_base == NULL) {
+      per_base = json_object();
+      json_object_set_new(table, base, per_base);
+    }
+    json_t *per_round = json_object_get(per_base, provider);
+    if (per_round == NULL) {
+      per_round = json_array();
+      for (unsigned k = 0; k < rounds; ++k) {
+        json_array_append_new(per_round, json_null());
+      }
+      json_object_set_new(per_base, provider, per_round);
+    }
+    json_t *values = json_array();
+    for (int m = 0; m < TB_REPLAY_METRICS; ++m) {
+      json_array_append_new(values, tb_json_number(tb_replay_metric_value(r, m)));
+    }
+    json_array_set_new(per_round, (size_t)json_integer_value(round), values);
+  }
+  return table;
+}
+
+static double framework_value(const json_t *per_round, unsigned round, int metric) {
+  json_t *v = json_array_get(json_array_get(per_round, round), (size_t)metric);
+  return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* Per metric: ratios per round, their range and a verdict for native. */
+static json_t *ratio_json(const struct pair *p, int side, const json_t *per_round, unsigned rounds,
+                          int metric, json_t *count) {
+  json_t *ratios = json_array();
+  double ratio[64];
+  int missing = 0;
+  for (unsigned r = 0; r < rounds; ++r) {
+    ratio[r] = p->values[side][r][metric] / framework_value(per_round, r, metric);
+    missing |= !isfinite(ratio[r]);
+    json_array_append_new(ratios, tb_json_number(ratio[r]));
+  }
+  json_t *j = json_pack("{s:o}", "ratio", ratios);
+  json_object_set_new(count, "cases", json_integer(json_integer_value(json_object_get(count, "cases")) + 1));
+  if (missing) {
+    json_object_set_new(j, "withheld", json_string("a round lacks its native or framework value"));
+    json_object_set_new(count, "withheld", json_integer(json_integer_value(json_object_get(count, "withheld")) + 1));
+    return j;
+  }
+  struct tb_summary s = tb_summarize(ratio, rounds);
+  const char *verdict = s.max < 1.0   ? "native faster in all pairs"
+                        : s.min > 1.0 ? "native slower in all pairs"
+                                      : "inconclusive";
+  json_object_set_new(j, "withheld", json_null());
+  json_object_set_new(j, "median", tb_json_number(s.p50));
+  json_object_set_new(j, "min", tb_json_number(s.min));
+  json_object_set_new(j, "max", tb_json_number(s.max));
+  json_object_set_new(j, "verdict", json_string(verdict));
+  const char *keys[] = {"native_faster_in_all_pairs", "native_slower_in_all_pairs"};
+  int hits[] = {s.max < 1.0, s.min > 1.0};
+  for (int k = 0; k < 2; ++k) {
+    json_object_set_new(count, keys[k], json_integer(json_integer_value(json_object_get(count, keys[k])) + hits[k]));
+  }
+  return j;
+}
+
+static json_t *new_ratio_count(void) {
+  return json_pack("{s:i, s:i, s:i, s:i}", "cases", 0, "withheld", 0, "native_faster_in_all_pairs",
+                   0, "native_slower_in_all_pairs", 0);
+}
+
+/* {provider: {variant: {metric: ratio_json}}} for one native pair, and the
+ * counts {provider: {variant: {metric: count}}} accumulated. */
+static json_t *versus_frameworks(const struct pair *p, const char *key, const json_t *frameworks,
+                                 const char *const variants[2], unsigned rounds, json_t *counts) {
+  char base[200];
+  case_base(key, base, sizeof base);
+  json_t *out = json_object();
+  const char *provider;
+  json_t *per_round;
+  json_object_foreach(json_object_get(frameworks, base), provider, per_round) {
+    json_t *per_provider = json_object(), *provider_counts = json_object_get(counts, provider);
+    if (provider_counts == NULL) {
+      provider_counts = json_object();
+      json_object_set_new(counts, provider, provider_counts);
+    }
+    for (int side = 0; side < 2; ++side) {
+      json_t *metrics = json_object(), *variant_counts = json_object_get(provider_counts, variants[side]);
+      if (variant_counts == NULL) {
+        variant_counts = json_object();
+        for (int m = 0; m < TB_REPLAY_METRICS; ++m) {
+          json_object_set_new(variant_counts, metric_names[m], new_ratio_count());
+        }
+        json_object_set_new(provider_counts, variants[side], variant_counts);
+      }
+      for (int m = 0; m < TB_REPLAY_METRICS; ++m) {
+        json_object_set_new(metrics, metric_names[m],
+                            ratio_json(p, side, per_round, rounds, m,
+                                       json_object_get(variant_counts, metric_names[m])));
+      }
+      json_object_set_new(per_provider, variants[side], metrics);
+    }
+    json_object_set_new(out, provider, per_provider);
+  }
+  return out;
+}
+
 json_t *tb_replay_summary(const json_t *cases, const char *reference, const char *candidate,
                           unsigned rounds) {
   json_t *index = json_object(); /* key -> position in `pairs` */
@@ -156,6 +284,8 @@ json_t *tb_replay_summary(const json_t *cases, const char *reference, const char
                                   "all_pairs_negative", 0));
   }
   json_t *per_case = json_array();
+  json_t *frameworks = framework_values(cases, rounds), *versus_counts = json_object();
+  const char *const variants[2] = {reference, candidate};
   unsigned predicted = 0;
   json_array_foreach(keys, i, r) {
     struct pair *p = &pairs[i];
@@ -166,14 +296,19 @@ json_t *tb_replay_summary(const json_t *cases, const char *reference, const char
     int has_scores = isfinite(p->kernel_score[0]) && isfinite(p->kernel_score[1]);
     int better = has_scores && p->kernel_score[1] < p->kernel_score[0];
     predicted += better;
-    json_array_append_new(per_case, json_pack("{s:O, s:o, s:o}", "case", r, "metrics", metrics,
+    json_array_append_new(per_case, json_pack("{s:O, s:o, s:o, s:o}", "case", r, "metrics", metrics,
                                               "model_predicts_candidate_better",
-                                              has_scores ? json_boolean(better) : json_null()));
+                                              has_scores ? json_boolean(better) : json_null(),
+                                              "native_over_framework",
+                                              versus_frameworks(p, json_string_value(r), frameworks,
+                                                                variants, rounds, versus_counts)));
   }
   free(pairs);
   json_decref(index);
   json_decref(keys);
-  return json_pack("{s:s, s:s, s:i, s:o, s:o, s:i}", "reference", reference, "candidate",
+  json_decref(frameworks);
+  return json_pack("{s:s, s:s, s:i, s:o, s:o, s:i, s:o}", "reference", reference, "candidate",
                    candidate, "rounds", rounds, "cases", per_case, "counts", counts,
-                   "model_predicts_candidate_better", predicted);
+                   "model_predicts_candidate_better", predicted, "native_over_framework_counts",
+                   versus_counts);
 }

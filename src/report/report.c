@@ -308,6 +308,42 @@ static void markdown_ratios(struct tb_strbuf *b, const json_t *cases) {
   }
 }
 
+/* Native vs frameworks in a replay: ratio_r = native_r / framework_r. */
+static void markdown_replay_versus(struct tb_strbuf *b, const json_t *replay) {
+  const json_t *counts = json_object_get(replay, "native_over_framework_counts");
+  if (json_object_size(counts) == 0) {
+    return;
+  }
+  tb_strbuf_printf(b, "### Native vs frameworks (ratio_r = native_r / framework_r; < 1 = native "
+                      "faster), GPU control throughput, median [min, max]\n\n"
+                      "| case | framework | variant | ratio |\n|---|---|---|---|\n");
+  size_t i;
+  json_t *c;
+  json_array_foreach(json_object_get(replay, "cases"), i, c) {
+    const char *provider;
+    json_t *per_provider;
+    json_object_foreach(json_object_get(c, "native_over_framework"), provider, per_provider) {
+      const char *variant;
+      json_t *metrics;
+      json_object_foreach(per_provider, variant, metrics) {
+        const json_t *m = json_object_get(metrics, "gpu_throughput");
+        const char *withheld = json_string_value(json_object_get(m, "withheld"));
+        char text[160];
+        if (withheld != NULL) {
+          snprintf(text, sizeof text, "withheld: %s", withheld);
+        } else {
+          snprintf(text, sizeof text, "%.3f [%.3f, %.3f] %s", json_number_value(json_object_get(m, "median")),
+                   json_number_value(json_object_get(m, "min")), json_number_value(json_object_get(m, "max")),
+                   str_or(json_object_get(m, "verdict"), "?"));
+        }
+        tb_strbuf_printf(b, "| %s | %s | %s | %s |\n", str_or(json_object_get(c, "case"), "?"),
+                         provider, variant, text);
+      }
+    }
+  }
+  tb_strbuf_printf(b, "\n");
+}
+
 /* Replay verdicts: every figure is a range over rounds, never a median alone. */
 static void markdown_replay(struct tb_strbuf *b, const json_t *replay) {
   if (replay == NULL) {
@@ -357,6 +393,7 @@ static void markdown_replay(struct tb_strbuf *b, const json_t *replay) {
   }
   tb_strbuf_printf(b, "\nThe cost model predicted the candidate better in %lld case(s).\n\n",
                    (long long)json_integer_value(json_object_get(replay, "model_predicts_candidate_better")));
+  markdown_replay_versus(b, replay);
 }
 
 char *tb_report_markdown(const json_t *doc, struct tb_error *err) {

@@ -359,7 +359,15 @@ def audit_replay(a, doc):
     for r, o in enumerate(orders):
         a.same(f"run.replay.variant_order[{r}]", o, [ref, cand] if r % 2 == 0 else [cand, ref])
     table, seen, keys = {}, set(), []
+    frameworks = {}  # base -> provider -> round -> record
     for case in doc["cases"]:
+        if case["provider"] != "native":
+            base = case["id"].rsplit("/", 1)[0]
+            per_round = frameworks.setdefault(base, {}).setdefault(case["provider"], {})
+            if case["round"] in per_round:
+                a.fail("cases", f"{case['id']} round {case['round']} appears twice")
+            per_round[case["round"]] = case
+            continue
         key = case["id"].rsplit("/", 1)[0]
         ident = (key, case["variant"], case["round"])
         if ident in seen:
@@ -373,6 +381,7 @@ def audit_replay(a, doc):
     counts = {m: {"cases": 0, "withheld": 0, "positive_median": 0, "all_pairs_positive": 0,
                   "all_pairs_negative": 0} for m in METRICS}
     predicted = 0
+    versus_counts = {}
     for entry in replay["cases"]:
         key = entry["case"]
         a.where = f"replay {key}"
@@ -415,11 +424,67 @@ def audit_replay(a, doc):
         better = None if None in scores else scores[1] < scores[0]
         a.same("model_predicts_candidate_better", entry["model_predicts_candidate_better"], better)
         predicted += bool(better)
+        audit_versus(a, entry, table[key], frameworks.get(key.rsplit("/", 1)[0], {}), ref, cand,
+                     rounds, versus_counts)
     a.where = "replay"
     for metric in METRICS:
         for k, v in counts[metric].items():
             a.same(f"counts.{metric}.{k}", replay["counts"][metric][k], v)
     a.same("model_predicts_candidate_better (count)", replay["model_predicts_candidate_better"], predicted)
+    a.same("native_over_framework_counts", replay.get("native_over_framework_counts", {}), versus_counts)
+    audit_provider_balance(a, doc["cases"], rounds)
+
+
+def audit_versus(a, entry, native, frameworks, ref, cand, rounds, counts):
+    """ratio_r = native_r / framework_r per variant and metric (METHOD.md §3)."""
+    # absent in runs recorded before frameworks took part: then there must be none
+    recorded = entry.get("native_over_framework", {})
+    a.same("native_over_framework (providers)", sorted(recorded), sorted(frameworks))
+    for provider, per_round in frameworks.items():
+        for variant in (ref, cand):
+            for metric in METRICS:
+                field = f"native_over_framework.{provider}.{variant}.{metric}"
+                rec = recorded[provider][variant][metric]
+                count = counts.setdefault(provider, {}).setdefault(variant, {}).setdefault(
+                    metric, {"cases": 0, "withheld": 0, "native_faster_in_all_pairs": 0,
+                             "native_slower_in_all_pairs": 0})
+                count["cases"] += 1
+                ratios = []
+                for r in range(rounds):
+                    n = metric_value(native[(variant, r)], metric)
+                    f = metric_value(per_round[r], metric) if r in per_round else None
+                    ratios.append(None if n is None or f is None or f == 0 else n / f)
+                if None in ratios:
+                    if rec["withheld"] is None:
+                        a.fail(f"{field}.withheld", "a round lacks its pair but figures are shown")
+                    count["withheld"] += 1
+                    continue
+                for r, x in enumerate(ratios):
+                    a.same(f"{field}.ratio[{r}]", rec["ratio"][r], x)
+                a.same(f"{field}.median", rec["median"], median(ratios))
+                verdict = ("native faster in all pairs" if max(ratios) < 1 else
+                           "native slower in all pairs" if min(ratios) > 1 else "inconclusive")
+                a.same(f"{field}.verdict", rec["verdict"], verdict)
+                count["native_faster_in_all_pairs"] += max(ratios) < 1
+                count["native_slower_in_all_pairs"] += min(ratios) > 1
+
+
+def audit_provider_balance(a, cases, rounds):
+    """With two providers, each goes first in half the rounds of every case."""
+    first = {}
+    for case in cases:
+        # native ids end in /native/<variant>, framework ids in /<provider>
+        base = case["id"].rsplit("/", 2 if case["provider"] == "native" else 1)[0]
+        if case.get("provider_position") is not None:
+            first.setdefault((base, case["provider"]), []).append((case["round"], case["provider_position"]))
+    providers = {}
+    for (base, provider) in first:
+        providers.setdefault(base, set()).add(provider)
+    for (base, provider), seen in first.items():
+        if len(providers[base]) != 2:
+            continue
+        rounds_first = {r for r, position in seen if position == 0}
+        a.same(f"provider balance: rounds with {provider} first for {base}", len(rounds_first), rounds // 2)
 
 
 # ---- runs ------------------------------------------------------------------------
