@@ -5,6 +5,17 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 tb_install_packages
 
+echo "== layout (clang-format, .clang-format)"
+if command -v clang-format >/dev/null; then
+  (cd "$TB_ROOT" && git ls-files 'src/*.[ch]' 'tests/*.[ch]' 'tests/gpu/*.c' 'include/*.h' |
+    xargs clang-format --dry-run --Werror) || {
+    echo "layout differs: run clang-format -i on the files above" >&2
+    exit 1
+  }
+else
+  echo "clang-format not installed: layout not checked"
+fi
+
 echo "== build and test (RelWithDebInfo, warnings are errors)"
 tb_build "$TB_ROOT/build"
 (cd "$TB_ROOT/build" && ctest --output-on-failure -j"$(nproc)")

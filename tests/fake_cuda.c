@@ -21,7 +21,9 @@ struct fake_event {
   uint64_t t;
 };
 
-static int failing(const char *name) { return F.fail_at != NULL && strcmp(F.fail_at, name) == 0; }
+static int failing(const char *name) {
+  return F.fail_at != NULL && strcmp(F.fail_at, name) == 0;
+}
 
 static uint64_t cupti_clock(void) {
   struct timespec ts;
@@ -30,7 +32,9 @@ static uint64_t cupti_clock(void) {
 }
 
 /* ---- driver ---- */
-static CUresult f_cuInit(unsigned int flags) { return CUDA_SUCCESS; }
+static CUresult f_cuInit(unsigned int flags) {
+  return CUDA_SUCCESS;
+}
 static void fire(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
                  uint32_t correlation);
 static CUresult f_cuCtxGetCurrent(CUcontext *ctx) {
@@ -38,7 +42,10 @@ static CUresult f_cuCtxGetCurrent(CUcontext *ctx) {
   fire(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, CUPTI_API_EXIT, 0);
   return CUDA_SUCCESS;
 }
-static CUresult f_cuCtxGetDevice(CUdevice *dev) { *dev = 0; return CUDA_SUCCESS; }
+static CUresult f_cuCtxGetDevice(CUdevice *dev) {
+  *dev = 0;
+  return CUDA_SUCCESS;
+}
 static uint64_t last_kernel_end; /* CUPTI clock */
 
 /* Like the real thing, synchronisation returns once the "GPU" is done. */
@@ -86,11 +93,20 @@ static CUresult f_cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
   *ms = (float)((double)(((struct fake_event *)b)->t - ((struct fake_event *)a)->t) / 1e6);
   return CUDA_SUCCESS;
 }
-static CUresult f_cuDeviceGetUuid(CUuuid *u, CUdevice d) { memset(u, 0, sizeof *u); return CUDA_SUCCESS; }
-static CUresult f_cuGetErrorString(CUresult rc, const char **s) { *s = "fake CUDA error"; return CUDA_SUCCESS; }
+static CUresult f_cuDeviceGetUuid(CUuuid *u, CUdevice d) {
+  memset(u, 0, sizeof *u);
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuGetErrorString(CUresult rc, const char **s) {
+  *s = "fake CUDA error";
+  return CUDA_SUCCESS;
+}
 
 /* ---- CUPTI ---- */
-static CUptiResult f_cuptiGetVersion(uint32_t *v) { *v = F.cupti_version; return CUPTI_SUCCESS; }
+static CUptiResult f_cuptiGetVersion(uint32_t *v) {
+  *v = F.cupti_version;
+  return CUPTI_SUCCESS;
+}
 static CUptiResult f_cuptiSubscribe_v2(CUpti_SubscriberHandle *h, CUpti_CallbackFunc cb, void *ud,
                                        CUpti_SubscriberParams *p) {
   if (failing("cuptiSubscribe_v2")) {
@@ -169,7 +185,8 @@ static CUptiResult f_cuptiActivityFlushAll(uint32_t flags) {
   pending_count = 0;
   return CUPTI_SUCCESS;
 }
-static CUptiResult f_cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid, CUpti_Activity **rec) {
+static CUptiResult f_cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid,
+                                                CUpti_Activity **rec) {
   uint8_t *next = *rec == NULL ? buffer : (uint8_t *)*rec + sizeof(CUpti_ActivityKernel10);
   if (next + sizeof(CUpti_ActivityKernel10) > buffer + valid) {
     return CUPTI_ERROR_MAX_LIMIT_REACHED;
@@ -207,7 +224,10 @@ static CUptiResult f_cuptiFinalize(void) {
   F.enabled_callbacks = 0;
   return CUPTI_SUCCESS;
 }
-static CUptiResult f_cuptiGetResultString(CUptiResult rc, const char **s) { *s = "fake CUPTI error"; return CUPTI_SUCCESS; }
+static CUptiResult f_cuptiGetResultString(CUptiResult rc, const char **s) {
+  *s = "fake CUPTI error";
+  return CUPTI_SUCCESS;
+}
 
 static void fire(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
                  uint32_t correlation) {
@@ -245,7 +265,8 @@ void fake_launch(uintptr_t stream, enum fake_launch_kind kind) {
     return;
   }
   if (kind == FAKE_DRIVER) {
-    fire(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_ENTER, outer);
+    fire(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_ENTER,
+         outer);
     fire(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_EXIT, outer);
     add_kernel(stream, outer, 0);
     return;
@@ -255,8 +276,8 @@ void fake_launch(uintptr_t stream, enum fake_launch_kind kind) {
   uint32_t nested = ++next_correlation;
   fire(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_ENTER, nested);
   fire(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_EXIT, nested);
-  fire(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-       CUPTI_API_EXIT, outer);
+  fire(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_EXIT,
+       outer);
   if (kind != FAKE_NO_KERNEL) {
     add_kernel(stream, F.kernel_carries_driver_id ? nested : outer, kind == FAKE_BAD_TIMESTAMPS);
   }
@@ -266,8 +287,8 @@ void fake_graph_launch(uintptr_t stream, int kernels) {
   uint32_t id = ++next_correlation;
   fire(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
        CUPTI_API_ENTER, id);
-  fire(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
-       CUPTI_API_EXIT, id);
+  fire(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000, CUPTI_API_EXIT,
+       id);
   for (int k = 0; k < kernels; ++k) {
     add_kernel(stream, id, 0); /* all kernels of a graph launch share its id */
   }
@@ -284,23 +305,36 @@ void fake_install(void) {
   complete_buffer = NULL;
   memset(enabled, 0, sizeof enabled);
   table = (struct tb_timing_api){
-      .cuInit = f_cuInit, .cuCtxGetCurrent = f_cuCtxGetCurrent, .cuCtxGetDevice = f_cuCtxGetDevice,
-      .cuCtxSynchronize = f_cuCtxSynchronize, .cuStreamIsCapturing = f_cuStreamIsCapturing,
-      .cuEventCreate = f_cuEventCreate, .cuEventDestroy = f_cuEventDestroy,
-      .cuEventRecord = f_cuEventRecord, .cuEventSynchronize = f_cuEventSynchronize,
-      .cuEventElapsedTime = f_cuEventElapsedTime, .cuDeviceGetUuid = f_cuDeviceGetUuid,
-      .cuGetErrorString = f_cuGetErrorString, .cuptiGetVersion = f_cuptiGetVersion,
-      .cuptiSubscribe_v2 = f_cuptiSubscribe_v2, .cuptiUnsubscribe = f_cuptiUnsubscribe,
+      .cuInit = f_cuInit,
+      .cuCtxGetCurrent = f_cuCtxGetCurrent,
+      .cuCtxGetDevice = f_cuCtxGetDevice,
+      .cuCtxSynchronize = f_cuCtxSynchronize,
+      .cuStreamIsCapturing = f_cuStreamIsCapturing,
+      .cuEventCreate = f_cuEventCreate,
+      .cuEventDestroy = f_cuEventDestroy,
+      .cuEventRecord = f_cuEventRecord,
+      .cuEventSynchronize = f_cuEventSynchronize,
+      .cuEventElapsedTime = f_cuEventElapsedTime,
+      .cuDeviceGetUuid = f_cuDeviceGetUuid,
+      .cuGetErrorString = f_cuGetErrorString,
+      .cuptiGetVersion = f_cuptiGetVersion,
+      .cuptiSubscribe_v2 = f_cuptiSubscribe_v2,
+      .cuptiUnsubscribe = f_cuptiUnsubscribe,
       .cuptiEnableCallback = f_cuptiEnableCallback,
       .cuptiActivityRegisterCallbacks = f_cuptiActivityRegisterCallbacks,
-      .cuptiActivityEnable = f_cuptiActivityEnable, .cuptiActivityDisable = f_cuptiActivityDisable,
+      .cuptiActivityEnable = f_cuptiActivityEnable,
+      .cuptiActivityDisable = f_cuptiActivityDisable,
       .cuptiActivityFlushAll = f_cuptiActivityFlushAll,
       .cuptiActivityGetNextRecord = f_cuptiActivityGetNextRecord,
       .cuptiActivityGetNumDroppedRecords = f_cuptiActivityGetNumDroppedRecords,
-      .cuptiGetTimestamp = f_cuptiGetTimestamp, .cuptiGetStreamIdEx = f_cuptiGetStreamIdEx,
-      .cuptiFinalize = f_cuptiFinalize, .cuptiGetResultString = f_cuptiGetResultString,
+      .cuptiGetTimestamp = f_cuptiGetTimestamp,
+      .cuptiGetStreamIdEx = f_cuptiGetStreamIdEx,
+      .cuptiFinalize = f_cuptiFinalize,
+      .cuptiGetResultString = f_cuptiGetResultString,
   };
   tb_timing_install_api(&table);
 }
 
-void fake_remove_cupti(void) { table.cuptiGetVersion = NULL; }
+void fake_remove_cupti(void) {
+  table.cuptiGetVersion = NULL;
+}

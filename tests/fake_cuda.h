@@ -9,11 +9,11 @@
 #include "timing/api.h"
 
 enum fake_launch_kind {
-  FAKE_RUNTIME,          /* cudaLaunchKernel with a nested cuLaunchKernel */
-  FAKE_DRIVER,           /* cuLaunchKernel alone */
-  FAKE_UNHOOKED,         /* a kernel from an API the probe does not hook */
-  FAKE_NO_KERNEL,        /* a counted launch whose kernel record never arrives */
-  FAKE_BAD_TIMESTAMPS,   /* a kernel record with start = end = 0 */
+  FAKE_RUNTIME,        /* cudaLaunchKernel with a nested cuLaunchKernel */
+  FAKE_DRIVER,         /* cuLaunchKernel alone */
+  FAKE_UNHOOKED,       /* a kernel from an API the probe does not hook */
+  FAKE_NO_KERNEL,      /* a counted launch whose kernel record never arrives */
+  FAKE_BAD_TIMESTAMPS, /* a kernel record with start = end = 0 */
 };
 
 struct fake_cuda {

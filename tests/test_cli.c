@@ -16,7 +16,8 @@
 static char out[1 << 16], errbuf[1 << 14];
 
 #define RUN(...)                                                                                   \
-  run_program((const char *const[]){TB_BINARY, __VA_ARGS__, NULL}, out, sizeof out, errbuf, sizeof errbuf)
+  run_program((const char *const[]){TB_BINARY, __VA_ARGS__, NULL}, out, sizeof out, errbuf,        \
+              sizeof errbuf)
 
 static void expect_usage_error(int rc, const char *fragment) {
   if (rc != 2 || strstr(errbuf, fragment) == NULL) {
@@ -125,7 +126,8 @@ static void end_to_end_cpu_run(void **state) {
   json_t *prov = json_object_get(doc, "provenance");
   json_t *artifacts = json_object_get(prov, "artifacts");
   assert_true(json_array_size(artifacts) >= 1);
-  assert_int_equal(strlen(json_string_value(json_object_get(json_array_get(artifacts, 0), "sha256"))), 64);
+  assert_int_equal(
+      strlen(json_string_value(json_object_get(json_array_get(artifacts, 0), "sha256"))), 64);
   assert_non_null(json_object_get(prov, "busy_processes_start"));
   assert_non_null(json_object_get(prov, "busy_processes_end"));
   assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "run"), "seed")), 5);
@@ -160,12 +162,13 @@ static void variants_and_plan_records(void **state) {
   char dir[512];
   snprintf(dir, sizeof dir, "%s/run", base);
   int rc = RUN("run", "--shapes", "3x5", "--input-views", "packed", "--variants",
-               "reference,candidate,automatic", "--samples", "2", "--warmup-ms", "1",
-               "--sample-ms", "1", "--out", dir);
+               "reference,candidate,automatic", "--samples", "2", "--warmup-ms", "1", "--sample-ms",
+               "1", "--out", dir);
   assert_int_equal(rc, 0);
   json_t *doc = load_results(dir);
   json_t *cases = json_object_get(doc, "cases");
-  assert_int_equal(json_array_size(cases), 4 * 3 + 2); /* 4 reductions x 3 variants + 2 elementwise */
+  assert_int_equal(json_array_size(cases),
+                   4 * 3 + 2); /* 4 reductions x 3 variants + 2 elementwise */
   size_t i, planned = 0;
   json_t *c;
   json_array_foreach(cases, i, c) {
@@ -183,7 +186,8 @@ static void variants_and_plan_records(void **state) {
                         json_string_value(json_object_get(c, "variant")));
     assert_int_equal(json_array_size(json_object_get(plan, "candidates")), 39);
     assert_string_equal(json_string_value(json_object_get(plan, "profile")), "analytic");
-    if (strcmp(json_string_value(json_object_get(c, "id")), "sum/3x5/packed/native/automatic") == 0) {
+    if (strcmp(json_string_value(json_object_get(c, "id")), "sum/3x5/packed/native/automatic") ==
+        0) {
       assert_int_equal(json_integer_value(json_object_get(plan, "chosen_candidate")), 7);
       json_t *selected = json_object_get(plan, "selected");
       assert_int_equal(json_integer_value(json_object_get(selected, "slots")), 4);
@@ -252,16 +256,11 @@ static void report_of_a_non_results_file(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(bad_shapes_exit_2),
-      cmocka_unit_test(bad_flags_exit_2),
-      cmocka_unit_test(too_large_for_memory_exit_2),
-      cmocka_unit_test(help_exits_0),
-      cmocka_unit_test(non_empty_out_refused),
-      cmocka_unit_test(end_to_end_cpu_run),
-      cmocka_unit_test(variants_and_plan_records),
-      cmocka_unit_test(plan_command),
-      cmocka_unit_test(env_describes_the_machine),
-      cmocka_unit_test(report_of_a_non_results_file),
+      cmocka_unit_test(bad_shapes_exit_2),           cmocka_unit_test(bad_flags_exit_2),
+      cmocka_unit_test(too_large_for_memory_exit_2), cmocka_unit_test(help_exits_0),
+      cmocka_unit_test(non_empty_out_refused),       cmocka_unit_test(end_to_end_cpu_run),
+      cmocka_unit_test(variants_and_plan_records),   cmocka_unit_test(plan_command),
+      cmocka_unit_test(env_describes_the_machine),   cmocka_unit_test(report_of_a_non_results_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

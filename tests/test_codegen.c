@@ -12,8 +12,8 @@
 #include "test_support.h"
 
 static const size_t shapes[][2] = {
-    {37, 769},   {1024, 1024}, {16384, 257}, {4096, 1024}, {17, 257},  {64, 4096},
-    {8, 65536},  {200, 40000}, {1, 1},       {3, 5},       {2, 1000000}, {32768, 8192},
+    {37, 769},  {1024, 1024}, {16384, 257}, {4096, 1024}, {17, 257},    {64, 4096},
+    {8, 65536}, {200, 40000}, {1, 1},       {3, 5},       {2, 1000000}, {32768, 8192},
 };
 #define SHAPES (sizeof shapes / sizeof shapes[0])
 
@@ -109,8 +109,11 @@ static void elementwise(void **state) {
   for (size_t s = 0; s < SHAPES; ++s) {
     for (int view = 0; view < TB_VIEW_COUNT; ++view) {
       for (int op = TB_OP_ADD; op <= TB_OP_GELU_ADD; ++op) {
-        struct tb_case c = {tb_op_info((enum tb_op)op), {shapes[s][0], shapes[s][1]},
-                            tb_view_for((enum tb_view_kind)view, shapes[s][1]), "native", false,
+        struct tb_case c = {tb_op_info((enum tb_op)op),
+                            {shapes[s][0], shapes[s][1]},
+                            tb_view_for((enum tb_view_kind)view, shapes[s][1]),
+                            "native",
+                            false,
                             TB_VARIANT_AUTOMATIC};
         struct tb_elementwise_plan plan;
         tb_plan_elementwise(c.op->op, c.shape.m, c.shape.n, &plan);
@@ -125,8 +128,9 @@ static void elementwise(void **state) {
       }
     }
   }
-  printf("compiled %zu distinct kernels with NVRTC for sm_90 (0 when NVRTC is absent or under ASan)\n",
-         compiled);
+  printf(
+      "compiled %zu distinct kernels with NVRTC for sm_90 (0 when NVRTC is absent or under ASan)\n",
+      compiled);
 }
 
 static void plan_case_mismatch_refused(void **state) {
@@ -134,8 +138,8 @@ static void plan_case_mismatch_refused(void **state) {
                       TB_VARIANT_AUTOMATIC};
   struct tb_plan plan;
   struct tb_error err = {0};
-  assert_int_equal(tb_plan_reduction(TB_OP_SUM, 4, 8, TB_VARIANT_AUTOMATIC, NULL, NULL, &plan, &err),
-                   TB_OK);
+  assert_int_equal(
+      tb_plan_reduction(TB_OP_SUM, 4, 8, TB_VARIANT_AUTOMATIC, NULL, NULL, &plan, &err), TB_OK);
   struct tb_generated g;
   assert_int_equal(tb_codegen_reduction(&plan, &c, &g, &err), TB_ERR_RUN);
 }

@@ -12,8 +12,9 @@ static const struct tb_measure_options quick = {0.5, 0.2, 3, true};
 
 static void run_and_check(enum tb_op op, size_t m, size_t n, enum tb_view_kind view,
                           enum tb_variant variant) {
-  struct tb_case c = {tb_op_info(op), {m, n}, tb_view_for(view, n), "native",
-                      tb_op_info(op)->is_row_reduction, variant};
+  struct tb_case c = {
+      tb_op_info(op), {m, n}, tb_view_for(view, n), "native", tb_op_info(op)->is_row_reduction,
+      variant};
   struct tb_case_data data;
   double *ref = NULL;
   struct tb_error err = {0};
@@ -43,8 +44,10 @@ static void every_op_on_awkward_shapes(void **state) {
   for (int op = 0; op < TB_OP_COUNT; ++op) {
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
       for (int v = 0; v < TB_VARIANT_COUNT; ++v) {
-        run_and_check((enum tb_op)op, shapes[s][0], shapes[s][1], TB_VIEW_PACKED, (enum tb_variant)v);
-        run_and_check((enum tb_op)op, shapes[s][0], shapes[s][1], TB_VIEW_STRIDED, (enum tb_variant)v);
+        run_and_check((enum tb_op)op, shapes[s][0], shapes[s][1], TB_VIEW_PACKED,
+                      (enum tb_variant)v);
+        run_and_check((enum tb_op)op, shapes[s][0], shapes[s][1], TB_VIEW_STRIDED,
+                      (enum tb_variant)v);
       }
     }
   }
@@ -55,15 +58,17 @@ static void every_op_on_awkward_shapes(void **state) {
 static struct tb_provider_ops broken_ops;
 static const struct tb_provider_ops *real_ops;
 
-static enum tb_status broken_read(struct tb_provider *p, float *dst, size_t count, struct tb_error *err) {
+static enum tb_status broken_read(struct tb_provider *p, float *dst, size_t count,
+                                  struct tb_error *err) {
   enum tb_status st = real_ops->read_output(p, dst, count, err);
   tb_poison(dst + count - 1, 1); /* the tail element never written */
   return st;
 }
 
 static void unwritten_tail_makes_the_case_invalid(void **state) {
-  struct tb_case c = {tb_op_info(TB_OP_SOFTMAX), {3, 10}, tb_view_for(TB_VIEW_PACKED, 10), "native",
-                      true, TB_VARIANT_AUTOMATIC};
+  struct tb_case c = {
+      tb_op_info(TB_OP_SOFTMAX), {3, 10}, tb_view_for(TB_VIEW_PACKED, 10), "native", true,
+      TB_VARIANT_AUTOMATIC};
   struct tb_case_data data;
   double *ref = NULL;
   struct tb_error err = {0};

@@ -16,8 +16,9 @@ static void valid_shapes(void **state) {
 }
 
 static void refused_shapes(void **state) {
-  const char *bad[] = {"0x5", "5x0", "-1x3", "axb", "5", "99999999999x99999999999", "5x",
-                       "x5", "5x5x5", " 5x5", "5x5 ", "+5x5", "5X5", "", "0x0", "3x-1"};
+  const char *bad[] = {"0x5", "5x0", "-1x3",  "axb",  "5",    "99999999999x99999999999",
+                       "5x",  "x5",  "5x5x5", " 5x5", "5x5 ", "+5x5",
+                       "5X5", "",    "0x0",   "3x-1"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
     struct tb_shape s;
     struct tb_error err = {0};
@@ -54,7 +55,8 @@ static void sizes_in_range(void **state) {
 }
 
 static void views(void **state) {
-  struct tb_view packed = tb_view_for(TB_VIEW_PACKED, 10), strided = tb_view_for(TB_VIEW_STRIDED, 10);
+  struct tb_view packed = tb_view_for(TB_VIEW_PACKED, 10),
+                 strided = tb_view_for(TB_VIEW_STRIDED, 10);
   assert_int_equal(packed.row_stride, 10);
   assert_int_equal(packed.offset, 0);
   assert_true(strided.row_stride > 10);

@@ -194,7 +194,8 @@ static void device_limits_reject(void **state) {
   struct tb_plan plan;
   struct tb_error err = {0};
   assert_int_equal(tb_plan_reduction(TB_OP_SOFTMAX, 100, 3000, TB_VARIANT_AUTOMATIC, &small,
-                                     "analytic", &plan, &err), TB_OK);
+                                     "analytic", &plan, &err),
+                   TB_OK);
   /* s = 12 would need 384 threads > 256: the pick moves to s <= 8 */
   assert_true(plan.candidates[18].rejected);
   assert_non_null(strstr(plan.candidates[18].rejection, "device limit 256"));
@@ -216,7 +217,8 @@ static void register_budget_on_the_h200(void **state) {
   struct tb_plan plan;
   struct tb_error err = {0};
   assert_int_equal(tb_plan_reduction(TB_OP_RMSNORM, 200, 40000, TB_VARIANT_AUTOMATIC, &h200,
-                                     "analytic", &plan, &err), TB_OK);
+                                     "analytic", &plan, &err),
+                   TB_OK);
   assert_true(plan.candidates[38].rejected);
   assert_non_null(strstr(plan.candidates[38].rejection, "registers 76 per thread > 64"));
   assert_non_null(strstr(plan.candidates[29].rejection, "registers 92 per thread > 80"));
@@ -234,11 +236,13 @@ static void register_budget_on_the_h200(void **state) {
 static void refusals(void **state) {
   struct tb_plan plan;
   struct tb_error err = {0};
-  assert_int_equal(tb_plan_reduction(TB_OP_ADD, 4, 4, TB_VARIANT_AUTOMATIC, NULL, NULL, &plan, &err),
-                   TB_ERR_USAGE);
+  assert_int_equal(
+      tb_plan_reduction(TB_OP_ADD, 4, 4, TB_VARIANT_AUTOMATIC, NULL, NULL, &plan, &err),
+      TB_ERR_USAGE);
   tb_error_clear(&err);
-  assert_int_equal(tb_plan_reduction(TB_OP_SUM, 4, 4, TB_VARIANT_AUTOMATIC, NULL, "learned", &plan,
-                                     &err), TB_ERR_USAGE);
+  assert_int_equal(
+      tb_plan_reduction(TB_OP_SUM, 4, 4, TB_VARIANT_AUTOMATIC, NULL, "learned", &plan, &err),
+      TB_ERR_USAGE);
   assert_non_null(strstr(err.message, "unknown planner profile"));
 }
 

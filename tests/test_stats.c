@@ -33,16 +33,18 @@ static void summary_min_max(void **state) {
 }
 
 static void batch_calibration(void **state) {
-  assert_int_equal(tb_calibrate_batch(1e6, 10.0), 10);   /* 1 ms calls, 10 ms batch */
-  assert_int_equal(tb_calibrate_batch(3e7, 10.0), 1);    /* a call longer than a batch */
-  assert_int_equal(tb_calibrate_batch(0.0, 10.0), 1);    /* no estimate */
+  assert_int_equal(tb_calibrate_batch(1e6, 10.0), 10); /* 1 ms calls, 10 ms batch */
+  assert_int_equal(tb_calibrate_batch(3e7, 10.0), 1);  /* a call longer than a batch */
+  assert_int_equal(tb_calibrate_batch(0.0, 10.0), 1);  /* no estimate */
   assert_int_equal(tb_calibrate_batch(1e-3, 1000.0), TB_MAX_BATCH_CALLS);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(median_of_odd_count),  cmocka_unit_test(median_of_even_count),
-      cmocka_unit_test(median_leaves_input_unsorted), cmocka_unit_test(summary_min_max),
+      cmocka_unit_test(median_of_odd_count),
+      cmocka_unit_test(median_of_even_count),
+      cmocka_unit_test(median_leaves_input_unsorted),
+      cmocka_unit_test(summary_min_max),
       cmocka_unit_test(batch_calibration),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -63,7 +63,9 @@ void hand_case_init(struct hand_case *h, enum tb_op op, size_t m, size_t n, cons
   d->output.storage = calloc(m * out_cols, sizeof(float));
 }
 
-void hand_case_free(struct hand_case *h) { tb_case_data_free(&h->data); }
+void hand_case_free(struct hand_case *h) {
+  tb_case_data_free(&h->data);
+}
 
 static void read_all(int fd, char *buf, size_t size) {
   size_t len = 0;
@@ -76,7 +78,8 @@ static void read_all(int fd, char *buf, size_t size) {
   }
 }
 
-int run_program(const char *const argv[], char *out, size_t out_size, char *errbuf, size_t err_size) {
+int run_program(const char *const argv[], char *out, size_t out_size, char *errbuf,
+                size_t err_size) {
   char out_path[] = "/tmp/tb-test-out-XXXXXX", err_path[] = "/tmp/tb-test-err-XXXXXX";
   int out_fd = mkstemp(out_path), err_fd = mkstemp(err_path);
   posix_spawn_file_actions_t actions;

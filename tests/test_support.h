@@ -2,6 +2,7 @@
 #ifndef TB_TEST_SUPPORT_H
 #define TB_TEST_SUPPORT_H
 
+/* cmocka needs these before it */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,7 +32,8 @@ void hand_case_free(struct hand_case *h);
 
 /* Runs `argv` (argv[0] is the program) with stdout and stderr captured into
  * the buffers; returns the exit status, or -1 when it did not exit normally. */
-int run_program(const char *const argv[], char *out, size_t out_size, char *errbuf, size_t err_size);
+int run_program(const char *const argv[], char *out, size_t out_size, char *errbuf,
+                size_t err_size);
 
 /* A fresh empty directory under /tmp; caller frees the path. */
 char *make_temp_dir(void);

@@ -78,8 +78,8 @@ static void control_measures_event_time(void **state) {
   assert_int_equal(r.scope, TB_TIMING_SCOPE_CONTROL);
   assert_int_equal(r.launches, 3);
   assert_true(r.gpu_elapsed_ns > 2999.0 && r.gpu_elapsed_ns < 3001.0); /* 3 x 1000 ns */
-  assert_int_equal(r.kernels_seen, 0);      /* control installs no hooks */
-  assert_int_equal(F.subscribed, 0);        /* and never touches CUPTI */
+  assert_int_equal(r.kernels_seen, 0); /* control installs no hooks */
+  assert_int_equal(F.subscribed, 0);   /* and never touches CUPTI */
   assert_true(r.end_host_ns >= r.begin_host_ns);
   assert_restored();
   assert_string_equal(tb_timing_last_error(), "");
@@ -152,8 +152,8 @@ static void probe_counts_launches_and_kernels(void **state) {
     struct tb_timing_result r = fresh_result(kernels, 32);
     assert_int_equal(tb_timing_end(&r), TB_TIMING_OK);
     assert_int_equal(r.scope, TB_TIMING_SCOPE_PROBE);
-    assert_int_equal(r.launches, 8);       /* 5 runtime + 2 driver + 1 graph */
-    assert_int_equal(r.kernels_seen, 10);  /* the graph expands to 3 */
+    assert_int_equal(r.launches, 8);      /* 5 runtime + 2 driver + 1 graph */
+    assert_int_equal(r.kernels_seen, 10); /* the graph expands to 3 */
     assert_int_equal(r.kernels_written, 10);
     assert_int_equal(r.streams_seen, 2);
     assert_int_equal(r.side_stream_kernels, 2);
@@ -238,7 +238,8 @@ static void refusals_name_their_cause(void **state) {
   fake_remove_cupti();
   assert_int_equal(tb_timing_begin_probe((void *)STREAM_A, 8), TB_TIMING_E_CUPTI_MISSING);
   assert_non_null(strstr(tb_timing_last_error(), "libcupti.so.13"));
-  assert_int_equal(tb_timing_begin_control((void *)STREAM_A), TB_TIMING_OK); /* control still works */
+  assert_int_equal(tb_timing_begin_control((void *)STREAM_A),
+                   TB_TIMING_OK); /* control still works */
   tb_timing_declare_launches(1);
   struct tb_timing_result r = fresh_result(NULL, 0);
   fake_launch(STREAM_A, FAKE_RUNTIME);

@@ -42,22 +42,23 @@ extern "C" {
 
 enum tb_timing_code {
   TB_TIMING_OK = 0,
-  TB_TIMING_E_ARGUMENT = -1,      /* NULL result, wrong struct_size, capacity 0 */
-  TB_TIMING_E_BUSY = -2,          /* begin while a session is open (nested begin) */
-  TB_TIMING_E_NOT_ACTIVE = -3,    /* end or declare without begin */
-  TB_TIMING_E_NO_GPU = -4,        /* no driver, or it found no device */
-  TB_TIMING_E_NO_CONTEXT = -5,    /* no CUDA context current on this thread */
-  TB_TIMING_E_CAPTURING = -6,     /* the stream is being captured into a graph */
-  TB_TIMING_E_CUDA = -7,          /* a CUDA driver call failed */
-  TB_TIMING_E_EMPTY = -8,         /* control: no launch declared or no elapsed time; probe: no kernel */
-  TB_TIMING_E_CUPTI_MISSING = -9, /* libcupti.so.13 could not be loaded */
-  TB_TIMING_E_CUPTI_VERSION = -10,/* its API version does not match the record layout */
-  TB_TIMING_E_CUPTI_BUSY = -11,   /* another CUPTI client is subscribed (its name is in the message) */
-  TB_TIMING_E_CUPTI = -12,        /* a CUPTI call failed */
-  TB_TIMING_E_CAPACITY = -13,     /* more kernels or launches than the probe's capacity */
-  TB_TIMING_E_DROPPED = -14,      /* CUPTI dropped records or had no buffer for them */
-  TB_TIMING_E_MISMATCH = -15,     /* kernels do not correspond one-to-one to counted launches */
-  TB_TIMING_E_TIMESTAMPS = -16,   /* a kernel record without timing, or end before start */
+  TB_TIMING_E_ARGUMENT = -1,   /* NULL result, wrong struct_size, capacity 0 */
+  TB_TIMING_E_BUSY = -2,       /* begin while a session is open (nested begin) */
+  TB_TIMING_E_NOT_ACTIVE = -3, /* end or declare without begin */
+  TB_TIMING_E_NO_GPU = -4,     /* no driver, or it found no device */
+  TB_TIMING_E_NO_CONTEXT = -5, /* no CUDA context current on this thread */
+  TB_TIMING_E_CAPTURING = -6,  /* the stream is being captured into a graph */
+  TB_TIMING_E_CUDA = -7,       /* a CUDA driver call failed */
+  TB_TIMING_E_EMPTY = -8, /* control: no launch declared or no elapsed time; probe: no kernel */
+  TB_TIMING_E_CUPTI_MISSING = -9,  /* libcupti.so.13 could not be loaded */
+  TB_TIMING_E_CUPTI_VERSION = -10, /* its API version does not match the record layout */
+  TB_TIMING_E_CUPTI_BUSY =
+      -11,                    /* another CUPTI client is subscribed (its name is in the message) */
+  TB_TIMING_E_CUPTI = -12,    /* a CUPTI call failed */
+  TB_TIMING_E_CAPACITY = -13, /* more kernels or launches than the probe's capacity */
+  TB_TIMING_E_DROPPED = -14,  /* CUPTI dropped records or had no buffer for them */
+  TB_TIMING_E_MISMATCH = -15, /* kernels do not correspond one-to-one to counted launches */
+  TB_TIMING_E_TIMESTAMPS = -16, /* a kernel record without timing, or end before start */
 };
 
 enum tb_timing_scope { TB_TIMING_SCOPE_CONTROL = 1, TB_TIMING_SCOPE_PROBE = 2 };
@@ -70,51 +71,52 @@ struct tb_timing_kernel {
   uint32_t stream_id;      /* CUPTI stream id */
   uint32_t correlation_id; /* of the launch API call */
   uint32_t device_id;
-  uint32_t graph_id;       /* 0 when not launched from a graph */
+  uint32_t graph_id; /* 0 when not launched from a graph */
 };
 
 /* Filled by tb_timing_end. Layout (x86-64, ABI 1): 8-byte aligned fields in
  * this order, 152 bytes (checked at compile time). The caller sets struct_size = sizeof(struct
  * tb_timing_result) and, for per-kernel records, kernels/kernels_capacity. */
 struct tb_timing_result {
-  uint32_t struct_size;        /* in: sizeof(struct tb_timing_result) */
-  uint32_t scope;              /* out: enum tb_timing_scope */
+  uint32_t struct_size;             /* in: sizeof(struct tb_timing_result) */
+  uint32_t scope;                   /* out: enum tb_timing_scope */
   struct tb_timing_kernel *kernels; /* in: optional array for per-kernel records */
-  uint64_t kernels_capacity;   /* in: its length; out: unchanged */
-  uint64_t kernels_written;    /* out: records copied into kernels */
+  uint64_t kernels_capacity;        /* in: its length; out: unchanged */
+  uint64_t kernels_written;         /* out: records copied into kernels */
 
-  double gpu_elapsed_ns;       /* out: event time on the stream between begin and end */
-  uint64_t launches;           /* out: control: declared; probe: counted launch API calls */
-  uint64_t kernels_seen;       /* out: probe: kernel records (0 for control) */
-  double kernel_sum_ns;        /* out: probe: sum of kernel durations */
-  double kernel_span_ns;       /* out: probe: last end - first start */
-  uint64_t streams_seen;       /* out: probe: distinct streams with kernels */
-  uint64_t side_stream_kernels;/* out: probe: kernels on streams other than the timed one */
-  uint32_t timed_stream_id;    /* out: probe: CUPTI id of the timed stream */
+  double gpu_elapsed_ns;        /* out: event time on the stream between begin and end */
+  uint64_t launches;            /* out: control: declared; probe: counted launch API calls */
+  uint64_t kernels_seen;        /* out: probe: kernel records (0 for control) */
+  double kernel_sum_ns;         /* out: probe: sum of kernel durations */
+  double kernel_span_ns;        /* out: probe: last end - first start */
+  uint64_t streams_seen;        /* out: probe: distinct streams with kernels */
+  uint64_t side_stream_kernels; /* out: probe: kernels on streams other than the timed one */
+  uint32_t timed_stream_id;     /* out: probe: CUPTI id of the timed stream */
   uint32_t reserved0;
-  double clock_offset_begin_ns;/* out: probe: CUPTI clock - CLOCK_MONOTONIC at begin */
-  double clock_offset_end_ns;  /* out: probe: the same at end */
-  double clock_drift_ns;       /* out: probe: end - begin offset */
-  double calibration_width_ns; /* out: probe: narrowest host bracket around a CUPTI read */
-  uint64_t kernels_before_launch; /* out: probe: kernels starting before their launch call (clock check) */
-  uint64_t begin_host_ns;      /* out: CLOCK_MONOTONIC at begin */
-  uint64_t end_host_ns;        /* out: CLOCK_MONOTONIC after the final synchronisation */
+  double clock_offset_begin_ns;   /* out: probe: CUPTI clock - CLOCK_MONOTONIC at begin */
+  double clock_offset_end_ns;     /* out: probe: the same at end */
+  double clock_drift_ns;          /* out: probe: end - begin offset */
+  double calibration_width_ns;    /* out: probe: narrowest host bracket around a CUPTI read */
+  uint64_t kernels_before_launch; /* out: probe: kernels starting before their launch call (clock
+                                     check) */
+  uint64_t begin_host_ns;         /* out: CLOCK_MONOTONIC at begin */
+  uint64_t end_host_ns;           /* out: CLOCK_MONOTONIC after the final synchronisation */
 };
 
 /* NVML snapshot of the device of the current context (read-only; never
  * changes a setting). valid = 0 when NVML is unavailable (reason in
  * tb_timing_last_error, which is otherwise untouched). */
 struct tb_timing_gpu_state {
-  uint32_t struct_size;           /* in: sizeof(struct tb_timing_gpu_state) */
+  uint32_t struct_size; /* in: sizeof(struct tb_timing_gpu_state) */
   uint32_t valid;
   uint32_t sm_clock_mhz;
   uint32_t memory_clock_mhz;
   uint32_t max_sm_clock_mhz;
   uint32_t temperature_c;
-  uint64_t clocks_event_reasons;  /* nvmlClocksEventReasons bits (0x1 idle, 0x4 power cap, ...) */
+  uint64_t clocks_event_reasons; /* nvmlClocksEventReasons bits (0x1 idle, 0x4 power cap, ...) */
   uint32_t power_mw;
   uint32_t reserved0;
-  uint64_t host_ns;               /* CLOCK_MONOTONIC of the snapshot */
+  uint64_t host_ns; /* CLOCK_MONOTONIC of the snapshot */
 };
 
 TB_TIMING_API int tb_timing_abi_version(void);

@@ -12,9 +12,9 @@ struct tb_case {
   const struct tb_op_info *op;
   struct tb_shape shape;
   struct tb_view view;
-  const char *provider;     /* "native", later "torch", ... */
-  bool planned;             /* a native row reduction: the planner picks its mapping */
-  enum tb_variant variant;  /* which plan, when planned */
+  const char *provider;    /* "native", later "torch", ... */
+  bool planned;            /* a native row reduction: the planner picks its mapping */
+  enum tb_variant variant; /* which plan, when planned */
 };
 
 /* "softmax/37x769/packed/native/automatic"; no variant part when unplanned. */

@@ -24,12 +24,14 @@ const struct tb_op_info *tb_op_by_name(const char *name) {
   return NULL;
 }
 
-const char *tb_op_names(void) { return "sum,softmax,rmsnorm,layernorm,add,gelu_add"; }
+const char *tb_op_names(void) {
+  return "sum,softmax,rmsnorm,layernorm,add,gelu_add";
+}
 
 double tb_op_minimal_bytes(enum tb_op op, size_t m, size_t n) {
   const struct tb_op_info *info = tb_op_info(op);
   double elems = (double)m * (double)n;
-  double bytes = elems * 4.0;                      /* the first matrix, read */
+  double bytes = elems * 4.0; /* the first matrix, read */
   bytes += info->has_second_matrix ? elems * 4.0 : 0.0;
   bytes += info->has_weight ? (double)n * 4.0 : 0.0;
   bytes += info->has_bias ? (double)n * 4.0 : 0.0;

@@ -22,11 +22,11 @@ enum tb_op {
 struct tb_op_info {
   enum tb_op op;
   const char *name;
-  bool is_row_reduction;   /* reduces over each row (the planner's domain) */
-  bool has_second_matrix;  /* a second m x n input (add, gelu_add) */
-  bool has_weight;         /* a length-n weight vector */
-  bool has_bias;           /* a length-n bias vector */
-  bool output_is_vector;   /* output has m elements instead of m x n */
+  bool is_row_reduction;  /* reduces over each row (the planner's domain) */
+  bool has_second_matrix; /* a second m x n input (add, gelu_add) */
+  bool has_weight;        /* a length-n weight vector */
+  bool has_bias;          /* a length-n bias vector */
+  bool output_is_vector;  /* output has m elements instead of m x n */
 };
 
 const struct tb_op_info *tb_op_info(enum tb_op op);

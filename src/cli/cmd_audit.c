@@ -19,8 +19,10 @@ int tb_cmd_audit(int argc, char **argv) {
   char script[PATH_MAX];
   snprintf(script, sizeof script, "%s/%s", TB_SOURCE_DIR, TB_AUDIT_SCRIPT);
   if (access(script, R_OK) != 0) {
-    fprintf(stderr, "tilebench: the audit program %s is missing (run it directly from a checkout: "
-                    "python3 %s DIR...)\n", script, TB_AUDIT_SCRIPT);
+    fprintf(stderr,
+            "tilebench: the audit program %s is missing (run it directly from a checkout: "
+            "python3 %s DIR...)\n",
+            script, TB_AUDIT_SCRIPT);
     return 2;
   }
   char **args = calloc((size_t)argc + 2, sizeof *args);

@@ -19,15 +19,17 @@ static const char usage[] =
     "usage: tilebench compare A B [--fail-on-regression]\n"
     "  Compares the cases two runs share (by id), per call: GPU control throughput when both runs\n"
     "  have it, else host E2E throughput. Verdicts from sample ranges (B faster / slower in every\n"
-    "  sample, or inconclusive); --fail-on-regression exits 1 when a case is slower in every sample.\n";
+    "  sample, or inconclusive); --fail-on-regression exits 1 when a case is slower in every "
+    "sample.\n";
 
 #define TB_COMPARE_MAX_SAMPLES 4096
 
 /* The per-call samples compared, and which scope they came from. */
 static size_t samples_of(const json_t *c, int use_gpu, double *out) {
-  const json_t *phase = use_gpu
-                            ? json_object_get(json_object_get(json_object_get(c, "device"), "throughput"), "control")
-                            : json_object_get(json_object_get(c, "host"), "throughput");
+  const json_t *phase =
+      use_gpu
+          ? json_object_get(json_object_get(json_object_get(c, "device"), "throughput"), "control")
+          : json_object_get(json_object_get(c, "host"), "throughput");
   const json_t *values = json_object_get(phase, "per_call_ns");
   size_t i, n = 0;
   json_t *v;
@@ -47,7 +49,8 @@ static const json_t *find_case(const json_t *doc, const char *id) {
   size_t i;
   json_t *c;
   json_array_foreach(json_object_get(doc, "cases"), i, c) {
-    if (strcmp(json_string_value(json_object_get(c, "id")), id) == 0 && !json_object_get(c, "round")) {
+    if (strcmp(json_string_value(json_object_get(c, "id")), id) == 0 &&
+        !json_object_get(c, "round")) {
       return c;
     }
   }
@@ -104,7 +107,8 @@ int tb_cmd_compare(int argc, char **argv) {
     json_decref(a);
     return tb_cli_fail(&err);
   }
-  printf("%-44s %6s %12s %12s %8s  %s\n", "case", "scope", "A p50 µs", "B p50 µs", "B/A", "verdict");
+  printf("%-44s %6s %12s %12s %8s  %s\n", "case", "scope", "A p50 µs", "B p50 µs", "B/A",
+         "verdict");
   static double sa[TB_COMPARE_MAX_SAMPLES], sb[TB_COMPARE_MAX_SAMPLES];
   size_t i, shared = 0, faster = 0, slower = 0;
   json_t *ca;
@@ -132,14 +136,15 @@ int tb_cmd_compare(int argc, char **argv) {
     printf("%-44s %6s %12.3f %12.3f %8.3f  %s\n", id, gpu ? "GPU" : "host", pa / 1e3, pb / 1e3,
            pb / pa, verdict);
   }
-  printf("\n%zu shared cases: B faster in %zu, slower in %zu, inconclusive in %zu\n", shared, faster,
-         slower, shared - faster - slower);
+  printf("\n%zu shared cases: B faster in %zu, slower in %zu, inconclusive in %zu\n", shared,
+         faster, slower, shared - faster - slower);
   int rc = 0;
   if (shared == 0) {
     fprintf(stderr, "tilebench compare: the runs share no measured case\n");
     rc = 2;
   } else if (fail_on_regression && slower > 0) {
-    fprintf(stderr, "tilebench compare: %zu case(s) regressed (B slower in every sample)\n", slower);
+    fprintf(stderr, "tilebench compare: %zu case(s) regressed (B slower in every sample)\n",
+            slower);
     rc = 1;
   }
   json_decref(a);

@@ -23,7 +23,8 @@ static void print_text(const json_t *host, const json_t *gpu) {
     printf("gpu:  none found: %s\n", json_string_value(json_object_get(gpu, "reason")));
     return;
   }
-  printf("driver: supports CUDA %s\n", json_string_value(json_object_get(gpu, "driver_cuda_version")));
+  printf("driver: supports CUDA %s\n",
+         json_string_value(json_object_get(gpu, "driver_cuda_version")));
   size_t i;
   json_t *d;
   json_array_foreach(json_object_get(gpu, "devices"), i, d) {

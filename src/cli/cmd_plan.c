@@ -12,7 +12,8 @@ static const char usage[] =
     "usage: tilebench plan --op OP --shape MxN [--variant V] [--profile P] [--json]\n"
     "  --op OP        sum, softmax, rmsnorm or layernorm\n"
     "  --shape MxN    rows x elements per row\n"
-    "  --variant V    automatic (default), reference (1 warp x 8 rows) or candidate (2 warps x 4 rows)\n"
+    "  --variant V    automatic (default), reference (1 warp x 8 rows) or candidate (2 warps x 4 "
+    "rows)\n"
     "  --profile P    cost profile (default analytic; the only one so far)\n"
     "  --json         print the plan record as JSON (the form results.json stores)\n";
 
@@ -21,7 +22,8 @@ static void print_table(const struct tb_plan *plan) {
          plan->n, tb_variant_name(plan->variant), plan->profile);
   printf("cost: %s\n", plan->cost_basis);
   printf("device limits: %s\n\n", plan->limits.source);
-  printf("  #   s  p  width thr  slots rounds stor   score   kscore smem bar  util  blocks  verdict\n");
+  printf("  #   s  p  width thr  slots rounds stor   score   kscore smem bar  util  blocks  "
+         "verdict\n");
   for (unsigned i = 0; i < plan->candidate_count; ++i) {
     const struct tb_candidate *c = &plan->candidates[i];
     const char *mark = (int)i == plan->chosen ? "<= chosen" : "";
@@ -50,11 +52,13 @@ static void print_table(const struct tb_plan *plan) {
 }
 
 int tb_cmd_plan(int argc, char **argv) {
-  static const struct option options[] = {
-      {"op", required_argument, NULL, 'o'},      {"shape", required_argument, NULL, 's'},
-      {"variant", required_argument, NULL, 'v'}, {"profile", required_argument, NULL, 'p'},
-      {"json", no_argument, NULL, 'j'},          {"help", no_argument, NULL, 'h'},
-      {NULL, 0, NULL, 0}};
+  static const struct option options[] = {{"op", required_argument, NULL, 'o'},
+                                          {"shape", required_argument, NULL, 's'},
+                                          {"variant", required_argument, NULL, 'v'},
+                                          {"profile", required_argument, NULL, 'p'},
+                                          {"json", no_argument, NULL, 'j'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
   const char *op_name = NULL, *shape_text = NULL, *variant_text = "automatic";
   const char *profile = TB_PLANNER_PROFILE_ANALYTIC;
   int as_json = 0, opt;
@@ -89,7 +93,8 @@ int tb_cmd_plan(int argc, char **argv) {
   struct tb_device_limits limits = tb_device_limits_default();
   if (tb_shape_parse(shape_text, &shape, &err) != TB_OK ||
       tb_variant_parse(variant_text, &variant, &err) != TB_OK ||
-      tb_plan_reduction(op->op, shape.m, shape.n, variant, &limits, profile, &plan, &err) != TB_OK) {
+      tb_plan_reduction(op->op, shape.m, shape.n, variant, &limits, profile, &plan, &err) !=
+          TB_OK) {
     return tb_cli_fail(&err);
   }
   if (as_json) {

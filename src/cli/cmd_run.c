@@ -15,10 +15,10 @@
 #include "core/strbuf.h"
 #include "core/strlist.h"
 #include "measure/campaign.h"
-#include "provenance/provenance.h"
-#include "providers/provider.h"
 #include "measure/replay_summary.h"
 #include "provenance/hash.h"
+#include "provenance/provenance.h"
+#include "providers/provider.h"
 #include "report/report.h"
 #include "results/results.h"
 
@@ -30,7 +30,8 @@
 
 static const char usage[] =
     "usage: tilebench run [options]\n"
-    "  --ops LIST           operations (default: all of sum,softmax,rmsnorm,layernorm,add,gelu_add)\n"
+    "  --ops LIST           operations (default: all of "
+    "sum,softmax,rmsnorm,layernorm,add,gelu_add)\n"
     "  --shapes LIST        MxN shapes (default: " DEFAULT_SHAPES ")\n"
     "  --input-views LIST   packed,strided (default: both); strided rows have stride n+3 and\n"
     "                       start at element 1, so kernels cannot assume packed or aligned rows\n"
@@ -51,7 +52,8 @@ static const char usage[] =
 static const char replay_usage[] =
     "usage: tilebench replay [options]\n"
     "  Compares two planner variants in rounds with position balance (METHOD.md §3): the variant\n"
-    "  measured first alternates round by round. Per round and metric each variant's p50; per case\n"
+    "  measured first alternates round by round. Per round and metric each variant's p50; per "
+    "case\n"
     "  gain_r = reference_r / candidate_r, its median, min and max, and a verdict from the range.\n"
     "  --variants A,B       reference and candidate (default: reference,candidate)\n"
     "  --rounds R           even number of rounds, 2..64 (default 4)\n"
@@ -63,9 +65,9 @@ static const char replay_usage[] =
     "  --probe, --out, --quiet as for `tilebench run`.\n";
 
 struct run_options {
-  int replay;                /* `tilebench replay`: rounds of two variants */
+  int replay; /* `tilebench replay`: rounds of two variants */
   unsigned long long rounds;
-  const char *frozen;        /* pilot run directory to replay exactly */
+  const char *frozen; /* pilot run directory to replay exactly */
   struct tb_strlist ops, shapes, views, providers, variants;
   const char *backend;
   const char *out;
@@ -77,17 +79,25 @@ struct run_options {
   int probe;
 };
 
-static enum tb_status parse_flags(int argc, char **argv, struct run_options *o, struct tb_error *err) {
-  static const struct option options[] = {
-      {"ops", required_argument, NULL, 'o'},       {"shapes", required_argument, NULL, 's'},
-      {"input-views", required_argument, NULL, 'v'}, {"providers", required_argument, NULL, 'p'},
-      {"backend", required_argument, NULL, 'b'},   {"seed", required_argument, NULL, 'S'},
-      {"samples", required_argument, NULL, 'n'},   {"warmup-ms", required_argument, NULL, 'w'},
-      {"sample-ms", required_argument, NULL, 'm'}, {"out", required_argument, NULL, 'O'},
-      {"quiet", no_argument, NULL, 'q'},           {"help", no_argument, NULL, 'h'},
-      {"variants", required_argument, NULL, 'V'},  {"probe", required_argument, NULL, 'P'},
-      {"rounds", required_argument, NULL, 'R'},    {"frozen", required_argument, NULL, 'F'},
-      {NULL, 0, NULL, 0}};
+static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
+                                  struct tb_error *err) {
+  static const struct option options[] = {{"ops", required_argument, NULL, 'o'},
+                                          {"shapes", required_argument, NULL, 's'},
+                                          {"input-views", required_argument, NULL, 'v'},
+                                          {"providers", required_argument, NULL, 'p'},
+                                          {"backend", required_argument, NULL, 'b'},
+                                          {"seed", required_argument, NULL, 'S'},
+                                          {"samples", required_argument, NULL, 'n'},
+                                          {"warmup-ms", required_argument, NULL, 'w'},
+                                          {"sample-ms", required_argument, NULL, 'm'},
+                                          {"out", required_argument, NULL, 'O'},
+                                          {"quiet", no_argument, NULL, 'q'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {"variants", required_argument, NULL, 'V'},
+                                          {"probe", required_argument, NULL, 'P'},
+                                          {"rounds", required_argument, NULL, 'R'},
+                                          {"frozen", required_argument, NULL, 'F'},
+                                          {NULL, 0, NULL, 0}};
   const char *ops = o->replay ? "softmax,rmsnorm,layernorm" : tb_op_names();
   const char *shapes = DEFAULT_SHAPES, *views = o->replay ? "packed" : "packed,strided";
   const char *providers = "native", *variants = o->replay ? "reference,candidate" : "automatic";
@@ -111,8 +121,9 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o, 
       } else if (tb_parse_size(optarg, "--rounds", 2, 64, &o->rounds, err) != TB_OK) {
         return err->status;
       } else if (o->rounds % 2 != 0) {
-        return tb_fail(err, TB_ERR_USAGE, "--rounds must be even, so each variant goes first in "
-                                          "exactly half the rounds");
+        return tb_fail(err, TB_ERR_USAGE,
+                       "--rounds must be even, so each variant goes first in "
+                       "exactly half the rounds");
       }
       break;
     case 'P':
@@ -125,22 +136,25 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o, 
     case 'O': o->out = optarg; break;
     case 'q': o->quiet = 1; break;
     case 'S':
-      if (tb_parse_size(optarg, "--seed", 0, ~0ULL, &o->seed, err) != TB_OK) return err->status;
+      if (tb_parse_size(optarg, "--seed", 0, ~0ULL, &o->seed, err) != TB_OK)
+        return err->status;
       break;
     case 'n':
-      if (tb_parse_size(optarg, "--samples", 1, 100000, &o->samples, err) != TB_OK) return err->status;
+      if (tb_parse_size(optarg, "--samples", 1, 100000, &o->samples, err) != TB_OK)
+        return err->status;
       break;
     case 'w':
-      if (tb_parse_positive(optarg, "--warmup-ms", 600000, &o->warmup_ms, err) != TB_OK) return err->status;
+      if (tb_parse_positive(optarg, "--warmup-ms", 600000, &o->warmup_ms, err) != TB_OK)
+        return err->status;
       break;
     case 'm':
-      if (tb_parse_positive(optarg, "--sample-ms", 600000, &o->sample_ms, err) != TB_OK) return err->status;
+      if (tb_parse_positive(optarg, "--sample-ms", 600000, &o->sample_ms, err) != TB_OK)
+        return err->status;
       break;
-    case 'h':
-      return TB_OK; /* handled by the caller through o->out == "--help" below */
+    case 'h': return TB_OK; /* handled by the caller through o->out == "--help" below */
     default:
-      return tb_fail(err, TB_ERR_USAGE, "unknown or incomplete option '%s'\n%s",
-                     argv[optind - 1], usage);
+      return tb_fail(err, TB_ERR_USAGE, "unknown or incomplete option '%s'\n%s", argv[optind - 1],
+                     usage);
     }
   }
   if (optind < argc) {
@@ -177,8 +191,8 @@ static enum tb_status choose_backend(const char *requested, const char **chosen,
   }
   if (strcmp(requested, "auto") == 0) {
     *chosen = have_gpu ? "cuda" : "cpu";
-    snprintf(why, why_size, "auto: %s", have_gpu ? "a CUDA driver and GPU were found"
-                                                  : probe.message);
+    snprintf(why, why_size, "auto: %s",
+             have_gpu ? "a CUDA driver and GPU were found" : probe.message);
     return TB_OK;
   }
   return tb_fail(err, TB_ERR_USAGE, "unknown backend '%s' (known: cpu,cuda,auto)", requested);
@@ -223,8 +237,8 @@ static enum tb_status build_campaign(struct run_options *o, struct tb_campaign *
   }
   for (size_t i = 0; i < o->providers.count; ++i) {
     if (!tb_provider_known(o->providers.items[i])) {
-      return tb_fail(err, TB_ERR_USAGE, "unknown provider '%s' (known: %s)",
-                     o->providers.items[i], tb_provider_names());
+      return tb_fail(err, TB_ERR_USAGE, "unknown provider '%s' (known: %s)", o->providers.items[i],
+                     tb_provider_names());
     }
   }
   for (size_t i = 0; i < o->variants.count; ++i) {
@@ -240,8 +254,9 @@ static enum tb_status build_campaign(struct run_options *o, struct tb_campaign *
     c->variants[c->variant_count++] = v;
   }
   if (o->replay && c->variant_count != 2) {
-    return tb_fail(err, TB_ERR_USAGE, "replay compares exactly two variants (--variants A,B: A is "
-                                      "the reference, B the candidate)");
+    return tb_fail(err, TB_ERR_USAGE,
+                   "replay compares exactly two variants (--variants A,B: A is "
+                   "the reference, B the candidate)");
   }
   if (o->replay) {
     size_t reductions = 0;
@@ -249,8 +264,9 @@ static enum tb_status build_campaign(struct run_options *o, struct tb_campaign *
       reductions += c->ops[k]->is_row_reduction;
     }
     if (reductions == 0) {
-      return tb_fail(err, TB_ERR_USAGE, "replay compares plans of row reductions: give at least "
-                                        "one of sum,softmax,rmsnorm,layernorm");
+      return tb_fail(err, TB_ERR_USAGE,
+                     "replay compares plans of row reductions: give at least "
+                     "one of sum,softmax,rmsnorm,layernorm");
     }
   }
   c->reductions_only = o->replay;
@@ -290,11 +306,11 @@ static json_t *run_info(const struct run_options *o, const struct tb_campaign *c
   for (size_t i = 0; i < c->variant_count; ++i) {
     json_array_append_new(variants, json_string(tb_variant_name(c->variants[i])));
   }
-  json_t *info = json_pack("{s:o, s:o, s:s, s:s, s:s, s:I, s:{s:I, s:f, s:f}}", "argv", argv_json,
-                   "command", command, "started_at", started, "backend", backend,
-                   "backend_reason", why, "seed", (json_int_t)o->seed, "measure", "samples",
-                   (json_int_t)c->measure.samples, "warmup_ms", c->measure.warmup_ms, "sample_ms",
-                   c->measure.sample_ms);
+  json_t *info =
+      json_pack("{s:o, s:o, s:s, s:s, s:s, s:I, s:{s:I, s:f, s:f}}", "argv", argv_json, "command",
+                command, "started_at", started, "backend", backend, "backend_reason", why, "seed",
+                (json_int_t)o->seed, "measure", "samples", (json_int_t)c->measure.samples,
+                "warmup_ms", c->measure.warmup_ms, "sample_ms", c->measure.sample_ms);
   json_object_set_new(json_object_get(info, "measure"), "probe", json_boolean(c->measure.probe));
   json_object_set_new(info, "variants", variants);
   return info;
@@ -343,8 +359,9 @@ static enum tb_status load_frozen(const char *pilot_dir, json_t *current_artifac
     int found = 0;
     json_array_foreach(pilot_artifacts, j, theirs) {
       int same_path = json_equal(json_object_get(mine, "path"), json_object_get(theirs, "path"));
-      int executable = strcmp(role, "executable") == 0 &&
-                       strcmp(json_string_value(json_object_get(theirs, "role")), "executable") == 0;
+      int executable =
+          strcmp(role, "executable") == 0 &&
+          strcmp(json_string_value(json_object_get(theirs, "role")), "executable") == 0;
       if (same_path || executable) {
         found = 1;
         if (!json_equal(json_object_get(mine, "sha256"), json_object_get(theirs, "sha256"))) {
@@ -372,9 +389,9 @@ static enum tb_status load_frozen(const char *pilot_dir, json_t *current_artifac
   }
   char hex[TB_SHA256_HEX_LEN];
   tb_sha256_file(path, hex, err);
-  json_object_set_new(run, "frozen", json_pack("{s:s, s:s, s:O}", "pilot_dir", pilot_dir,
-                                                "pilot_results_sha256", hex, "pilot_artifacts",
-                                                pilot_artifacts));
+  json_object_set_new(run, "frozen",
+                      json_pack("{s:s, s:s, s:O}", "pilot_dir", pilot_dir, "pilot_results_sha256",
+                                hex, "pilot_artifacts", pilot_artifacts));
   json_decref(pilot);
   return err->status;
 }
@@ -412,9 +429,9 @@ static int run_campaign(struct run_options *o, struct tb_campaign *c, int argc, 
     return tb_cli_fail(err);
   }
   c->backend = backend;
-  json_t *doc = json_pack("{s:s, s:i, s:{s:s, s:s}}", "schema", TB_RESULTS_SCHEMA, "schema_version",
-                          TB_RESULTS_SCHEMA_VERSION, "tool", "name", "tilebench", "version",
-                          TB_VERSION);
+  json_t *doc =
+      json_pack("{s:s, s:i, s:{s:s, s:s}}", "schema", TB_RESULTS_SCHEMA, "schema_version",
+                TB_RESULTS_SCHEMA_VERSION, "tool", "name", "tilebench", "version", TB_VERSION);
   json_t *run = run_info(o, c, backend, why, argc, argv);
   json_t *prov = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "git", tb_capture_git(), "artifacts",
                            tb_capture_artifacts(), "host", tb_capture_host(), "gpu",
@@ -424,8 +441,8 @@ static int run_campaign(struct run_options *o, struct tb_campaign *c, int argc, 
   size_t valid = 0;
   c->out_dir = o->out;
   json_t *frozen_sources = NULL;
-  if (o->frozen != NULL &&
-      load_frozen(o->frozen, json_object_get(prov, "artifacts"), run, &frozen_sources, err) != TB_OK) {
+  if (o->frozen != NULL && load_frozen(o->frozen, json_object_get(prov, "artifacts"), run,
+                                       &frozen_sources, err) != TB_OK) {
     json_decref(doc);
     json_decref(run);
     json_decref(prov);
@@ -452,9 +469,9 @@ static int run_campaign(struct run_options *o, struct tb_campaign *c, int argc, 
   json_object_set_new(doc, "provenance", prov);
   json_object_set_new(doc, "cases", cases);
   if (o->replay) {
-    json_object_set_new(doc, "replay", tb_replay_summary(cases, tb_variant_name(c->variants[0]),
-                                                         tb_variant_name(c->variants[1]),
-                                                         (unsigned)o->rounds));
+    json_object_set_new(doc, "replay",
+                        tb_replay_summary(cases, tb_variant_name(c->variants[0]),
+                                          tb_variant_name(c->variants[1]), (unsigned)o->rounds));
   }
 
   struct tb_error write_err = {0};
@@ -519,6 +536,10 @@ static int run_or_replay(int argc, char **argv, int replay) {
   return rc;
 }
 
-int tb_cmd_run(int argc, char **argv) { return run_or_replay(argc, argv, 0); }
+int tb_cmd_run(int argc, char **argv) {
+  return run_or_replay(argc, argv, 0);
+}
 
-int tb_cmd_replay(int argc, char **argv) { return run_or_replay(argc, argv, 1); }
+int tb_cmd_replay(int argc, char **argv) {
+  return run_or_replay(argc, argv, 1);
+}

@@ -40,8 +40,8 @@ int main(int argc, char **argv) {
     const char *name;
     int (*run)(int, char **);
   } commands[] = {
-      {"run", tb_cmd_run},         {"replay", tb_cmd_replay}, {"compare", tb_cmd_compare},
-      {"audit", tb_cmd_audit},     {"report", tb_cmd_report}, {"plan", tb_cmd_plan},
+      {"run", tb_cmd_run},     {"replay", tb_cmd_replay}, {"compare", tb_cmd_compare},
+      {"audit", tb_cmd_audit}, {"report", tb_cmd_report}, {"plan", tb_cmd_plan},
       {"env", tb_cmd_env},
   };
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i) {

@@ -27,10 +27,10 @@ struct tb_kernel_spec {
 struct tb_generated {
   char *source;
   char sha256[65];
-  unsigned kernel_count;          /* launched in order for one call */
+  unsigned kernel_count; /* launched in order for one call */
   struct tb_kernel_spec kernels[TB_MAX_KERNELS];
-  unsigned barrier_sites;         /* __syncthreads() sites in the source */
-  size_t workspace_floats;        /* device scratch the kernels need */
+  unsigned barrier_sites;  /* __syncthreads() sites in the source */
+  size_t workspace_floats; /* device scratch the kernels need */
   /* capability contract: what a device must offer to run the kernels */
   int min_cc_major, min_cc_minor;
   unsigned max_threads_per_block;

@@ -10,8 +10,8 @@ enum tb_status tb_codegen_elementwise(const struct tb_elementwise_plan *plan,
   memset(g, 0, sizeof *g);
   struct tb_strbuf b = {0};
   char what[160];
-  snprintf(what, sizeof what, "%s %zux%zu (row stride %zu), elementwise", c->op->name,
-           c->shape.m, c->shape.n, c->view.row_stride);
+  snprintf(what, sizeof what, "%s %zux%zu (row stride %zu), elementwise", c->op->name, c->shape.m,
+           c->shape.n, c->view.row_stride);
   tb_emit_prelude(&b, what, c->op->op);
   tb_strbuf_printf(&b, "#define M %zuLL\n#define N %zuLL\n#define SX %zuLL\n#define TPR %lluLL\n",
                    c->shape.m, c->shape.n, c->view.row_stride, plan->threads_per_row);
@@ -19,28 +19,30 @@ enum tb_status tb_codegen_elementwise(const struct tb_elementwise_plan *plan,
   const char *expr = c->op->op == TB_OP_GELU_ADD
                          ? "0.5f * s * (1.0f + erff(s * 0.7071067811865475f))" /* exact GELU */
                          : "s";
-  tb_strbuf_printf(&b,
-                   "  const long long t = (long long)blockIdx.x * %u + threadIdx.x;\n"
-                   "  if (t >= M * TPR) return;\n"
-                   "  const long long row = t / TPR, e = 4LL * (t %% TPR);\n"
-                   "  const float *ar = x + row * SX, *br = y + row * SX;\n"
-                   "  float *orow = out + row * N;\n"
-                   "  if (e + 3 < N && tb_aligned16(ar + e) && tb_aligned16(br + e) && tb_aligned16(orow + e)) {\n"
-                   "    const float4 a4 = *reinterpret_cast<const float4 *>(ar + e);\n"
-                   "    const float4 b4 = *reinterpret_cast<const float4 *>(br + e);\n"
-                   "    float r[4], s;\n"
-                   "    s = a4.x + b4.x; r[0] = %s;\n"
-                   "    s = a4.y + b4.y; r[1] = %s;\n"
-                   "    s = a4.z + b4.z; r[2] = %s;\n"
-                   "    s = a4.w + b4.w; r[3] = %s;\n"
-                   "    *reinterpret_cast<float4 *>(orow + e) = make_float4(r[0], r[1], r[2], r[3]);\n"
-                   "  } else {\n"
-                   "    for (int i = 0; i < 4 && e + i < N; ++i) {\n"
-                   "      const float s = ar[e + i] + br[e + i];\n"
-                   "      orow[e + i] = %s;\n"
-                   "    }\n"
-                   "  }\n}\n",
-                   plan->threads_per_block, expr, expr, expr, expr, expr);
+  tb_strbuf_printf(
+      &b,
+      "  const long long t = (long long)blockIdx.x * %u + threadIdx.x;\n"
+      "  if (t >= M * TPR) return;\n"
+      "  const long long row = t / TPR, e = 4LL * (t %% TPR);\n"
+      "  const float *ar = x + row * SX, *br = y + row * SX;\n"
+      "  float *orow = out + row * N;\n"
+      "  if (e + 3 < N && tb_aligned16(ar + e) && tb_aligned16(br + e) && tb_aligned16(orow + e)) "
+      "{\n"
+      "    const float4 a4 = *reinterpret_cast<const float4 *>(ar + e);\n"
+      "    const float4 b4 = *reinterpret_cast<const float4 *>(br + e);\n"
+      "    float r[4], s;\n"
+      "    s = a4.x + b4.x; r[0] = %s;\n"
+      "    s = a4.y + b4.y; r[1] = %s;\n"
+      "    s = a4.z + b4.z; r[2] = %s;\n"
+      "    s = a4.w + b4.w; r[3] = %s;\n"
+      "    *reinterpret_cast<float4 *>(orow + e) = make_float4(r[0], r[1], r[2], r[3]);\n"
+      "  } else {\n"
+      "    for (int i = 0; i < 4 && e + i < N; ++i) {\n"
+      "      const float s = ar[e + i] + br[e + i];\n"
+      "      orow[e + i] = %s;\n"
+      "    }\n"
+      "  }\n}\n",
+      plan->threads_per_block, expr, expr, expr, expr, expr);
   g->kernel_count = 1;
   snprintf(g->kernels[0].name, sizeof g->kernels[0].name, "tb_main");
   g->kernels[0].threads_per_block = plan->threads_per_block;

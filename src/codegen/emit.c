@@ -16,25 +16,29 @@ void tb_emit_prelude(struct tb_strbuf *b, const char *what, enum tb_op op) {
                    "}\n",
                    what);
   if (tb_op_info(op)->is_row_reduction) {
-    tb_strbuf_printf(b, "static __device__ __forceinline__ float tb_warp_sum(float v) {\n"
-                        "  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);\n"
-                        "  return v;\n"
-                        "}\n");
+    tb_strbuf_printf(b,
+                     "static __device__ __forceinline__ float tb_warp_sum(float v) {\n"
+                     "  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);\n"
+                     "  return v;\n"
+                     "}\n");
   }
   if (op == TB_OP_SOFTMAX) {
-    tb_strbuf_printf(b, "static __device__ __forceinline__ float tb_warp_max(float v) {\n"
-                        "  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));\n"
-                        "  return v;\n"
-                        "}\n"
-                        "// Online softmax pair (running max m, sum s of exp(x - m)).\n"
-                        "static __device__ __forceinline__ void tb_softmax_merge(float &m, float &s, float m2, float s2) {\n"
-                        "  if (m2 > m) { float t = m; m = m2; m2 = t; t = s; s = s2; s2 = t; }\n"
-                        "  if (m2 != -TB_INF) s += s2 * __expf(m2 - m);\n"
-                        "}\n");
+    tb_strbuf_printf(
+        b, "static __device__ __forceinline__ float tb_warp_max(float v) {\n"
+           "  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));\n"
+           "  return v;\n"
+           "}\n"
+           "// Online softmax pair (running max m, sum s of exp(x - m)).\n"
+           "static __device__ __forceinline__ void tb_softmax_merge(float &m, float &s, float m2, "
+           "float s2) {\n"
+           "  if (m2 > m) { float t = m; m = m2; m2 = t; t = s; s = s2; s2 = t; }\n"
+           "  if (m2 != -TB_INF) s += s2 * __expf(m2 - m);\n"
+           "}\n");
   }
   if (op == TB_OP_LAYERNORM) {
     tb_strbuf_printf(b, "// Welford/Chan merge of (count, mean, M2).\n"
-                        "static __device__ __forceinline__ void tb_welford_merge(float &c, float &mu, float &q, float c2, float mu2, float q2) {\n"
+                        "static __device__ __forceinline__ void tb_welford_merge(float &c, float "
+                        "&mu, float &q, float c2, float mu2, float q2) {\n"
                         "  float n = c + c2;\n"
                         "  if (n == 0.0f) return;\n"
                         "  float d = mu2 - mu, f = c2 / n;\n"
@@ -44,7 +48,8 @@ void tb_emit_prelude(struct tb_strbuf *b, const char *what, enum tb_op op) {
   tb_strbuf_printf(b, "\n");
 }
 
-void tb_emit_signature(struct tb_strbuf *b, const char *name, unsigned threads, unsigned min_blocks) {
+void tb_emit_signature(struct tb_strbuf *b, const char *name, unsigned threads,
+                       unsigned min_blocks) {
   char bounds[32];
   snprintf(bounds, sizeof bounds, min_blocks > 0 ? "%u, %u" : "%u", threads, min_blocks);
   tb_strbuf_printf(b,

@@ -12,7 +12,8 @@ void tb_emit_prelude(struct tb_strbuf *b, const char *what, enum tb_op op);
 /* `extern "C" __global__` signature line of a kernel taking the uniform
  * arguments; min_blocks > 0 tells ptxas how many blocks share an SM (so it
  * may use the registers they leave), 0 leaves it to ptxas. */
-void tb_emit_signature(struct tb_strbuf *b, const char *name, unsigned threads, unsigned min_blocks);
+void tb_emit_signature(struct tb_strbuf *b, const char *name, unsigned threads,
+                       unsigned min_blocks);
 /* Finishes g from the text: hash, barrier count, contract. */
 enum tb_status tb_emit_finish(struct tb_strbuf *b, struct tb_generated *g, struct tb_error *err);
 

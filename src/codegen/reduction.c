@@ -7,7 +7,9 @@
 
 /* ---- per-operation pieces ---------------------------------------------- */
 
-static int has_row_output(enum tb_op op) { return op != TB_OP_SUM; }
+static int has_row_output(enum tb_op op) {
+  return op != TB_OP_SUM;
+}
 
 /* Expression of the output element from the cached value `v` and index `j`
  * (weight wv[i], bias bv[i] loaded per group); stats named as below. */
@@ -49,7 +51,8 @@ static void emit_load_params(struct tb_strbuf *b, enum tb_op op, const char *ind
                      "%s  bv[0] = u.x; bv[1] = u.y; bv[2] = u.z; bv[3] = u.w;\n",
                      indent, indent);
   }
-  tb_strbuf_printf(b, "%s} else {\n%s  _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n", indent, indent);
+  tb_strbuf_printf(b, "%s} else {\n%s  _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n", indent,
+                   indent);
   tb_strbuf_printf(b, "%s    wv[i] = e + i < N ? weight[e + i] : 0.0f;\n", indent);
   if (op == TB_OP_LAYERNORM) {
     tb_strbuf_printf(b, "%s    bv[i] = e + i < N ? bias[e + i] : 0.0f;\n", indent);
@@ -60,26 +63,28 @@ static void emit_load_params(struct tb_strbuf *b, enum tb_op op, const char *ind
 /* Loads 4 consecutive elements at e of row pointer `src` into t[4], zero
  * past the row end; 16-byte load when the row is aligned. */
 static void emit_load4(struct tb_strbuf *b, const char *src, const char *indent) {
-  tb_strbuf_printf(b,
-                   "%sfloat t[4];\n"
-                   "%sif (vec && e + 3 < N) {\n"
-                   "%s  const float4 q4 = *reinterpret_cast<const float4 *>(%s + e);\n"
-                   "%s  t[0] = q4.x; t[1] = q4.y; t[2] = q4.z; t[3] = q4.w;\n"
-                   "%s} else {\n"
-                   "%s  _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) t[i] = e + i < N ? %s[e + i] : 0.0f;\n"
-                   "%s}\n",
-                   indent, indent, indent, src, indent, indent, indent, src, indent);
+  tb_strbuf_printf(
+      b,
+      "%sfloat t[4];\n"
+      "%sif (vec && e + 3 < N) {\n"
+      "%s  const float4 q4 = *reinterpret_cast<const float4 *>(%s + e);\n"
+      "%s  t[0] = q4.x; t[1] = q4.y; t[2] = q4.z; t[3] = q4.w;\n"
+      "%s} else {\n"
+      "%s  _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) t[i] = e + i < N ? %s[e + i] : 0.0f;\n"
+      "%s}\n",
+      indent, indent, indent, src, indent, indent, indent, src, indent);
 }
 
 /* Stores r[4] at e of `dst`, 16-byte when aligned, masked at the row end. */
 static void emit_store4(struct tb_strbuf *b, const char *dst, const char *indent) {
-  tb_strbuf_printf(b,
-                   "%sif (ovec && e + 3 < N) {\n"
-                   "%s  *reinterpret_cast<float4 *>(%s + e) = make_float4(r[0], r[1], r[2], r[3]);\n"
-                   "%s} else {\n"
-                   "%s  _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) if (e + i < N) %s[e + i] = r[i];\n"
-                   "%s}\n",
-                   indent, indent, dst, indent, indent, dst, indent);
+  tb_strbuf_printf(
+      b,
+      "%sif (ovec && e + 3 < N) {\n"
+      "%s  *reinterpret_cast<float4 *>(%s + e) = make_float4(r[0], r[1], r[2], r[3]);\n"
+      "%s} else {\n"
+      "%s  _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) if (e + i < N) %s[e + i] = r[i];\n"
+      "%s}\n",
+      indent, indent, dst, indent, indent, dst, indent);
 }
 
 /* The output of one group of 4 at e: weights/bias as the op needs, r[i] from
@@ -87,8 +92,9 @@ static void emit_store4(struct tb_strbuf *b, const char *dst, const char *indent
  * aligned. */
 static void emit_output_group(struct tb_strbuf *b, enum tb_op op, const char *value) {
   emit_load_params(b, op, "    ");
-  tb_strbuf_printf(b, "    float r[4];\n    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n"
-                      "      const float v = %s;\n      r[i] = %s;\n    }\n",
+  tb_strbuf_printf(b,
+                   "    float r[4];\n    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n"
+                   "      const float v = %s;\n      r[i] = %s;\n    }\n",
                    value, output_expr(op));
   emit_store4(b, "orow", "    ");
 }
@@ -132,21 +138,24 @@ static void emit_row_reduce_max(struct tb_strbuf *b, const struct tb_candidate *
 }
 
 /* A loop over the cached groups and their 4 elements, with e and j = e + i. */
-#define FOR_CACHED "  _Pragma(\"unroll\") for (int k = 0; k < G; ++k) {\n" \
-                   "    const int e = 4 * (lane + k * WIDTH);\n" \
-                   "    (void)e;\n" \
-                   "    _Pragma(\"unroll\") _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n"
+#define FOR_CACHED                                                                                 \
+  "  _Pragma(\"unroll\") for (int k = 0; k < G; ++k) {\n"                                          \
+  "    const int e = 4 * (lane + k * WIDTH);\n"                                                    \
+  "    (void)e;\n"                                                                                 \
+  "    _Pragma(\"unroll\") _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n"
 #define END_CACHED "    }\n  }\n"
 
 static void emit_register_statistics(struct tb_strbuf *b, enum tb_op op,
                                      const struct tb_candidate *cand) {
   switch (op) {
   case TB_OP_SUM:
-    tb_strbuf_printf(b, "  float acc = 0.0f;\n" FOR_CACHED "      acc += cache[k][i];\n" END_CACHED);
+    tb_strbuf_printf(b,
+                     "  float acc = 0.0f;\n" FOR_CACHED "      acc += cache[k][i];\n" END_CACHED);
     emit_row_reduce_sum(b, cand, "acc", 0);
     break;
   case TB_OP_RMSNORM:
-    tb_strbuf_printf(b, "  float sq = 0.0f;\n" FOR_CACHED "      sq += cache[k][i] * cache[k][i];\n" END_CACHED);
+    tb_strbuf_printf(b, "  float sq = 0.0f;\n" FOR_CACHED
+                        "      sq += cache[k][i] * cache[k][i];\n" END_CACHED);
     emit_row_reduce_sum(b, cand, "sq", 0);
     tb_strbuf_printf(b, "  const float inv = rsqrtf(sq / (float)N + EPS);\n");
     break;
@@ -168,8 +177,7 @@ static void emit_register_statistics(struct tb_strbuf *b, enum tb_op op,
     emit_row_reduce_sum(b, cand, "s2", 1);
     tb_strbuf_printf(b, "  const float inv = rsqrtf(s2 / (float)N + EPS);\n");
     break;
-  default:
-    break;
+  default: break;
   }
 }
 
@@ -181,29 +189,28 @@ static void emit_register_rows(struct tb_strbuf *b, const struct tb_plan *plan,
   tb_strbuf_printf(b, "#define S %u\n#define P %u\n#define WIDTH %u\n#define G %u\n",
                    cand->subgroups, cand->packing, cand->width, groups);
   tb_emit_signature(b, "tb_main", cand->threads, 0);
-  tb_strbuf_printf(b,
-                   "  const int lane = threadIdx.x %% WIDTH;\n"
-                   "  const int slot = threadIdx.x / WIDTH;\n"
-                   "  const long long row = (long long)blockIdx.x * P + slot;\n"
-                   "  // Rows past M still take part in the barriers; they never store.\n"
-                   "  const bool active = row < M;\n"
-                   "  const float *xr = x + (active ? row : 0LL) * SX;\n"
-                   "  const bool vec = tb_aligned16(xr);\n"
-                   "  float cache[G][4];\n"
-                   "  _Pragma(\"unroll\") for (int k = 0; k < G; ++k) {\n"
-                   "    const int e = 4 * (lane + k * WIDTH);\n");
+  tb_strbuf_printf(b, "  const int lane = threadIdx.x %% WIDTH;\n"
+                      "  const int slot = threadIdx.x / WIDTH;\n"
+                      "  const long long row = (long long)blockIdx.x * P + slot;\n"
+                      "  // Rows past M still take part in the barriers; they never store.\n"
+                      "  const bool active = row < M;\n"
+                      "  const float *xr = x + (active ? row : 0LL) * SX;\n"
+                      "  const bool vec = tb_aligned16(xr);\n"
+                      "  float cache[G][4];\n"
+                      "  _Pragma(\"unroll\") for (int k = 0; k < G; ++k) {\n"
+                      "    const int e = 4 * (lane + k * WIDTH);\n");
   emit_load4(b, "xr", "    ");
-  tb_strbuf_printf(b, "    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) cache[k][i] = active ? t[i] : 0.0f;\n  }\n");
+  tb_strbuf_printf(b, "    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) cache[k][i] = active ? "
+                      "t[i] : 0.0f;\n  }\n");
   emit_register_statistics(b, op, cand);
   if (!has_row_output(op)) {
     tb_strbuf_printf(b, "  if (active && lane == 0) out[row] = acc;\n}\n");
   } else {
-    tb_strbuf_printf(b,
-                     "  if (!active) return;\n"
-                     "  float *orow = out + row * N;\n"
-                     "  const bool ovec = tb_aligned16(orow);\n"
-                     "  _Pragma(\"unroll\") for (int k = 0; k < G; ++k) {\n"
-                     "    const int e = 4 * (lane + k * WIDTH);\n");
+    tb_strbuf_printf(b, "  if (!active) return;\n"
+                        "  float *orow = out + row * N;\n"
+                        "  const bool ovec = tb_aligned16(orow);\n"
+                        "  _Pragma(\"unroll\") for (int k = 0; k < G; ++k) {\n"
+                        "    const int e = 4 * (lane + k * WIDTH);\n");
     emit_output_group(b, op, "cache[k][i]");
     tb_strbuf_printf(b, "  }\n}\n");
   }
@@ -230,12 +237,15 @@ static void emit_stat_accumulate(struct tb_strbuf *b, enum tb_op op, const char 
   case TB_OP_SUM: tb_strbuf_printf(b, "%sa0 += val;\n", indent); break;
   case TB_OP_RMSNORM: tb_strbuf_printf(b, "%sa0 += val * val;\n", indent); break;
   case TB_OP_SOFTMAX:
-    tb_strbuf_printf(b, "%sif (val > m0) { s0 = s0 * __expf(m0 - val) + 1.0f; m0 = val; }\n"
-                        "%selse s0 += __expf(val - m0);\n", indent, indent);
+    tb_strbuf_printf(b,
+                     "%sif (val > m0) { s0 = s0 * __expf(m0 - val) + 1.0f; m0 = val; }\n"
+                     "%selse s0 += __expf(val - m0);\n",
+                     indent, indent);
     break;
   case TB_OP_LAYERNORM:
-    tb_strbuf_printf(b, "%s{ c0 += 1.0f; const float d = val - mu0; mu0 += d / c0; q0 += d * (val - mu0); }\n",
-                     indent);
+    tb_strbuf_printf(
+        b, "%s{ c0 += 1.0f; const float d = val - mu0; mu0 += d / c0; q0 += d * (val - mu0); }\n",
+        indent);
     break;
   default: break;
   }
@@ -259,39 +269,44 @@ static void emit_block_combine(struct tb_strbuf *b, enum tb_op op, unsigned thre
                         "    const float q2 = __shfl_xor_sync(0xffffffffu, q0, o);\n"
                         "    tb_welford_merge(c0, mu0, q0, c2, mu2, q2);\n  }\n");
     break;
-  default:
-    tb_strbuf_printf(b, "  a0 = tb_warp_sum(a0);\n");
-    break;
+  default: tb_strbuf_printf(b, "  a0 = tb_warp_sum(a0);\n"); break;
   }
   tb_strbuf_printf(b, "  __shared__ float tb_stats[%u * %u];\n", words, warps);
   tb_strbuf_printf(b, "  if ((threadIdx.x & 31) == 0) {\n");
   switch (op) {
   case TB_OP_SOFTMAX:
-    tb_strbuf_printf(b, "    tb_stats[2 * (threadIdx.x / 32)] = m0; tb_stats[2 * (threadIdx.x / 32) + 1] = s0;\n");
+    tb_strbuf_printf(
+        b,
+        "    tb_stats[2 * (threadIdx.x / 32)] = m0; tb_stats[2 * (threadIdx.x / 32) + 1] = s0;\n");
     break;
   case TB_OP_LAYERNORM:
-    tb_strbuf_printf(b, "    tb_stats[3 * (threadIdx.x / 32)] = c0; tb_stats[3 * (threadIdx.x / 32) + 1] = mu0;\n"
-                        "    tb_stats[3 * (threadIdx.x / 32) + 2] = q0;\n");
+    tb_strbuf_printf(
+        b,
+        "    tb_stats[3 * (threadIdx.x / 32)] = c0; tb_stats[3 * (threadIdx.x / 32) + 1] = mu0;\n"
+        "    tb_stats[3 * (threadIdx.x / 32) + 2] = q0;\n");
     break;
-  default:
-    tb_strbuf_printf(b, "    tb_stats[threadIdx.x / 32] = a0;\n");
-    break;
+  default: tb_strbuf_printf(b, "    tb_stats[threadIdx.x / 32] = a0;\n"); break;
   }
   tb_strbuf_printf(b, "  }\n  __syncthreads();\n");
   /* Every thread merges the warps in the same order: identical results. */
   switch (op) {
   case TB_OP_SOFTMAX:
-    tb_strbuf_printf(b, "  m0 = tb_stats[0]; s0 = tb_stats[1];\n"
-                        "  for (int w = 1; w < %u; ++w) tb_softmax_merge(m0, s0, tb_stats[2 * w], tb_stats[2 * w + 1]);\n",
+    tb_strbuf_printf(b,
+                     "  m0 = tb_stats[0]; s0 = tb_stats[1];\n"
+                     "  for (int w = 1; w < %u; ++w) tb_softmax_merge(m0, s0, tb_stats[2 * w], "
+                     "tb_stats[2 * w + 1]);\n",
                      warps);
     break;
   case TB_OP_LAYERNORM:
-    tb_strbuf_printf(b, "  c0 = tb_stats[0]; mu0 = tb_stats[1]; q0 = tb_stats[2];\n"
-                        "  for (int w = 1; w < %u; ++w) tb_welford_merge(c0, mu0, q0, tb_stats[3 * w], tb_stats[3 * w + 1], tb_stats[3 * w + 2]);\n",
+    tb_strbuf_printf(b,
+                     "  c0 = tb_stats[0]; mu0 = tb_stats[1]; q0 = tb_stats[2];\n"
+                     "  for (int w = 1; w < %u; ++w) tb_welford_merge(c0, mu0, q0, tb_stats[3 * "
+                     "w], tb_stats[3 * w + 1], tb_stats[3 * w + 2]);\n",
                      warps);
     break;
   default:
-    tb_strbuf_printf(b, "  a0 = tb_stats[0];\n  for (int w = 1; w < %u; ++w) a0 += tb_stats[w];\n", warps);
+    tb_strbuf_printf(b, "  a0 = tb_stats[0];\n  for (int w = 1; w < %u; ++w) a0 += tb_stats[w];\n",
+                     warps);
     break;
   }
 }
@@ -300,7 +315,9 @@ static void emit_block_combine(struct tb_strbuf *b, enum tb_op op, unsigned thre
 static void emit_finish_statistics(struct tb_strbuf *b, enum tb_op op) {
   switch (op) {
   case TB_OP_SOFTMAX: tb_strbuf_printf(b, "  const float mx = m0, inv = 1.0f / s0;\n"); break;
-  case TB_OP_RMSNORM: tb_strbuf_printf(b, "  const float inv = rsqrtf(a0 / (float)N + EPS);\n"); break;
+  case TB_OP_RMSNORM:
+    tb_strbuf_printf(b, "  const float inv = rsqrtf(a0 / (float)N + EPS);\n");
+    break;
   case TB_OP_LAYERNORM:
     tb_strbuf_printf(b, "  const float mean = mu0, inv = rsqrtf(q0 / (float)N + EPS);\n");
     break;
@@ -313,7 +330,9 @@ static void emit_finish_statistics(struct tb_strbuf *b, enum tb_op op) {
 static void emit_pass_open(struct tb_strbuf *b, const char *lo, const char *hi, unsigned threads) {
   /* Unrolled so several 16-byte loads are in flight before the first use;
    * less at 1024 threads, where a thread has only 64 registers. */
-  tb_strbuf_printf(b, "  _Pragma(\"unroll %u\") for (long long e = %s + 4LL * threadIdx.x; e < %s; e += 4LL * %u) {\n",
+  tb_strbuf_printf(b,
+                   "  _Pragma(\"unroll %u\") for (long long e = %s + 4LL * threadIdx.x; e < %s; e "
+                   "+= 4LL * %u) {\n",
                    threads >= 1024 ? 4u : 8u, lo, hi, threads);
 }
 
@@ -331,8 +350,11 @@ static void emit_stat_pass(struct tb_strbuf *b, enum tb_op op, const char *lo, c
   emit_stat_decl(b, op);
   emit_pass_open(b, lo, hi, threads);
   emit_load4(b, "xr", "    ");
-  tb_strbuf_printf(b, "    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n      if (e + i >= %s) break;\n"
-                      "      const float val = t[i];\n", hi);
+  tb_strbuf_printf(
+      b,
+      "    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n      if (e + i >= %s) break;\n"
+      "      const float val = t[i];\n",
+      hi);
   emit_stat_accumulate(b, op, "      ");
   tb_strbuf_printf(b, "    }\n  }\n");
 }
@@ -376,7 +398,8 @@ static void emit_split_row(struct tb_strbuf *b, const struct tb_plan *plan, cons
                    "  const float *xr = x + row * SX;\n  const bool vec = tb_aligned16(xr);\n");
   emit_stat_pass(b, op, "lo", "hi", threads);
   emit_block_combine(b, op, threads);
-  tb_strbuf_printf(b, "  if (threadIdx.x == 0) {\n    float *p = workspace + (row * K + chunk) * W;\n");
+  tb_strbuf_printf(
+      b, "  if (threadIdx.x == 0) {\n    float *p = workspace + (row * K + chunk) * W;\n");
   switch (op) {
   case TB_OP_SOFTMAX: tb_strbuf_printf(b, "    p[0] = m0; p[1] = s0;\n"); break;
   case TB_OP_LAYERNORM: tb_strbuf_printf(b, "    p[0] = c0; p[1] = mu0; p[2] = q0;\n"); break;
@@ -387,25 +410,29 @@ static void emit_split_row(struct tb_strbuf *b, const struct tb_plan *plan, cons
   unsigned finish_threads = 256;
   tb_emit_signature(b, "tb_finish", finish_threads, 0);
   if (!has_row_output(op)) {
-    tb_strbuf_printf(b, "  const long long row = (long long)blockIdx.x * %u + threadIdx.x;\n"
-                        "  if (row >= M) return;\n"
-                        "  float a0 = 0.0f;\n"
-                        "  for (long long k = 0; k < K; ++k) a0 += workspace[row * K + k];\n"
-                        "  out[row] = a0;\n}\n",
+    tb_strbuf_printf(b,
+                     "  const long long row = (long long)blockIdx.x * %u + threadIdx.x;\n"
+                     "  if (row >= M) return;\n"
+                     "  float a0 = 0.0f;\n"
+                     "  for (long long k = 0; k < K; ++k) a0 += workspace[row * K + k];\n"
+                     "  out[row] = a0;\n}\n",
                      finish_threads);
   } else {
-    tb_strbuf_printf(b, "  const long long row = blockIdx.x / K, chunk = blockIdx.x %% K;\n"
-                        "  const long long lo = chunk * CHUNK, hi = lo + CHUNK < N ? lo + CHUNK : N;\n"
-                        "  const float *xr = x + row * SX;\n  const bool vec = tb_aligned16(xr);\n"
-                        "  const float *p = workspace + row * K * W;\n");
+    tb_strbuf_printf(b,
+                     "  const long long row = blockIdx.x / K, chunk = blockIdx.x %% K;\n"
+                     "  const long long lo = chunk * CHUNK, hi = lo + CHUNK < N ? lo + CHUNK : N;\n"
+                     "  const float *xr = x + row * SX;\n  const bool vec = tb_aligned16(xr);\n"
+                     "  const float *p = workspace + row * K * W;\n");
     switch (op) {
     case TB_OP_SOFTMAX:
       tb_strbuf_printf(b, "  float m0 = p[0], s0 = p[1];\n"
-                          "  for (long long k = 1; k < K; ++k) tb_softmax_merge(m0, s0, p[2 * k], p[2 * k + 1]);\n");
+                          "  for (long long k = 1; k < K; ++k) tb_softmax_merge(m0, s0, p[2 * k], "
+                          "p[2 * k + 1]);\n");
       break;
     case TB_OP_LAYERNORM:
       tb_strbuf_printf(b, "  float c0 = p[0], mu0 = p[1], q0 = p[2];\n"
-                          "  for (long long k = 1; k < K; ++k) tb_welford_merge(c0, mu0, q0, p[3 * k], p[3 * k + 1], p[3 * k + 2]);\n");
+                          "  for (long long k = 1; k < K; ++k) tb_welford_merge(c0, mu0, q0, p[3 * "
+                          "k], p[3 * k + 1], p[3 * k + 2]);\n");
       break;
     default:
       tb_strbuf_printf(b, "  float a0 = p[0];\n  for (long long k = 1; k < K; ++k) a0 += p[k];\n");
@@ -422,7 +449,8 @@ static void emit_split_row(struct tb_strbuf *b, const struct tb_plan *plan, cons
   g->kernels[0].static_shared_bytes = f->shared_bytes;
   snprintf(g->kernels[1].name, sizeof g->kernels[1].name, "tb_finish");
   g->kernels[1].threads_per_block = finish_threads;
-  g->kernels[1].blocks = has_row_output(op) ? f->thread_blocks : (c->shape.m + finish_threads - 1) / finish_threads;
+  g->kernels[1].blocks =
+      has_row_output(op) ? f->thread_blocks : (c->shape.m + finish_threads - 1) / finish_threads;
   g->kernels[1].static_shared_bytes = 0;
   g->workspace_floats = (size_t)c->shape.m * f->blocks_per_row * words;
 }
@@ -436,8 +464,8 @@ enum tb_status tb_codegen_reduction(const struct tb_plan *plan, const struct tb_
   }
   struct tb_strbuf b = {0};
   char what[160];
-  snprintf(what, sizeof what, "%s %zux%zu (row stride %zu), variant %s, mapping %s",
-           c->op->name, c->shape.m, c->shape.n, c->view.row_stride, tb_variant_name(plan->variant),
+  snprintf(what, sizeof what, "%s %zux%zu (row stride %zu), variant %s, mapping %s", c->op->name,
+           c->shape.m, c->shape.n, c->view.row_stride, tb_variant_name(plan->variant),
            tb_mapping_name(plan->mapping));
   tb_emit_prelude(&b, what, c->op->op);
   emit_constants(&b, c);

@@ -2,8 +2,8 @@
 #ifndef TB_CORE_CLOCK_H
 #define TB_CORE_CLOCK_H
 
-#include <stdint.h>
 #include <stddef.h>
+#include <stdint.h>
 
 int64_t tb_monotonic_ns(void);
 

@@ -21,12 +21,9 @@ void tb_error_clear(struct tb_error *err) {
 
 int tb_exit_code(enum tb_status status) {
   switch (status) {
-  case TB_OK:
-    return 0;
+  case TB_OK: return 0;
   case TB_ERR_USAGE:
-  case TB_ERR_INPUT:
-    return 2;
-  default:
-    return 1;
+  case TB_ERR_INPUT: return 2;
+  default: return 1;
   }
 }

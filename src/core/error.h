@@ -8,10 +8,10 @@
 
 enum tb_status {
   TB_OK = 0,
-  TB_ERR_USAGE = 2,   /* bad flags or arguments: exit 2 */
-  TB_ERR_INPUT = 3,   /* bad input data or files: exit 2 */
-  TB_ERR_RUN = 4,     /* the run itself failed: exit 1 */
-  TB_ERR_SYSTEM = 5,  /* the OS refused something (I/O, memory): exit 1 */
+  TB_ERR_USAGE = 2,      /* bad flags or arguments: exit 2 */
+  TB_ERR_INPUT = 3,      /* bad input data or files: exit 2 */
+  TB_ERR_RUN = 4,        /* the run itself failed: exit 1 */
+  TB_ERR_SYSTEM = 5,     /* the OS refused something (I/O, memory): exit 1 */
   TB_ERR_UNAVAILABLE = 6 /* a capability (driver, device) is absent: exit 1 */
 };
 

@@ -10,7 +10,8 @@ struct tb_strbuf {
   int failed; /* set when memory ran out; data then holds what fit */
 };
 
-void tb_strbuf_printf(struct tb_strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tb_strbuf_printf(struct tb_strbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Returns the text (caller frees) or NULL after a failure; resets b. */
 char *tb_strbuf_take(struct tb_strbuf *b);
 

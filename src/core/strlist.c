@@ -50,7 +50,8 @@ void tb_strlist_free(struct tb_strlist *list) {
 }
 
 enum tb_status tb_parse_size(const char *text, const char *what, unsigned long long min,
-                             unsigned long long max, unsigned long long *out, struct tb_error *err) {
+                             unsigned long long max, unsigned long long *out,
+                             struct tb_error *err) {
   if (text == NULL || *text < '0' || *text > '9') {
     return tb_fail(err, TB_ERR_USAGE, "%s: '%s' is not a whole number", what, text ? text : "");
   }

@@ -96,7 +96,8 @@ enum tb_status tb_case_data_create(const struct tb_case *c, unsigned long long s
   for (size_t i = 0; i < count; ++i) {
     int is_matrix = i < matrices;
     struct tb_tensor *t = &out->inputs[i];
-    if (alloc_tensor(t, roles[i], is_matrix ? m : 1, n, is_matrix ? &c->view : NULL, err) != TB_OK) {
+    if (alloc_tensor(t, roles[i], is_matrix ? m : 1, n, is_matrix ? &c->view : NULL, err) !=
+        TB_OK) {
       tb_case_data_free(out);
       return err->status;
     }

@@ -9,12 +9,12 @@
 #include "core/error.h"
 
 struct tb_tensor {
-  const char *role;     /* "x", "a", "b", "weight", "bias", "out" */
-  float *storage;       /* the whole allocation, padding included */
+  const char *role; /* "x", "a", "b", "weight", "bias", "out" */
+  float *storage;   /* the whole allocation, padding included */
   size_t storage_elems;
-  size_t offset;        /* element index of [0,0] inside storage */
-  size_t rows, cols;    /* logical shape */
-  size_t row_stride;    /* elements between row starts */
+  size_t offset;     /* element index of [0,0] inside storage */
+  size_t rows, cols; /* logical shape */
+  size_t row_stride; /* elements between row starts */
 };
 
 static inline float *tb_tensor_row(const struct tb_tensor *t, size_t row) {
@@ -28,7 +28,7 @@ struct tb_case_data {
   struct tb_case c;
   struct tb_tensor inputs[TB_MAX_INPUTS]; /* x (or a, b), then weight, bias */
   size_t input_count;
-  struct tb_tensor output;                /* packed: m x n, or m x 1 for sum */
+  struct tb_tensor output; /* packed: m x n, or m x 1 for sum */
 };
 
 /* Bytes of host memory a case needs (inputs, output and the fp64 oracle). */

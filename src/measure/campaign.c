@@ -80,8 +80,9 @@ static void check_frozen_source(const struct tb_campaign *c, struct tb_case_resu
   }
   const char *pilot = json_string_value(json_object_get(c->frozen_sources, r->id));
   if (pilot == NULL || strcmp(pilot, r->source_sha256) != 0) {
-    snprintf(r->error, sizeof r->error, "frozen replay: source %.16s… differs from the pilot's %.16s…",
-             r->source_sha256, pilot ? pilot : "(case absent from the pilot)");
+    snprintf(r->error, sizeof r->error,
+             "frozen replay: source %.16s… differs from the pilot's %.16s…", r->source_sha256,
+             pilot ? pilot : "(case absent from the pilot)");
     r->valid = false;
   }
 }

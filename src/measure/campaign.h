@@ -22,10 +22,10 @@ struct tb_campaign {
   const char *backend;
   unsigned long long seed;
   struct tb_measure_options measure;
-  bool progress; /* a progress line on stderr (a TTY) */
-  const char *out_dir; /* generated sources go to out_dir/sources/<sha256>.cu */
-  int round;           /* replay round recorded in each case, or -1 for a plain run */
-  bool reductions_only; /* replays compare plans: elementwise ops are not run */
+  bool progress;                /* a progress line on stderr (a TTY) */
+  const char *out_dir;          /* generated sources go to out_dir/sources/<sha256>.cu */
+  int round;                    /* replay round recorded in each case, or -1 for a plain run */
+  bool reductions_only;         /* replays compare plans: elementwise ops are not run */
   const json_t *frozen_sources; /* {case id: source sha256} of a frozen pilot, or NULL */
 };
 

@@ -8,14 +8,14 @@
 #include <jansson.h>
 
 #include "measure/host_phase.h"
-#include "planner/planner.h"
 #include "oracle/validate.h"
+#include "planner/planner.h"
 
 struct tb_case_result {
   struct tb_case c;
   char id[160];
   const char *backend;
-  bool has_plan;          /* a planned native reduction: `plan` is what ran */
+  bool has_plan; /* a planned native reduction: `plan` is what ran */
   struct tb_plan plan;
   const char *output_allocation;
   double minimal_bytes;

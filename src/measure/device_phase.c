@@ -62,7 +62,8 @@ static json_t *scope_json(struct scope_samples *s, unsigned calls) {
     json_object_set_new(j, "side_stream_kernels", s->side_stream_kernels);
     json_object_set_new(j, "clock_drift_ns", s->clock_drift_ns);
     json_object_set_new(j, "kernels_before_launch", s->kernels_before_launch);
-    json_object_set_new(j, "kernel_per_call_summary_ns", summary_json(s->kernel_per_call, s->taken));
+    json_object_set_new(j, "kernel_per_call_summary_ns",
+                        summary_json(s->kernel_per_call, s->taken));
   }
   free(s->per_call);
   free(s->kernel_per_call);
@@ -106,7 +107,8 @@ static void record(struct scope_samples *s, const struct tb_timing_result *r, un
     json_array_append_new(s->launches, json_integer((json_int_t)r->launches));
     json_array_append_new(s->side_stream_kernels, json_integer((json_int_t)r->side_stream_kernels));
     json_array_append_new(s->clock_drift_ns, tb_json_number(r->clock_drift_ns));
-    json_array_append_new(s->kernels_before_launch, json_integer((json_int_t)r->kernels_before_launch));
+    json_array_append_new(s->kernels_before_launch,
+                          json_integer((json_int_t)r->kernels_before_launch));
     s->kernel_per_call[s->taken] = r->kernel_sum_ns / calls;
   }
   s->taken++;
@@ -219,7 +221,8 @@ static json_t *flags_json(const struct metric_result *thr, const struct tb_host_
                                              "time while kernels take far less; the GPU waited "
                                              "on the host"));
   }
-  if (thr->ratios > 0 && (thr->ratio_p50 < TB_PERTURBATION_LOW || thr->ratio_p50 > TB_PERTURBATION_HIGH)) {
+  if (thr->ratios > 0 &&
+      (thr->ratio_p50 < TB_PERTURBATION_LOW || thr->ratio_p50 > TB_PERTURBATION_HIGH)) {
     json_array_append_new(flags, json_string("probe perturbation: median probe/control outside "
                                              "[0.95, 1.05]"));
   }
@@ -266,12 +269,15 @@ void tb_measure_device_phase(struct tb_provider *p, const struct tb_measure_opti
   out->control_throughput_p50_ns = thr.control_p50;
   out->control_latency_p50_ns = lat.control_p50;
   json_t *flags = flags_json(&thr, host, before, after);
-  out->json = json_pack("{s:s, s:s, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o}", "clock",
-                        "CUDA events (control); CUPTI kernel records (probe, instrumented)",
-                        "probe_state", probe_usable ? "measured" : opt->probe ? "unavailable" : "disabled (--probe off)", "throughput",
-                        thr.json, "latency", lat.json, "control_complete", out->control_complete,
-                        "gpu_state_before", before, "gpu_state_after", after, "flags", flags,
-                        "errors", errors, "probe_warmup_discarded", json_true());
+  out->json =
+      json_pack("{s:s, s:s, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o}", "clock",
+                "CUDA events (control); CUPTI kernel records (probe, instrumented)", "probe_state",
+                probe_usable ? "measured"
+                : opt->probe ? "unavailable"
+                             : "disabled (--probe off)",
+                "throughput", thr.json, "latency", lat.json, "control_complete",
+                out->control_complete, "gpu_state_before", before, "gpu_state_after", after,
+                "flags", flags, "errors", errors, "probe_warmup_discarded", json_true());
 }
 
 void tb_device_phase_free(struct tb_device_phase *phase) {

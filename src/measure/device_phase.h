@@ -15,8 +15,8 @@
 #define TB_DEVICE_MAX_REPS 64
 
 struct tb_device_phase {
-  json_t *json;           /* the results' "device" object (owned) */
-  bool control_complete;  /* every control sample of both metrics measured */
+  json_t *json;                     /* the results' "device" object (owned) */
+  bool control_complete;            /* every control sample of both metrics measured */
   double control_throughput_p50_ns; /* per call */
   double control_latency_p50_ns;
 };

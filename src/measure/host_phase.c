@@ -31,8 +31,8 @@ unsigned long tb_calibrate_batch(double per_call_ns, double sample_ms) {
   return calls > (double)TB_MAX_BATCH_CALLS ? TB_MAX_BATCH_CALLS : (unsigned long)calls;
 }
 
-static enum tb_status alloc_samples(struct tb_phase_samples *s, unsigned count,
-                                    unsigned long calls, struct tb_error *err) {
+static enum tb_status alloc_samples(struct tb_phase_samples *s, unsigned count, unsigned long calls,
+                                    struct tb_error *err) {
   s->count = count;
   s->calls_per_sample = calls;
   s->elapsed_ns = calloc(count, sizeof *s->elapsed_ns);

@@ -25,8 +25,8 @@ struct tb_measure_options {
 struct tb_phase_samples {
   unsigned long calls_per_sample;
   size_t count;
-  int64_t *elapsed_ns;  /* raw: wall time of each sample (batch or single call) */
-  double *per_call_ns;  /* elapsed_ns / calls_per_sample */
+  int64_t *elapsed_ns;       /* raw: wall time of each sample (batch or single call) */
+  double *per_call_ns;       /* elapsed_ns / calls_per_sample */
   struct tb_summary summary; /* of per_call_ns */
 };
 

@@ -11,7 +11,9 @@
 static const char *const metric_names[TB_REPLAY_METRICS] = {"gpu_throughput", "gpu_latency",
                                                             "host_throughput", "host_latency"};
 
-const char *tb_replay_metric_name(int metric) { return metric_names[metric]; }
+const char *tb_replay_metric_name(int metric) {
+  return metric_names[metric];
+}
 
 /* phase.per_call_summary_ns.p50, or NaN. */
 static double phase_p50(const json_t *phase) {
@@ -79,12 +81,14 @@ static json_t *metric_json(const struct pair *p, int metric, unsigned rounds, js
   json_t *j = json_pack("{s:o, s:o, s:o}", "reference_p50_ns", ref, "candidate_p50_ns", cand,
                         "gain", gains);
   json_t *count = json_object_get(counts, metric_names[metric]);
-  json_object_set_new(count, "cases", json_integer(json_integer_value(json_object_get(count, "cases")) + 1));
+  json_object_set_new(count, "cases",
+                      json_integer(json_integer_value(json_object_get(count, "cases")) + 1));
   if (missing < rounds) {
     char why[128];
     snprintf(why, sizeof why, "round %u lacks a complete %s pair", missing, metric_names[metric]);
     json_object_set_new(j, "withheld", json_string(why));
-    json_object_set_new(count, "withheld", json_integer(json_integer_value(json_object_get(count, "withheld")) + 1));
+    json_object_set_new(count, "withheld",
+                        json_integer(json_integer_value(json_object_get(count, "withheld")) + 1));
     return j;
   }
   struct tb_summary s = tb_summarize(gain, rounds);
@@ -97,7 +101,9 @@ static json_t *metric_json(const struct pair *p, int metric, unsigned rounds, js
   const char *keys[] = {"positive_median", "all_pairs_positive", "all_pairs_negative"};
   int hits[] = {s.p50 > 1.0, s.min > 1.0, s.max < 1.0};
   for (int k = 0; k < 3; ++k) {
-    json_object_set_new(count, keys[k], json_integer(json_integer_value(json_object_get(count, keys[k])) + hits[k]));
+    json_object_set_new(
+        count, keys[k],
+        json_integer(json_integer_value(json_object_get(count, keys[k])) + hits[k]));
   }
   return j;
 }
@@ -166,10 +172,12 @@ static json_t *ratio_json(const struct pair *p, int side, const json_t *per_roun
     json_array_append_new(ratios, tb_json_number(ratio[r]));
   }
   json_t *j = json_pack("{s:o}", "ratio", ratios);
-  json_object_set_new(count, "cases", json_integer(json_integer_value(json_object_get(count, "cases")) + 1));
+  json_object_set_new(count, "cases",
+                      json_integer(json_integer_value(json_object_get(count, "cases")) + 1));
   if (missing) {
     json_object_set_new(j, "withheld", json_string("a round lacks its native or framework value"));
-    json_object_set_new(count, "withheld", json_integer(json_integer_value(json_object_get(count, "withheld")) + 1));
+    json_object_set_new(count, "withheld",
+                        json_integer(json_integer_value(json_object_get(count, "withheld")) + 1));
     return j;
   }
   struct tb_summary s = tb_summarize(ratio, rounds);
@@ -182,9 +190,11 @@ static json_t *ratio_json(const struct pair *p, int side, const json_t *per_roun
   json_object_set_new(j, "max", tb_json_number(s.max));
   json_object_set_new(j, "verdict", json_string(verdict));
   const char *keys[] = {"native_faster_in_all_pairs", "native_slower_in_all_pairs"};
-  int hits[] = {s.max < 1.0, s.min > 1.0};
+  int hits[] = {s.max<1.0, s.min> 1.0};
   for (int k = 0; k < 2; ++k) {
-    json_object_set_new(count, keys[k], json_integer(json_integer_value(json_object_get(count, keys[k])) + hits[k]));
+    json_object_set_new(
+        count, keys[k],
+        json_integer(json_integer_value(json_object_get(count, keys[k])) + hits[k]));
   }
   return j;
 }
@@ -210,7 +220,8 @@ static json_t *versus_frameworks(const struct pair *p, const char *key, const js
       json_object_set_new(counts, provider, provider_counts);
     }
     for (int side = 0; side < 2; ++side) {
-      json_t *metrics = json_object(), *variant_counts = json_object_get(provider_counts, variants[side]);
+      json_t *metrics = json_object(),
+             *variant_counts = json_object_get(provider_counts, variants[side]);
       if (variant_counts == NULL) {
         variant_counts = json_object();
         for (int m = 0; m < TB_REPLAY_METRICS; ++m) {
@@ -241,8 +252,9 @@ json_t *tb_replay_summary(const json_t *cases, const char *reference, const char
   json_array_foreach(cases, i, r) {
     const char *variant = json_string_value(json_object_get(r, "variant"));
     json_t *round = json_object_get(r, "round");
-    if (variant == NULL || !json_is_integer(round) || json_integer_value(round) >= (json_int_t)rounds ||
-        json_integer_value(round) < 0 || json_integer_value(round) >= 64) {
+    if (variant == NULL || !json_is_integer(round) ||
+        json_integer_value(round) >= (json_int_t)rounds || json_integer_value(round) < 0 ||
+        json_integer_value(round) >= 64) {
       continue;
     }
     int side = strcmp(variant, reference) == 0 ? 0 : strcmp(variant, candidate) == 0 ? 1 : -1;

@@ -3,7 +3,9 @@
 #include <math.h>
 #include <stdlib.h>
 
-double tb_gelu_exact(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
+double tb_gelu_exact(double x) {
+  return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+}
 
 static void row_sum(const float *x, size_t n, double *out) {
   double s = 0.0;
@@ -78,22 +80,12 @@ enum tb_status tb_oracle_compute(const struct tb_case_data *data, double **ref,
     const float *row = tb_tensor_row(x, i);
     double *out = result + i * out_cols;
     switch (c->op->op) {
-    case TB_OP_SUM:
-      row_sum(row, n, out);
-      break;
-    case TB_OP_SOFTMAX:
-      row_softmax(row, n, out);
-      break;
-    case TB_OP_RMSNORM:
-      row_rmsnorm(row, w->storage, n, out);
-      break;
-    case TB_OP_LAYERNORM:
-      row_layernorm(row, w->storage, bias->storage, n, out);
-      break;
+    case TB_OP_SUM: row_sum(row, n, out); break;
+    case TB_OP_SOFTMAX: row_softmax(row, n, out); break;
+    case TB_OP_RMSNORM: row_rmsnorm(row, w->storage, n, out); break;
+    case TB_OP_LAYERNORM: row_layernorm(row, w->storage, bias->storage, n, out); break;
     case TB_OP_ADD:
-    case TB_OP_GELU_ADD:
-      row_elementwise(c->op->op, row, tb_tensor_row(y, i), n, out);
-      break;
+    case TB_OP_GELU_ADD: row_elementwise(c->op->op, row, tb_tensor_row(y, i), n, out); break;
     default:
       free(result);
       return tb_fail(err, TB_ERR_RUN, "no oracle for operation %s", c->op->name);

@@ -34,8 +34,7 @@ struct tb_tolerance tb_tolerance_for(enum tb_op op, size_t n) {
     tol.atol = 1e-6;
     tol.rtol = 1e-5;
     break;
-  default:
-    break;
+  default: break;
   }
   return tol;
 }

@@ -7,7 +7,7 @@
 
 #include "cases/ops.h"
 
-#define TB_ELEMENTWISE_VECTOR 4     /* consecutive elements of one row per thread */
+#define TB_ELEMENTWISE_VECTOR 4 /* consecutive elements of one row per thread */
 #define TB_ELEMENTWISE_THREADS 256
 
 struct tb_elementwise_plan {

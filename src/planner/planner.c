@@ -5,7 +5,9 @@
 
 static const char *const variant_names[TB_VARIANT_COUNT] = {"reference", "candidate", "automatic"};
 
-const char *tb_variant_name(enum tb_variant v) { return variant_names[v]; }
+const char *tb_variant_name(enum tb_variant v) {
+  return variant_names[v];
+}
 
 enum tb_status tb_variant_parse(const char *text, enum tb_variant *out, struct tb_error *err) {
   for (int v = 0; v < TB_VARIANT_COUNT; ++v) {
@@ -38,11 +40,13 @@ struct tb_device_limits tb_device_limits_h200(void) {
 
 struct tb_payload tb_payload_for(enum tb_op op) {
   switch (op) {
-  case TB_OP_SUM:       return (struct tb_payload){4, 0, 4, 4};   /* one pass: sum */
-  case TB_OP_RMSNORM:   return (struct tb_payload){8, 4, 4, 8};   /* x, weight; sum x^2, scale */
-  case TB_OP_SOFTMAX:   return (struct tb_payload){4, 4, 8, 12};  /* x and exp(x - max); max, sum, scale */
-  case TB_OP_LAYERNORM: return (struct tb_payload){12, 4, 8, 12}; /* x, weight, bias; mean, var, scale */
-  default:              return (struct tb_payload){0, 0, 0, 0};
+  case TB_OP_SUM: return (struct tb_payload){4, 0, 4, 4};     /* one pass: sum */
+  case TB_OP_RMSNORM: return (struct tb_payload){8, 4, 4, 8}; /* x, weight; sum x^2, scale */
+  case TB_OP_SOFTMAX:
+    return (struct tb_payload){4, 4, 8, 12}; /* x and exp(x - max); max, sum, scale */
+  case TB_OP_LAYERNORM:
+    return (struct tb_payload){12, 4, 8, 12}; /* x, weight, bias; mean, var, scale */
+  default: return (struct tb_payload){0, 0, 0, 0};
   }
 }
 
@@ -103,7 +107,9 @@ void tb_candidate_evaluate(enum tb_op op, size_t m, size_t n, unsigned s, unsign
   c->rounds = c->slots * (heavy ? 5 : 3);
   c->storage = c->slots * (heavy ? 2 : 1);
   c->score = (double)c->rounds + 2.0 * c->reductions * s + 16.0 / p;
-  c->waves = m > TB_PLANNER_ROWS_PER_WAVE ? (m + TB_PLANNER_ROWS_PER_WAVE - 1) / TB_PLANNER_ROWS_PER_WAVE : 1;
+  c->waves = m > TB_PLANNER_ROWS_PER_WAVE
+                 ? (m + TB_PLANNER_ROWS_PER_WAVE - 1) / TB_PLANNER_ROWS_PER_WAVE
+                 : 1;
   c->kernel_score = c->score * (double)c->waves;
   c->shared_bytes = s == 1 ? 0 : c->reductions * s * p * 4;
   c->barrier_sites = s == 1 ? 0 : c->reductions;
@@ -259,8 +265,8 @@ static void choose(struct tb_plan *plan) {
                      ? (unsigned)enumeration_index(fixed->subgroups, fixed->packing)
                      : 0;
   if (!fixed->rejected) {
-    plan->rule = reference ? "fixed variant reference: (s 1, p 8)"
-                           : "fixed variant candidate: (s 2, p 4)";
+    plan->rule =
+        reference ? "fixed variant reference: (s 1, p 8)" : "fixed variant candidate: (s 2, p 4)";
     select_register(plan, fixed);
   } else {
     plan->rule = "fixed variant's candidate rejected; one block streams each row";
@@ -273,8 +279,10 @@ enum tb_status tb_plan_reduction(enum tb_op op, size_t m, size_t n, enum tb_vari
                                  struct tb_plan *plan, struct tb_error *err) {
   memset(plan, 0, sizeof *plan);
   if (!tb_op_info(op)->is_row_reduction) {
-    return tb_fail(err, TB_ERR_USAGE, "%s is not a row reduction; the planner plans sum, "
-                   "softmax, rmsnorm and layernorm", tb_op_info(op)->name);
+    return tb_fail(err, TB_ERR_USAGE,
+                   "%s is not a row reduction; the planner plans sum, "
+                   "softmax, rmsnorm and layernorm",
+                   tb_op_info(op)->name);
   }
   if (profile != NULL && strcmp(profile, TB_PLANNER_PROFILE_ANALYTIC) != 0) {
     return tb_fail(err, TB_ERR_USAGE, "unknown planner profile '%s' (known: analytic)", profile);

@@ -17,10 +17,15 @@
 #define TB_PLANNER_MAX_SUBGROUPS 32
 #define TB_PLANNER_MAX_PACKING 8
 #define TB_PLANNER_MAX_THREADS 1024
-#define TB_PLANNER_MAX_STORAGE 64  /* registers per worker for the cached row */
+#define TB_PLANNER_MAX_STORAGE 64 /* registers per worker for the cached row */
 #define TB_PLANNER_ROWS_PER_WAVE 64
 
-enum tb_variant { TB_VARIANT_REFERENCE, TB_VARIANT_CANDIDATE, TB_VARIANT_AUTOMATIC, TB_VARIANT_COUNT };
+enum tb_variant {
+  TB_VARIANT_REFERENCE,
+  TB_VARIANT_CANDIDATE,
+  TB_VARIANT_AUTOMATIC,
+  TB_VARIANT_COUNT
+};
 
 const char *tb_variant_name(enum tb_variant v);
 enum tb_status tb_variant_parse(const char *text, enum tb_variant *out, struct tb_error *err);
@@ -29,7 +34,7 @@ enum tb_status tb_variant_parse(const char *text, enum tb_variant *out, struct t
 enum tb_mapping {
   TB_MAPPING_REGISTER_ROWS, /* METHOD.md §7: s warps per row, p rows per block, row in registers */
   TB_MAPPING_BLOCK_STREAMING, /* one block per row, the row re-read from memory on each pass */
-  TB_MAPPING_SPLIT_ROW,     /* each row split over several blocks; partial results combined */
+  TB_MAPPING_SPLIT_ROW,       /* each row split over several blocks; partial results combined */
 };
 
 const char *tb_mapping_name(enum tb_mapping m);
@@ -95,11 +100,11 @@ struct tb_candidate {
 /* Facts of the non-register mappings. */
 struct tb_stream_facts {
   unsigned threads_per_block;
-  unsigned blocks_per_row;         /* 1 for block streaming */
+  unsigned blocks_per_row;           /* 1 for block streaming */
   unsigned long long chunk_elements; /* elements of a row one block handles */
   unsigned long long thread_blocks;  /* of the first (or only) launch */
-  unsigned memory_passes;          /* reads of each input element from memory */
-  unsigned launches;               /* kernels per call */
+  unsigned memory_passes;            /* reads of each input element from memory */
+  unsigned launches;                 /* kernels per call */
   unsigned shared_bytes;
   unsigned barrier_sites;
 };
@@ -108,20 +113,21 @@ struct tb_plan {
   enum tb_op op;
   size_t m, n;
   enum tb_variant variant;
-  const char *profile;     /* "analytic" */
-  const char *cost_basis;  /* what the score means */
+  const char *profile;    /* "analytic" */
+  const char *cost_basis; /* what the score means */
   struct tb_device_limits limits;
   struct tb_candidate candidates[TB_PLANNER_CANDIDATES];
   unsigned candidate_count, rejected_count;
-  int best_register;       /* least kernel score among accepted, or -1 */
+  int best_register; /* least kernel score among accepted, or -1 */
   enum tb_mapping mapping;
   /* For register rows: the selected (s, p) with all its facts. A fixed
    * variant is evaluated by the same formulas even when it is not among the
    * 39 enumerated candidates (candidate = (s 2, p 4) is not). */
   struct tb_candidate selected;
-  int chosen;              /* enumeration index of `selected`, or -1 (off-list or not register rows) */
-  struct tb_candidate fixed; /* reference/candidate variants: their own evaluation, accepted or not */
-  const char *rule;        /* which rule chose the mapping */
+  int chosen; /* enumeration index of `selected`, or -1 (off-list or not register rows) */
+  struct tb_candidate
+      fixed;        /* reference/candidate variants: their own evaluation, accepted or not */
+  const char *rule; /* which rule chose the mapping */
   struct tb_stream_facts stream; /* for block streaming and split row */
 };
 

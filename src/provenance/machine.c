@@ -47,9 +47,8 @@ json_t *tb_capture_artifacts(void) {
     json_t *entry = json_object();
     json_object_set_new(entry, "path", json_string(path));
     json_object_set_new(entry, "role", json_string(role));
-    json_object_set_new(entry, "sha256", tb_sha256_file(path, hex, &err) == TB_OK
-                                             ? json_string(hex)
-                                             : json_null());
+    json_object_set_new(entry, "sha256",
+                        tb_sha256_file(path, hex, &err) == TB_OK ? json_string(hex) : json_null());
     json_array_append_new(list, entry);
   }
   if (maps) {
@@ -106,10 +105,10 @@ json_t *tb_capture_host(void) {
 
 json_t *tb_capture_thread_env(void) {
   static const char *names[] = {
-      "OMP_NUM_THREADS",      "MKL_NUM_THREADS",      "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE",
-      "OPENBLAS_L2_SIZE",     "NUMEXPR_NUM_THREADS",  "GOMP_CPU_AFFINITY",    "KMP_AFFINITY",
-      "OMP_PROC_BIND",        "OMP_PLACES",           "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
-      "CUDA_LAUNCH_BLOCKING", "CUDA_MODULE_LOADING",  "TORCH_NUM_THREADS",
+      "OMP_NUM_THREADS",      "MKL_NUM_THREADS",     "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE",
+      "OPENBLAS_L2_SIZE",     "NUMEXPR_NUM_THREADS", "GOMP_CPU_AFFINITY",    "KMP_AFFINITY",
+      "OMP_PROC_BIND",        "OMP_PLACES",          "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
+      "CUDA_LAUNCH_BLOCKING", "CUDA_MODULE_LOADING", "TORCH_NUM_THREADS",
   };
   json_t *env = json_object();
   for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
@@ -177,9 +176,9 @@ json_t *tb_capture_busy_processes(void) {
                             json_integer_value(json_object_get(old, "ticks")));
     double percent = 100.0 * delta / hz / seconds;
     if (percent >= TB_BUSY_THRESHOLD_PERCENT && atoi(pid) != getpid()) {
-      json_array_append_new(busy, json_pack("{s:i, s:O, s:f}", "pid", atoi(pid), "name",
-                                            json_object_get(entry, "name"), "cpu_percent",
-                                            percent));
+      json_array_append_new(busy,
+                            json_pack("{s:i, s:O, s:f}", "pid", atoi(pid), "name",
+                                      json_object_get(entry, "name"), "cpu_percent", percent));
     }
   }
   json_decref(before);

@@ -5,8 +5,8 @@
 #ifndef TB_PROVIDERS_PROVIDER_H
 #define TB_PROVIDERS_PROVIDER_H
 
-#include <stdbool.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 

@@ -7,14 +7,18 @@
 #endif
 #include "providers/provider.h"
 
-const char *tb_provider_names(void) { return "native,torch,torch-compile"; }
+const char *tb_provider_names(void) {
+  return "native,torch,torch-compile";
+}
 
 bool tb_provider_known(const char *name) {
   return strcmp(name, "native") == 0 || strcmp(name, "torch") == 0 ||
          strcmp(name, "torch-compile") == 0;
 }
 
-bool tb_provider_plans(const char *name) { return strcmp(name, "native") == 0; }
+bool tb_provider_plans(const char *name) {
+  return strcmp(name, "native") == 0;
+}
 
 enum tb_status tb_provider_create(const char *name, const char *backend, struct tb_provider **out,
                                   struct tb_error *err) {

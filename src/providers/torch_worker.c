@@ -31,10 +31,10 @@ struct worker {
 struct torch_state {
   bool compile;
   struct worker w;
-  json_t *hello;            /* the worker's handshake: versions, config, threads */
-  json_t *prepared;         /* the prepare reply of the current case */
+  json_t *hello;    /* the worker's handshake: versions, config, threads */
+  json_t *prepared; /* the prepare reply of the current case */
   char allocation[32];
-  char dir[64];             /* temporary files of the current case */
+  char dir[64]; /* temporary files of the current case */
   size_t out_elems;
 };
 
@@ -46,7 +46,6 @@ static int worker_timeout(void) {
   int seconds = text ? atoi(text) : 0;
   return seconds > 0 ? seconds : TB_WORKER_TIMEOUT_S;
 }
-
 
 static void worker_kill(struct worker *w) {
   if (w->pid > 0) {
@@ -220,17 +219,18 @@ static json_t *write_inputs(struct torch_state *s, const struct tb_case_data *da
     char path[128];
     snprintf(path, sizeof path, "%s/%s.f32", s->dir, t->role);
     FILE *f = fopen(path, "wb");
-    int ok = f != NULL && fwrite(t->storage, sizeof(float), t->storage_elems, f) == t->storage_elems;
+    int ok =
+        f != NULL && fwrite(t->storage, sizeof(float), t->storage_elems, f) == t->storage_elems;
     if (f == NULL || fclose(f) != 0 || !ok) {
       json_decref(inputs);
       tb_fail(err, TB_ERR_SYSTEM, "cannot write %s for the torch worker", path);
       return NULL;
     }
-    json_array_append_new(inputs, json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "role", t->role,
-                                            "path", path, "storage_elems", (json_int_t)t->storage_elems,
-                                            "offset", (json_int_t)t->offset, "rows", (json_int_t)t->rows,
-                                            "cols", (json_int_t)t->cols, "row_stride",
-                                            (json_int_t)t->row_stride));
+    json_array_append_new(inputs,
+                          json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I}", "role", t->role, "path",
+                                    path, "storage_elems", (json_int_t)t->storage_elems, "offset",
+                                    (json_int_t)t->offset, "rows", (json_int_t)t->rows, "cols",
+                                    (json_int_t)t->cols, "row_stride", (json_int_t)t->row_stride));
   }
   return inputs;
 }
@@ -263,12 +263,16 @@ static enum tb_status torch_prepare(struct tb_provider *p, const struct tb_case 
   return TB_OK;
 }
 
-static enum tb_status torch_launch(struct tb_provider *p, unsigned long calls, struct tb_error *err) {
-  return simple(p->state, json_pack("{s:s, s:I}", "cmd", "launch", "calls", (json_int_t)calls), err);
+static enum tb_status torch_launch(struct tb_provider *p, unsigned long calls,
+                                   struct tb_error *err) {
+  return simple(p->state, json_pack("{s:s, s:I}", "cmd", "launch", "calls", (json_int_t)calls),
+                err);
 }
 
 /* read_output synchronises in the worker; the timed paths never use this. */
-static enum tb_status torch_synchronize(struct tb_provider *p, struct tb_error *err) { return TB_OK; }
+static enum tb_status torch_synchronize(struct tb_provider *p, struct tb_error *err) {
+  return TB_OK;
+}
 
 static enum tb_status torch_host_sample(struct tb_provider *p, unsigned long calls,
                                         int64_t *elapsed_ns, struct tb_error *err) {
@@ -341,13 +345,18 @@ static enum tb_status torch_read_output(struct tb_provider *p, float *dst, size_
   return TB_OK;
 }
 
-static const struct tb_plan *torch_plan(const struct tb_provider *p) { return NULL; }
+static const struct tb_plan *torch_plan(const struct tb_provider *p) {
+  return NULL;
+}
 
-static void *torch_device_stream(const struct tb_provider *p) { return NULL; }
+static void *torch_device_stream(const struct tb_provider *p) {
+  return NULL;
+}
 
 static bool torch_has_device(const struct tb_provider *p) {
   const struct torch_state *s = p->state;
-  return json_is_true(json_object_get(s->hello, "cuda")) && json_is_true(json_object_get(s->hello, "timing"));
+  return json_is_true(json_object_get(s->hello, "cuda")) &&
+         json_is_true(json_object_get(s->hello, "timing"));
 }
 
 static unsigned torch_launches_per_call(const struct tb_provider *p) {

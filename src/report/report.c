@@ -100,7 +100,8 @@ static void markdown_header(struct tb_strbuf *b, const json_t *doc) {
                    str_or(json_object_get(json_object_get(doc, "tool"), "version"), "?"),
                    (long long)json_integer_value(json_object_get(doc, "schema_version")));
   tb_strbuf_printf(b, "- command: `%s`\n", str_or(json_object_get(run, "command"), "?"));
-  tb_strbuf_printf(b, "- started %s, finished %s\n", str_or(json_object_get(run, "started_at"), "?"),
+  tb_strbuf_printf(b, "- started %s, finished %s\n",
+                   str_or(json_object_get(run, "started_at"), "?"),
                    str_or(json_object_get(run, "finished_at"), "?"));
   tb_strbuf_printf(b, "- backend: %s; seed %lld\n", str_or(json_object_get(run, "backend"), "?"),
                    (long long)json_integer_value(json_object_get(run, "seed")));
@@ -178,15 +179,17 @@ static void markdown_probe(struct tb_strbuf *b, const json_t *cases) {
       continue;
     }
     if (shown++ == 0) {
-      tb_strbuf_printf(b, "## Probe (diagnostic, instrumented by CUPTI)\n\n"
-                          "Kernel time is the sum of CUPTI kernel intervals per call. "
-                          "probe/control is the median over samples of probe_i / control_i "
-                          "(min, max); outside [0.95, 1.05] the probe perturbed what it measured.\n\n"
-                          "| case | kernel time p50 (µs/call) | probe/control median [min, max] | "
-                          "kernels/sample | flags |\n|---|---:|---|---:|---|\n");
+      tb_strbuf_printf(b,
+                       "## Probe (diagnostic, instrumented by CUPTI)\n\n"
+                       "Kernel time is the sum of CUPTI kernel intervals per call. "
+                       "probe/control is the median over samples of probe_i / control_i "
+                       "(min, max); outside [0.95, 1.05] the probe perturbed what it measured.\n\n"
+                       "| case | kernel time p50 (µs/call) | probe/control median [min, max] | "
+                       "kernels/sample | flags |\n|---|---:|---|---:|---|\n");
     }
     char kernel[32];
-    fmt_us(kernel, sizeof kernel, number_at(thr, (const char *const[]){"probe", "kernel_per_call_summary_ns", "p50"}, 3));
+    fmt_us(kernel, sizeof kernel,
+           number_at(thr, (const char *const[]){"probe", "kernel_per_call_summary_ns", "p50"}, 3));
     const json_t *rs = json_object_get(thr, "probe_over_control_summary");
     json_t *kernels = at(thr, (const char *const[]){"probe", "kernels"}, 2);
     struct tb_strbuf flags = {0};
@@ -230,8 +233,8 @@ static void markdown_problems(struct tb_strbuf *b, const json_t *cases) {
   }
   /* Device timing absence is stated, never hidden. */
   json_t *first = json_array_get(cases, 0);
-  const char *why = first ? json_string_value(json_object_get(first, "device_unavailable_reason"))
-                          : NULL;
+  const char *why =
+      first ? json_string_value(json_object_get(first, "device_unavailable_reason")) : NULL;
   if (why != NULL) {
     tb_strbuf_printf(b, "GPU timing not available: %s.\n\n", why);
   }
@@ -282,7 +285,8 @@ static void markdown_ratios(struct tb_strbuf *b, const json_t *cases) {
     }
     json_array_foreach(cases, j, t) {
       const char *other = str_or(json_object_get(t, "provider"), "");
-      if (strncmp(other, "torch", 5) != 0 || !json_equal(json_object_get(n, "op"), json_object_get(t, "op")) ||
+      if (strncmp(other, "torch", 5) != 0 ||
+          !json_equal(json_object_get(n, "op"), json_object_get(t, "op")) ||
           !json_equal(json_object_get(n, "m"), json_object_get(t, "m")) ||
           !json_equal(json_object_get(n, "n"), json_object_get(t, "n")) ||
           !json_equal(json_object_get(json_object_get(n, "input_view"), "kind"),
@@ -290,9 +294,10 @@ static void markdown_ratios(struct tb_strbuf *b, const json_t *cases) {
         continue;
       }
       if (shown++ == 0) {
-        tb_strbuf_printf(b, "## Native / torch (one run: ratios of p50s, < 1 = native faster)\n\n"
-                            "| case | vs | GPU control throughput | host throughput | host latency |\n"
-                            "|---|---|---:|---:|---:|\n");
+        tb_strbuf_printf(b,
+                         "## Native / torch (one run: ratios of p50s, < 1 = native faster)\n\n"
+                         "| case | vs | GPU control throughput | host throughput | host latency |\n"
+                         "|---|---|---:|---:|---:|\n");
       }
       char g[32], h[32], l[32];
       double gn = control_p50_ns(n, "throughput"), gt = control_p50_ns(t, "throughput");
@@ -332,8 +337,10 @@ static void markdown_replay_versus(struct tb_strbuf *b, const json_t *replay) {
         if (withheld != NULL) {
           snprintf(text, sizeof text, "withheld: %s", withheld);
         } else {
-          snprintf(text, sizeof text, "%.3f [%.3f, %.3f] %s", json_number_value(json_object_get(m, "median")),
-                   json_number_value(json_object_get(m, "min")), json_number_value(json_object_get(m, "max")),
+          snprintf(text, sizeof text, "%.3f [%.3f, %.3f] %s",
+                   json_number_value(json_object_get(m, "median")),
+                   json_number_value(json_object_get(m, "min")),
+                   json_number_value(json_object_get(m, "max")),
                    str_or(json_object_get(m, "verdict"), "?"));
         }
         tb_strbuf_printf(b, "| %s | %s | %s | %s |\n", str_or(json_object_get(c, "case"), "?"),
@@ -350,12 +357,13 @@ static void markdown_replay(struct tb_strbuf *b, const json_t *replay) {
     return;
   }
   const char *metrics[] = {"gpu_throughput", "gpu_latency", "host_throughput", "host_latency"};
-  tb_strbuf_printf(b, "## Replay: %s (reference) vs %s (candidate), %lld rounds\n\n"
-                      "gain_r = reference_r / candidate_r from each round's p50s; > 1 means the "
-                      "candidate was faster. Shown as median [min, max] over rounds and a verdict "
-                      "from the range. A metric is withheld when any round lacks its pair.\n\n"
-                      "| case | model favours candidate | GPU throughput | GPU latency | host "
-                      "throughput | host latency |\n|---|---|---|---|---|---|\n",
+  tb_strbuf_printf(b,
+                   "## Replay: %s (reference) vs %s (candidate), %lld rounds\n\n"
+                   "gain_r = reference_r / candidate_r from each round's p50s; > 1 means the "
+                   "candidate was faster. Shown as median [min, max] over rounds and a verdict "
+                   "from the range. A metric is withheld when any round lacks its pair.\n\n"
+                   "| case | model favours candidate | GPU throughput | GPU latency | host "
+                   "throughput | host latency |\n|---|---|---|---|---|---|\n",
                    str_or(json_object_get(replay, "reference"), "?"),
                    str_or(json_object_get(replay, "candidate"), "?"),
                    (long long)json_integer_value(json_object_get(replay, "rounds")));
@@ -364,7 +372,9 @@ static void markdown_replay(struct tb_strbuf *b, const json_t *replay) {
   json_array_foreach(json_object_get(replay, "cases"), i, c) {
     json_t *predicted = json_object_get(c, "model_predicts_candidate_better");
     tb_strbuf_printf(b, "| %s | %s |", str_or(json_object_get(c, "case"), "?"),
-                     json_is_null(predicted) ? "n/a" : json_is_true(predicted) ? "yes" : "no");
+                     json_is_null(predicted)   ? "n/a"
+                     : json_is_true(predicted) ? "yes"
+                                               : "no");
     for (int m = 0; m < 4; ++m) {
       const json_t *mj = json_object_get(json_object_get(c, "metrics"), metrics[m]);
       const char *withheld = json_string_value(json_object_get(mj, "withheld"));
@@ -380,8 +390,9 @@ static void markdown_replay(struct tb_strbuf *b, const json_t *replay) {
     }
     tb_strbuf_printf(b, "\n");
   }
-  tb_strbuf_printf(b, "\n| metric | cases | withheld | median > 1 | faster in all pairs | slower in "
-                      "all pairs |\n|---|---:|---:|---:|---:|---:|\n");
+  tb_strbuf_printf(b,
+                   "\n| metric | cases | withheld | median > 1 | faster in all pairs | slower in "
+                   "all pairs |\n|---|---:|---:|---:|---:|---:|\n");
   for (int m = 0; m < 4; ++m) {
     const json_t *k = json_object_get(json_object_get(replay, "counts"), metrics[m]);
     tb_strbuf_printf(b, "| %s | %lld | %lld | %lld | %lld | %lld |\n", metrics[m],
@@ -391,8 +402,9 @@ static void markdown_replay(struct tb_strbuf *b, const json_t *replay) {
                      (long long)json_integer_value(json_object_get(k, "all_pairs_positive")),
                      (long long)json_integer_value(json_object_get(k, "all_pairs_negative")));
   }
-  tb_strbuf_printf(b, "\nThe cost model predicted the candidate better in %lld case(s).\n\n",
-                   (long long)json_integer_value(json_object_get(replay, "model_predicts_candidate_better")));
+  tb_strbuf_printf(
+      b, "\nThe cost model predicted the candidate better in %lld case(s).\n\n",
+      (long long)json_integer_value(json_object_get(replay, "model_predicts_candidate_better")));
   markdown_replay_versus(b, replay);
 }
 
@@ -406,8 +418,9 @@ char *tb_report_markdown(const json_t *doc, struct tb_error *err) {
   markdown_header(&b, doc);
   double ceiling = ceiling_gbps(doc);
   if (!isnan(ceiling)) {
-    tb_strbuf_printf(&b, "Device copy ceiling (this run, 1 GiB device-to-device, read + write "
-                         "bytes): **%.0f GB/s**.\n\n",
+    tb_strbuf_printf(&b,
+                     "Device copy ceiling (this run, 1 GiB device-to-device, read + write "
+                     "bytes): **%.0f GB/s**.\n\n",
                      ceiling);
   }
   markdown_replay(&b, json_object_get(doc, "replay"));
@@ -442,9 +455,9 @@ char *tb_report_terminal_table(const json_t *doc, struct tb_error *err) {
     fmt_us(cthr, sizeof cthr, control_p50_ns(c, "throughput"));
     fmt_gbps(gbps, sizeof gbps, c, bandwidth_basis_ns(c));
     fmt_fraction(frac, sizeof frac, c, ceiling);
-    tb_strbuf_printf(&b, "%-44s %5s %12s %12s %12s %8s %7s\n", str_or(json_object_get(c, "id"), "?"),
-                     json_is_true(json_object_get(c, "valid")) ? "yes" : "NO", thr, lat, cthr, gbps,
-                     frac);
+    tb_strbuf_printf(
+        &b, "%-44s %5s %12s %12s %12s %8s %7s\n", str_or(json_object_get(c, "id"), "?"),
+        json_is_true(json_object_get(c, "valid")) ? "yes" : "NO", thr, lat, cthr, gbps, frac);
   }
   char *text = tb_strbuf_take(&b);
   if (text == NULL) {

@@ -5,7 +5,9 @@
 
 #include "results/results.h"
 
-json_t *tb_json_number(double value) { return isfinite(value) ? json_real(value) : json_null(); }
+json_t *tb_json_number(double value) {
+  return isfinite(value) ? json_real(value) : json_null();
+}
 
 static json_t *summary_json(const struct tb_summary *s) {
   return json_pack("{s:o, s:o, s:o}", "p50", tb_json_number(s->p50), "min", tb_json_number(s->min),
@@ -38,12 +40,12 @@ static json_t *validation_json(const struct tb_case_result *r) {
     return json_null();
   }
   const struct tb_validation *v = &r->validation;
-  json_t *j = json_pack("{s:b, s:o, s:o, s:o, s:o, s:I, s:I, s:I}", "passed", v->passed, "atol",
-                        tb_json_number(v->atol), "rtol", tb_json_number(v->rtol), "max_abs_error",
-                        tb_json_number(v->max_abs_error), "max_rel_error",
-                        tb_json_number(v->max_rel_error), "checked_elements", (json_int_t)v->checked,
-                        "failed_elements", (json_int_t)v->failed, "unwritten_elements",
-                        (json_int_t)v->unwritten);
+  json_t *j =
+      json_pack("{s:b, s:o, s:o, s:o, s:o, s:I, s:I, s:I}", "passed", v->passed, "atol",
+                tb_json_number(v->atol), "rtol", tb_json_number(v->rtol), "max_abs_error",
+                tb_json_number(v->max_abs_error), "max_rel_error", tb_json_number(v->max_rel_error),
+                "checked_elements", (json_int_t)v->checked, "failed_elements",
+                (json_int_t)v->failed, "unwritten_elements", (json_int_t)v->unwritten);
   json_object_set_new(j, "non_finite_errors", json_boolean(!isfinite(v->max_abs_error)));
   if (v->failed > 0) {
     json_object_set_new(j, "first_failure",
@@ -69,13 +71,14 @@ static json_t *plans_json(const struct tb_case_result *r) {
 }
 
 json_t *tb_case_result_to_json(const struct tb_case_result *r) {
-  json_t *view = json_pack("{s:s, s:I, s:I}", "kind", tb_view_name(r->c.view.kind), "row_stride",
-                           (json_int_t)r->c.view.row_stride, "offset", (json_int_t)r->c.view.offset);
-  json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:o, s:s, s:s, s:s, s:o}", "id", r->id, "op",
-                        r->c.op->name, "m", (json_int_t)r->c.shape.m, "n", (json_int_t)r->c.shape.n,
-                        "input_view", view, "provider", r->c.provider, "backend", r->backend,
-                        "output_allocation", r->output_allocation, "minimal_bytes",
-                        tb_json_number(r->minimal_bytes));
+  json_t *view =
+      json_pack("{s:s, s:I, s:I}", "kind", tb_view_name(r->c.view.kind), "row_stride",
+                (json_int_t)r->c.view.row_stride, "offset", (json_int_t)r->c.view.offset);
+  json_t *j =
+      json_pack("{s:s, s:s, s:I, s:I, s:o, s:s, s:s, s:s, s:o}", "id", r->id, "op", r->c.op->name,
+                "m", (json_int_t)r->c.shape.m, "n", (json_int_t)r->c.shape.n, "input_view", view,
+                "provider", r->c.provider, "backend", r->backend, "output_allocation",
+                r->output_allocation, "minimal_bytes", tb_json_number(r->minimal_bytes));
   json_object_set_new(j, "variant",
                       r->c.planned ? json_string(tb_variant_name(r->c.variant)) : json_null());
   json_object_set_new(j, "execution_plans", plans_json(r));

@@ -94,11 +94,14 @@ static enum tb_status write_atomic(const char *dir, const char *name,
 }
 
 static int emit_json(FILE *f, const void *doc) {
-  int rc = json_dumpf((const json_t *)doc, f, JSON_INDENT(1) | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
+  int rc =
+      json_dumpf((const json_t *)doc, f, JSON_INDENT(1) | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
   return rc == 0 && fputc('\n', f) != EOF ? 0 : -1;
 }
 
-static int emit_text(FILE *f, const void *text) { return fputs((const char *)text, f) < 0 ? -1 : 0; }
+static int emit_text(FILE *f, const void *text) {
+  return fputs((const char *)text, f) < 0 ? -1 : 0;
+}
 
 enum tb_status tb_write_json_atomic(const char *dir, const char *name, const json_t *doc,
                                     struct tb_error *err) {

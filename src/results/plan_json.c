@@ -13,15 +13,14 @@ static json_t *candidate_json(const struct tb_candidate *c) {
       "barrier_sites", c->barrier_sites, "lane_utilisation", tb_json_number(c->lane_utilisation),
       "independent_subgroups", c->independent_subgroups, "thread_blocks",
       (json_int_t)c->thread_blocks);
-  json_object_set_new(
-      j, "payload_bytes",
-      json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "program_global_read",
-                (json_int_t)c->program_global_read, "program_global_write",
-                (json_int_t)c->program_global_write, "program_private_read",
-                (json_int_t)c->program_private_read, "program_private_write",
-                (json_int_t)c->program_private_write, "worker_private_read",
-                (json_int_t)c->worker_private_read, "worker_private_write",
-                (json_int_t)c->worker_private_write));
+  json_object_set_new(j, "payload_bytes",
+                      json_pack("{s:I, s:I, s:I, s:I, s:I, s:I}", "program_global_read",
+                                (json_int_t)c->program_global_read, "program_global_write",
+                                (json_int_t)c->program_global_write, "program_private_read",
+                                (json_int_t)c->program_private_read, "program_private_write",
+                                (json_int_t)c->program_private_write, "worker_private_read",
+                                (json_int_t)c->worker_private_read, "worker_private_write",
+                                (json_int_t)c->worker_private_write));
   json_object_set_new(j, "rejected", json_boolean(c->rejected));
   json_object_set_new(j, "rejection", c->rejected ? json_string(c->rejection) : json_null());
   return j;
@@ -46,10 +45,10 @@ json_t *tb_plan_to_json(const struct tb_plan *plan) {
   }
   const struct tb_device_limits *d = &plan->limits;
   struct tb_payload pay = tb_payload_for(plan->op);
-  json_t *j = json_pack(
-      "{s:s, s:s, s:I, s:I, s:s, s:s, s:s}", "kind", "row_reduction", "op",
-      tb_op_info(plan->op)->name, "m", (json_int_t)plan->m, "n", (json_int_t)plan->n, "variant",
-      tb_variant_name(plan->variant), "profile", plan->profile, "cost_basis", plan->cost_basis);
+  json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:s, s:s, s:s}", "kind", "row_reduction", "op",
+                        tb_op_info(plan->op)->name, "m", (json_int_t)plan->m, "n",
+                        (json_int_t)plan->n, "variant", tb_variant_name(plan->variant), "profile",
+                        plan->profile, "cost_basis", plan->cost_basis);
   json_object_set_new(j, "device_limits",
                       json_pack("{s:b, s:i, s:i, s:i, s:i, s:s}", "known", d->known,
                                 "max_threads_per_block", d->max_threads_per_block,
@@ -58,7 +57,8 @@ json_t *tb_plan_to_json(const struct tb_plan *plan) {
                                 "multiprocessors", d->multiprocessors, "source", d->source));
   json_object_set_new(
       j, "constants",
-      json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "register_overhead", tb_register_overhead(plan->op), "max_threads", TB_PLANNER_MAX_THREADS,
+      json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "register_overhead",
+                tb_register_overhead(plan->op), "max_threads", TB_PLANNER_MAX_THREADS,
                 "max_storage", TB_PLANNER_MAX_STORAGE, "rows_per_wave", TB_PLANNER_ROWS_PER_WAVE,
                 "split_min_row", TB_SPLIT_MIN_ROW, "split_min_chunk", TB_SPLIT_MIN_CHUNK,
                 "stream_threads", TB_STREAM_THREADS, "split_threads", TB_SPLIT_THREADS));
@@ -74,12 +74,12 @@ json_t *tb_plan_to_json(const struct tb_plan *plan) {
   json_object_set_new(j, "mapping", json_string(tb_mapping_name(plan->mapping)));
   json_object_set_new(j, "chosen_candidate",
                       plan->chosen >= 0 ? json_integer(plan->chosen) : json_null());
-  json_object_set_new(j, "selected", plan->mapping == TB_MAPPING_REGISTER_ROWS
-                                         ? candidate_json(&plan->selected)
-                                         : json_null());
-  json_object_set_new(j, "fixed_variant", plan->variant != TB_VARIANT_AUTOMATIC
-                                              ? candidate_json(&plan->fixed)
-                                              : json_null());
+  json_object_set_new(j, "selected",
+                      plan->mapping == TB_MAPPING_REGISTER_ROWS ? candidate_json(&plan->selected)
+                                                                : json_null());
+  json_object_set_new(j, "fixed_variant",
+                      plan->variant != TB_VARIANT_AUTOMATIC ? candidate_json(&plan->fixed)
+                                                            : json_null());
   json_object_set_new(j, "rule", json_string(plan->rule));
   json_object_set_new(j, "stream", stream_json(plan));
   return j;

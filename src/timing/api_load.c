@@ -21,17 +21,16 @@ static int load_driver(void) {
     driver_why = "no CUDA driver: libcuda.so.1 could not be loaded";
     return -1;
   }
-  int ok = BIND(h, cuInit, "cuInit") && BIND(h, cuCtxGetCurrent, "cuCtxGetCurrent") &&
-           BIND(h, cuCtxGetDevice, "cuCtxGetDevice") &&
-           BIND(h, cuCtxSynchronize, "cuCtxSynchronize") &&
-           BIND(h, cuStreamIsCapturing, "cuStreamIsCapturing") &&
-           BIND(h, cuEventCreate, "cuEventCreate") &&
-           BIND(h, cuEventDestroy, "cuEventDestroy_v2") &&
-           BIND(h, cuEventRecord, "cuEventRecord") &&
-           BIND(h, cuEventSynchronize, "cuEventSynchronize") &&
-           BIND(h, cuEventElapsedTime, "cuEventElapsedTime_v2") &&
-           BIND(h, cuDeviceGetUuid, "cuDeviceGetUuid_v2") &&
-           BIND(h, cuGetErrorString, "cuGetErrorString");
+  int ok =
+      BIND(h, cuInit, "cuInit") && BIND(h, cuCtxGetCurrent, "cuCtxGetCurrent") &&
+      BIND(h, cuCtxGetDevice, "cuCtxGetDevice") && BIND(h, cuCtxSynchronize, "cuCtxSynchronize") &&
+      BIND(h, cuStreamIsCapturing, "cuStreamIsCapturing") &&
+      BIND(h, cuEventCreate, "cuEventCreate") && BIND(h, cuEventDestroy, "cuEventDestroy_v2") &&
+      BIND(h, cuEventRecord, "cuEventRecord") &&
+      BIND(h, cuEventSynchronize, "cuEventSynchronize") &&
+      BIND(h, cuEventElapsedTime, "cuEventElapsedTime_v2") &&
+      BIND(h, cuDeviceGetUuid, "cuDeviceGetUuid_v2") &&
+      BIND(h, cuGetErrorString, "cuGetErrorString");
   if (!ok) {
     driver_why = "libcuda.so.1 lacks an entry point the timing library needs";
     return -1;
@@ -86,9 +85,10 @@ static int load_nvml(void) {
            BIND(h, nvmlDeviceGetTemperature, "nvmlDeviceGetTemperature") &&
            BIND(h, nvmlDeviceGetPowerUsage, "nvmlDeviceGetPowerUsage");
   /* Newer name first; drivers before r535 only have the "throttle" spelling. */
-  if (ok && !BIND(h, nvmlDeviceGetCurrentClocksEventReasons,
-                  "nvmlDeviceGetCurrentClocksEventReasons")) {
-    ok = BIND(h, nvmlDeviceGetCurrentClocksEventReasons, "nvmlDeviceGetCurrentClocksThrottleReasons");
+  if (ok &&
+      !BIND(h, nvmlDeviceGetCurrentClocksEventReasons, "nvmlDeviceGetCurrentClocksEventReasons")) {
+    ok = BIND(h, nvmlDeviceGetCurrentClocksEventReasons,
+              "nvmlDeviceGetCurrentClocksThrottleReasons");
   }
   if (!ok || real.nvmlInit_v2() != TB_NVML_SUCCESS) {
     nvml_why = "NVML did not initialise";
@@ -141,4 +141,6 @@ const struct tb_timing_api *tb_timing_api_nvml(const char **why) {
   return load(&nvml_state, load_nvml, &nvml_why, why);
 }
 
-void tb_timing_install_api(const struct tb_timing_api *fake) { installed = fake; }
+void tb_timing_install_api(const struct tb_timing_api *fake) {
+  installed = fake;
+}

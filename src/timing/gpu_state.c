@@ -20,14 +20,15 @@ static int nvml_device(const struct tb_timing_api *api, tb_nvml_device *dev) {
   char text[64];
   snprintf(text, sizeof text,
            "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-           b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+           b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+           b[15]);
   return api->nvmlDeviceGetHandleByUUID(text, dev) == TB_NVML_SUCCESS;
 }
 
 int tb_timing_gpu_state(struct tb_timing_gpu_state *out) {
   if (out == NULL || out->struct_size != sizeof *out) {
-    return tb_timing_fail_from_collect(TB_TIMING_E_ARGUMENT,
-                                       "gpu_state needs struct_size = sizeof(struct tb_timing_gpu_state)");
+    return tb_timing_fail_from_collect(
+        TB_TIMING_E_ARGUMENT, "gpu_state needs struct_size = sizeof(struct tb_timing_gpu_state)");
   }
   memset(out, 0, sizeof *out);
   out->struct_size = sizeof *out;

@@ -67,14 +67,17 @@ int tb_probe_collect(struct tb_probe_state *p, uint32_t timed_stream, double off
   for (uint64_t k = 0; k < kernels; ++k) {
     const struct tb_raw_kernel *r = &p->kernels[k];
     if ((r->start == 0 && r->end == 0) || r->end < r->start) {
-      return fail(TB_TIMING_E_TIMESTAMPS, "kernel record %llu has no valid timing (start %llu, "
-                  "end %llu)", (unsigned long long)k, (unsigned long long)r->start,
-                  (unsigned long long)r->end);
+      return fail(TB_TIMING_E_TIMESTAMPS,
+                  "kernel record %llu has no valid timing (start %llu, "
+                  "end %llu)",
+                  (unsigned long long)k, (unsigned long long)r->start, (unsigned long long)r->end);
     }
     long launch = launch_of(p, launches, aliases, r->correlation_id);
     if (launch < 0) {
-      return fail(TB_TIMING_E_MISMATCH, "kernel with correlation id %u has no counted launch "
-                  "(launched by an API the probe does not hook?)", r->correlation_id);
+      return fail(TB_TIMING_E_MISMATCH,
+                  "kernel with correlation id %u has no counted launch "
+                  "(launched by an API the probe does not hook?)",
+                  r->correlation_id);
     }
     used[launch] = 1;
     double start_host = (double)r->start - offset_ns;
@@ -103,8 +106,10 @@ int tb_probe_collect(struct tb_probe_state *p, uint32_t timed_stream, double off
   }
   for (uint64_t i = 0; i < launches; ++i) {
     if (!used[i]) {
-      return fail(TB_TIMING_E_MISMATCH, "launch %llu (correlation id %u) produced no kernel "
-                  "record", (unsigned long long)i, p->launches[i].correlation_id);
+      return fail(TB_TIMING_E_MISMATCH,
+                  "launch %llu (correlation id %u) produced no kernel "
+                  "record",
+                  (unsigned long long)i, p->launches[i].correlation_id);
     }
   }
   out->launches = launches;

@@ -47,7 +47,9 @@ void tb_probe_state_free(struct tb_probe_state *s) {
   memset(s, 0, sizeof *s);
 }
 
-void tb_probe_bind(struct tb_probe_state *s) { bound = s; }
+void tb_probe_bind(struct tb_probe_state *s) {
+  bound = s;
+}
 
 void tb_probe_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records) {
   struct tb_probe_state *s = bound;

@@ -16,7 +16,7 @@ struct tb_launch_record {
   uint32_t domain;         /* CUpti_CallbackDomain */
   uint32_t cbid;
   uint32_t reserved;
-  uint64_t host_ns;        /* CLOCK_MONOTONIC at API entry */
+  uint64_t host_ns; /* CLOCK_MONOTONIC at API entry */
 };
 
 /* A driver launch nested in a runtime launch gets its own correlation id;
@@ -36,12 +36,12 @@ struct tb_probe_state {
   struct tb_raw_kernel *kernels;
   struct tb_launch_record *launches;
   struct tb_alias_record *aliases;
-  unsigned char *launch_used; /* scratch for the end-of-session check */
-  atomic_uint_fast64_t kernel_count;  /* may exceed capacity: then overflowed */
+  unsigned char *launch_used;        /* scratch for the end-of-session check */
+  atomic_uint_fast64_t kernel_count; /* may exceed capacity: then overflowed */
   atomic_uint_fast64_t launch_count;
   atomic_uint_fast64_t alias_count;
-  atomic_int buffer_starved;          /* a request got no slab */
-  atomic_int incomplete_record;       /* a record could not be read */
+  atomic_int buffer_starved;    /* a request got no slab */
+  atomic_int incomplete_record; /* a record could not be read */
   /* Activity buffer arena: slabs handed to CUPTI in order. */
   uint8_t *arena;
   size_t slab_size;

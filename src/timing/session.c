@@ -269,9 +269,13 @@ static int stop_events(double *elapsed_ns) {
 
 /* ---- public API ---------------------------------------------------------- */
 
-int tb_timing_abi_version(void) { return TB_TIMING_ABI_VERSION; }
+int tb_timing_abi_version(void) {
+  return TB_TIMING_ABI_VERSION;
+}
 
-const char *tb_timing_last_error(void) { return last_error; }
+const char *tb_timing_last_error(void) {
+  return last_error;
+}
 
 int tb_timing_begin_control(void *cuda_stream) {
   pthread_mutex_lock(&session_lock);
@@ -452,7 +456,8 @@ static int end_probe(struct tb_timing_result *out) {
   }
   if (atomic_load(&S.probe.buffer_starved) || dropped > 0) {
     return fail(TB_TIMING_E_DROPPED, "CUPTI dropped %zu record(s)%s; no timing is reported",
-                dropped, atomic_load(&S.probe.buffer_starved) ? " (no buffer was left for it)" : "");
+                dropped,
+                atomic_load(&S.probe.buffer_starved) ? " (no buffer was left for it)" : "");
   }
   if (atomic_load(&S.probe.incomplete_record)) {
     return fail(TB_TIMING_E_DROPPED, "an activity buffer held an incomplete record");
@@ -472,8 +477,10 @@ int tb_timing_end(struct tb_timing_result *out) {
   if (S.state == IDLE) {
     rc = fail(TB_TIMING_E_NOT_ACTIVE, "end without begin: no session is open");
   } else if (out == NULL || out->struct_size != sizeof *out) {
-    rc = fail(TB_TIMING_E_ARGUMENT, "result must be a struct tb_timing_result with struct_size "
-                                    "= %zu (ABI %d)", sizeof *out, TB_TIMING_ABI_VERSION);
+    rc = fail(TB_TIMING_E_ARGUMENT,
+              "result must be a struct tb_timing_result with struct_size "
+              "= %zu (ABI %d)",
+              sizeof *out, TB_TIMING_ABI_VERSION);
     restore();
   } else {
     struct tb_timing_kernel *kernels = out->kernels;
@@ -511,12 +518,23 @@ int tb_timing_abort(void) {
 
 const char *tb_timing_code_name(int code) {
   static const char *const names[] = {
-      "TB_TIMING_OK",          "TB_TIMING_E_ARGUMENT",      "TB_TIMING_E_BUSY",
-      "TB_TIMING_E_NOT_ACTIVE", "TB_TIMING_E_NO_GPU",       "TB_TIMING_E_NO_CONTEXT",
-      "TB_TIMING_E_CAPTURING", "TB_TIMING_E_CUDA",          "TB_TIMING_E_EMPTY",
-      "TB_TIMING_E_CUPTI_MISSING", "TB_TIMING_E_CUPTI_VERSION", "TB_TIMING_E_CUPTI_BUSY",
-      "TB_TIMING_E_CUPTI",     "TB_TIMING_E_CAPACITY",      "TB_TIMING_E_DROPPED",
-      "TB_TIMING_E_MISMATCH",  "TB_TIMING_E_TIMESTAMPS",
+      "TB_TIMING_OK",
+      "TB_TIMING_E_ARGUMENT",
+      "TB_TIMING_E_BUSY",
+      "TB_TIMING_E_NOT_ACTIVE",
+      "TB_TIMING_E_NO_GPU",
+      "TB_TIMING_E_NO_CONTEXT",
+      "TB_TIMING_E_CAPTURING",
+      "TB_TIMING_E_CUDA",
+      "TB_TIMING_E_EMPTY",
+      "TB_TIMING_E_CUPTI_MISSING",
+      "TB_TIMING_E_CUPTI_VERSION",
+      "TB_TIMING_E_CUPTI_BUSY",
+      "TB_TIMING_E_CUPTI",
+      "TB_TIMING_E_CAPACITY",
+      "TB_TIMING_E_DROPPED",
+      "TB_TIMING_E_MISMATCH",
+      "TB_TIMING_E_TIMESTAMPS",
   };
   return code <= 0 && -code < (int)COUNT_OF(names) ? names[-code] : "unknown";
 }

@@ -60,7 +60,9 @@ static void launch(CUfunction f, unsigned blocks, unsigned threads, CUstream s, 
   }
 }
 
-static void launch_empty(CUstream s, unsigned blocks) { launch(k_empty, blocks, 32, s, NULL); }
+static void launch_empty(CUstream s, unsigned blocks) {
+  launch(k_empty, blocks, 32, s, NULL);
+}
 
 static struct tb_timing_result fresh(struct tb_timing_kernel *k, uint64_t cap) {
   struct tb_timing_result r;
@@ -83,7 +85,8 @@ static int end_session(struct tb_timing_result *r) {
 
 static void transparency(void) {
   enum { N = 1 << 20 };
-  float *host = malloc(N * sizeof *host), *a = malloc(N * 4), *b = malloc(N * 4), *c = malloc(N * 4);
+  float *host = malloc(N * sizeof *host), *a = malloc(N * 4), *b = malloc(N * 4),
+        *c = malloc(N * 4);
   for (int i = 0; i < N; ++i) {
     host[i] = (float)sin(i * 0.001) * 3.0f;
   }
@@ -238,10 +241,12 @@ static void cublas_call(void) {
   cu->cuMemsetD32Async(a, 0x3F800000u, D * D, stream_a);
   cu->cuMemsetD32Async(b, 0x3F800000u, D * D, stream_a);
   float one = 1.0f, zero = 0.0f;
-  sgemm(handle, 0, 0, D, D, D, &one, (const float *)a, D, (const float *)b, D, &zero, (float *)c, D);
+  sgemm(handle, 0, 0, D, D, D, &one, (const float *)a, D, (const float *)b, D, &zero, (float *)c,
+        D);
   cu->cuStreamSynchronize(stream_a); /* warm-up outside the probe */
   int rc = tb_timing_begin_probe(stream_a, 64);
-  sgemm(handle, 0, 0, D, D, D, &one, (const float *)a, D, (const float *)b, D, &zero, (float *)c, D);
+  sgemm(handle, 0, 0, D, D, D, &one, (const float *)a, D, (const float *)b, D, &zero, (float *)c,
+        D);
   tb_timing_declare_launches(1);
   struct tb_timing_result r = fresh(NULL, 0);
   rc = rc == TB_TIMING_OK ? end_session(&r) : rc;
@@ -349,26 +354,31 @@ static void fifty_cycles(void) {
     }
   }
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  double ms = ((double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6) / 50;
+  double ms =
+      ((double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6) / 50;
   long long lost[2] = {(long long)free_mem[0] - (long long)free_mem[1],
                        (long long)free_mem[1] - (long long)free_mem[2]};
   CHECK(ok == 100, "50 probe + control cycles all succeed (%d of 100)", ok);
-  printf("INFO device memory lost: cycles 1-25 %lld KiB, cycles 26-50 %lld KiB; RSS %+ld / %+ld KiB; "
-         "fds %+d / %+d\n", lost[0] / 1024, lost[1] / 1024, rss[1] - rss[0], rss[2] - rss[1],
-         fds[1] - fds[0], fds[2] - fds[1]);
+  printf(
+      "INFO device memory lost: cycles 1-25 %lld KiB, cycles 26-50 %lld KiB; RSS %+ld / %+ld KiB; "
+      "fds %+d / %+d\n",
+      lost[0] / 1024, lost[1] / 1024, rss[1] - rss[0], rss[2] - rss[1], fds[1] - fds[0],
+      fds[2] - fds[1]);
   CHECK(lost[1] < (4LL << 20) && rss[2] - rss[1] < 4 * 1024 && fds[2] <= fds[0],
         "no growth in the second 25 cycles: device memory %lld KiB, RSS %+ld KiB, fds %+d",
         lost[1] / 1024, rss[2] - rss[1], fds[2] - fds[0]);
   json_object_set_new(facts, "probe_plus_control_cycle_ms", json_real(ms));
-  json_object_set_new(facts, "device_memory_lost_kib", json_pack("[I, I]", lost[0] / 1024, lost[1] / 1024));
+  json_object_set_new(facts, "device_memory_lost_kib",
+                      json_pack("[I, I]", lost[0] / 1024, lost[1] / 1024));
 }
 
 /* The test's own events around one call, for comparison with the library. */
 static double raw_event_ns(CUfunction f, unsigned blocks, void **args) {
   void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
   CUresult (*create)(CUevent *, unsigned) = NULL, (*record)(CUevent, CUstream) = NULL,
-           (*sync)(CUevent) = NULL, (*elapsed)(float *, CUevent, CUevent) = NULL,
-           (*destroy)(CUevent) = NULL;
+                                (*sync)(CUevent) = NULL,
+                                (*elapsed)(float *, CUevent, CUevent) = NULL,
+                                (*destroy)(CUevent) = NULL;
   *(void **)&create = dlsym(h, "cuEventCreate");
   *(void **)&record = dlsym(h, "cuEventRecord");
   *(void **)&sync = dlsym(h, "cuEventSynchronize");
@@ -414,12 +424,14 @@ static void overhead_and_perturbation(void) {
     ratio[i] = probe[i] / control[i];
   }
   double r = tb_median(raw, REPS), c = tb_median(control, REPS), pr = tb_median(ratio, REPS);
-  CHECK(fabs(c / r - 1.0) <= 0.01, "control vs no observer for a 1 ms kernel: %.4f (%.1f vs %.1f µs)",
-        c / r, c / 1e3, r / 1e3);
+  CHECK(fabs(c / r - 1.0) <= 0.01,
+        "control vs no observer for a 1 ms kernel: %.4f (%.1f vs %.1f µs)", c / r, c / 1e3,
+        r / 1e3);
   CHECK(pr < 1.02, "probe/control for a 1 ms kernel: %.4f (< 1.02)", pr);
-  json_object_set_new(facts, "spin_1ms", json_pack("{s:f, s:f, s:f, s:f}", "raw_event_ns", r,
-                                                   "control_ns", c, "probe_over_control", pr,
-                                                   "probe_kernel_ns", tb_median(kernel, REPS)));
+  json_object_set_new(facts, "spin_1ms",
+                      json_pack("{s:f, s:f, s:f, s:f}", "raw_event_ns", r, "control_ns", c,
+                                "probe_over_control", pr, "probe_kernel_ns",
+                                tb_median(kernel, REPS)));
   /* Tiny kernels: reported, not judged (cupti.md §4). */
   unsigned blocks[] = {1, 10000};
   for (int b = 0; b < 2; ++b) {
@@ -430,9 +442,10 @@ static void overhead_and_perturbation(void) {
     }
     char key[64];
     snprintf(key, sizeof key, "empty_kernel_%u_blocks", blocks[b]);
-    json_object_set_new(facts, key, json_pack("{s:f, s:f, s:f}", "control_ns", tb_median(control, REPS),
-                                              "probe_over_control", tb_median(ratio, REPS),
-                                              "probe_kernel_ns", tb_median(kernel, REPS)));
+    json_object_set_new(facts, key,
+                        json_pack("{s:f, s:f, s:f}", "control_ns", tb_median(control, REPS),
+                                  "probe_over_control", tb_median(ratio, REPS), "probe_kernel_ns",
+                                  tb_median(kernel, REPS)));
     printf("INFO empty kernel, %u blocks: control %.2f µs, probe/control %.3f, kernel %.2f µs\n",
            blocks[b], tb_median(control, REPS) / 1e3, tb_median(ratio, REPS),
            tb_median(kernel, REPS) / 1e3);
@@ -454,7 +467,9 @@ static void cupti_clock(void) {
   }
   double d_real = (double)t - ((double)real.tv_sec * 1e9 + real.tv_nsec);
   double d_mono = (double)t - ((double)mono.tv_sec * 1e9 + mono.tv_nsec);
-  const char *which = fabs(d_real) < 1e7 ? "CLOCK_REALTIME" : fabs(d_mono) < 1e7 ? "CLOCK_MONOTONIC" : "other";
+  const char *which = fabs(d_real) < 1e7   ? "CLOCK_REALTIME"
+                      : fabs(d_mono) < 1e7 ? "CLOCK_MONOTONIC"
+                                           : "other";
   printf("INFO cuptiGetTimestamp follows %s (minus REALTIME %.0f ns, minus MONOTONIC %.3g ns)\n",
          which, d_real, d_mono);
   json_object_set_new(facts, "cupti_timestamp_clock", json_string(which));
@@ -506,7 +521,8 @@ int main(int argc, char **argv) {
     printf("0 passed, 1 failed\n");
     return 1;
   }
-  CHECK(tb_timing_abi_version() == TB_TIMING_ABI_VERSION, "ABI version %d", tb_timing_abi_version());
+  CHECK(tb_timing_abi_version() == TB_TIMING_ABI_VERSION, "ABI version %d",
+        tb_timing_abi_version());
   transparency();
   counts_on_two_streams();
   launch_ex();

@@ -37,16 +37,16 @@ static float row_max(const float *x, size_t n) {
   return mx;
 }
 
-static float gelu_exact_f32(float v) { return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); }
+static float gelu_exact_f32(float v) {
+  return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+}
 
 static void run_row(const struct tb_case_data *d, size_t i, unsigned lanes, float *scratch,
                     float *out) {
   size_t n = d->c.shape.n;
   const float *x = tb_tensor_row(&d->inputs[0], i);
   switch (d->c.op->op) {
-  case TB_OP_SUM:
-    out[0] = row_accumulate(x, n, 0.0f, ACC_VALUE, lanes, scratch);
-    break;
+  case TB_OP_SUM: out[0] = row_accumulate(x, n, 0.0f, ACC_VALUE, lanes, scratch); break;
   case TB_OP_SOFTMAX: {
     float mx = row_max(x, n);
     float inv = 1.0f / row_accumulate(x, n, mx, ACC_EXP, lanes, scratch);
@@ -85,8 +85,7 @@ static void run_row(const struct tb_case_data *d, size_t i, unsigned lanes, floa
     }
     break;
   }
-  default:
-    break;
+  default: break;
   }
 }
 

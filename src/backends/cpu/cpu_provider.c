@@ -97,11 +97,17 @@ static void cpu_destroy(struct tb_provider *p) {
   free(p);
 }
 
-static void *cpu_device_stream(const struct tb_provider *p) { return NULL; }
+static void *cpu_device_stream(const struct tb_provider *p) {
+  return NULL;
+}
 
-static bool cpu_has_device(const struct tb_provider *p) { return false; }
+static bool cpu_has_device(const struct tb_provider *p) {
+  return false;
+}
 
-static unsigned cpu_launches_per_call(const struct tb_provider *p) { return 1; }
+static unsigned cpu_launches_per_call(const struct tb_provider *p) {
+  return 1;
+}
 
 static json_t *cpu_details(const struct tb_provider *p) {
   const struct cpu_state *s = p->state;

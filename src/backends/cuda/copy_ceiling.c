@@ -7,7 +7,9 @@
 #include "stats/stats.h"
 #include "tilebench/timing.h"
 
-static json_t *failure(const char *what) { return json_pack("{s:s}", "error", what); }
+static json_t *failure(const char *what) {
+  return json_pack("{s:s}", "error", what);
+}
 
 json_t *tb_measure_copy_ceiling(void) {
   const struct tb_cuda *cu = tb_cuda();
@@ -17,7 +19,8 @@ json_t *tb_measure_copy_ceiling(void) {
   CUdevice dev;
   CUcontext ctx;
   CUstream stream;
-  if (cu->cuDeviceGet(&dev, 0) != CUDA_SUCCESS || cu->cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS) {
+  if (cu->cuDeviceGet(&dev, 0) != CUDA_SUCCESS ||
+      cu->cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS) {
     return failure("no context");
   }
   cu->cuCtxSetCurrent(ctx);

@@ -53,7 +53,8 @@ static enum tb_status check_contract(const struct cuda_state *s, struct tb_error
   return TB_OK;
 }
 
-static enum tb_status generate(struct cuda_state *s, const struct tb_case *c, struct tb_error *err) {
+static enum tb_status generate(struct cuda_state *s, const struct tb_case *c,
+                               struct tb_error *err) {
   s->planned = c->planned;
   if (c->planned) {
     struct tb_device_limits limits = tb_device_limits_of(&s->info);
@@ -72,18 +73,22 @@ static enum tb_status generate(struct cuda_state *s, const struct tb_case *c, st
  * do not allow its block size is refused here, before timing. */
 static enum tb_status bind_functions(struct cuda_state *s, struct tb_error *err) {
   for (unsigned k = 0; k < s->gen.kernel_count; ++k) {
-    CUresult rc = s->cu->cuModuleGetFunction(&s->functions[k], s->module->module, s->gen.kernels[k].name);
+    CUresult rc =
+        s->cu->cuModuleGetFunction(&s->functions[k], s->module->module, s->gen.kernels[k].name);
     if (rc != CUDA_SUCCESS) {
       return tb_cuda_fail(err, "cuModuleGetFunction", rc);
     }
     int max_threads = 0;
     s->cu->cuFuncGetAttribute(&s->registers[k], CU_FUNC_ATTRIBUTE_NUM_REGS, s->functions[k]);
-    s->cu->cuFuncGetAttribute(&s->local_bytes[k], CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, s->functions[k]);
-    s->cu->cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, s->functions[k]);
+    s->cu->cuFuncGetAttribute(&s->local_bytes[k], CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+                              s->functions[k]);
+    s->cu->cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+                              s->functions[k]);
     if ((int)s->gen.kernels[k].threads_per_block > max_threads) {
       return tb_fail(err, TB_ERR_UNAVAILABLE,
                      "capability: %s uses %d registers, so at most %d threads per block fit, "
-                     "not %u", s->gen.kernels[k].name, s->registers[k], max_threads,
+                     "not %u",
+                     s->gen.kernels[k].name, s->registers[k], max_threads,
                      s->gen.kernels[k].threads_per_block);
     }
   }
@@ -138,7 +143,8 @@ static CUresult launch_one(struct cuda_state *s) {
   return CUDA_SUCCESS;
 }
 
-static enum tb_status cuda_launch(struct tb_provider *p, unsigned long calls, struct tb_error *err) {
+static enum tb_status cuda_launch(struct tb_provider *p, unsigned long calls,
+                                  struct tb_error *err) {
   struct cuda_state *s = p->state;
   for (unsigned long i = 0; i < calls; ++i) {
     CUresult rc = launch_one(s);
@@ -152,7 +158,8 @@ static enum tb_status cuda_launch(struct tb_provider *p, unsigned long calls, st
 static enum tb_status cuda_synchronize(struct tb_provider *p, struct tb_error *err) {
   struct cuda_state *s = p->state;
   CUresult rc = s->cu->cuStreamSynchronize(s->stream);
-  return rc == CUDA_SUCCESS ? TB_OK : tb_cuda_fail(err, "cuStreamSynchronize (a kernel failed?)", rc);
+  return rc == CUDA_SUCCESS ? TB_OK
+                            : tb_cuda_fail(err, "cuStreamSynchronize (a kernel failed?)", rc);
 }
 
 /* Poisons every set's output and restarts the rotation at set 0, so the
@@ -187,7 +194,9 @@ static void *cuda_device_stream(const struct tb_provider *p) {
   return ((const struct cuda_state *)p->state)->stream;
 }
 
-static bool cuda_has_device(const struct tb_provider *p) { return true; }
+static bool cuda_has_device(const struct tb_provider *p) {
+  return true;
+}
 
 static unsigned cuda_launches_per_call(const struct tb_provider *p) {
   return ((const struct cuda_state *)p->state)->gen.kernel_count;
@@ -202,16 +211,15 @@ static json_t *cuda_details(const struct tb_provider *p) {
   for (unsigned k = 0; k < s->gen.kernel_count; ++k) {
     const struct tb_kernel_spec *spec = &s->gen.kernels[k];
     json_array_append_new(kernels, json_pack("{s:s, s:i, s:I, s:i, s:i, s:i}", "name", spec->name,
-                                             "threads_per_block", spec->threads_per_block,
-                                             "blocks", (json_int_t)spec->blocks,
-                                             "static_shared_bytes", spec->static_shared_bytes,
-                                             "registers", s->registers[k], "local_bytes",
-                                             s->local_bytes[k]));
+                                             "threads_per_block", spec->threads_per_block, "blocks",
+                                             (json_int_t)spec->blocks, "static_shared_bytes",
+                                             spec->static_shared_bytes, "registers",
+                                             s->registers[k], "local_bytes", s->local_bytes[k]));
   }
-  json_t *contract = json_pack("{s:s, s:i, s:i}", "min_compute_capability",
-                               s->gen.min_cc_major == 7 ? "7.0" : "?", "threads_per_block",
-                               s->gen.max_threads_per_block, "static_shared_bytes",
-                               s->gen.max_static_shared_bytes);
+  json_t *contract =
+      json_pack("{s:s, s:i, s:i}", "min_compute_capability", s->gen.min_cc_major == 7 ? "7.0" : "?",
+                "threads_per_block", s->gen.max_threads_per_block, "static_shared_bytes",
+                s->gen.max_static_shared_bytes);
   json_t *j = json_pack("{s:s, s:i, s:o, s:o, s:b, s:O, s:o}", "source_sha256", s->gen.sha256,
                         "barrier_sites", s->gen.barrier_sites, "kernels", kernels,
                         "capability_contract", contract, "module_cache_hit", s->cache_hit,

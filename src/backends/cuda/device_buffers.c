@@ -43,7 +43,8 @@ enum tb_status tb_device_buffers_create(const struct tb_cuda *cu, const struct t
   b->l2_bytes = l2_bytes;
   size_t free_bytes = 0, total_bytes = 0;
   cu->cuMemGetInfo(&free_bytes, &total_bytes);
-  size_t want = ((size_t)TB_COLD_L2_FACTOR * (size_t)l2_bytes + b->bytes_per_set - 1) / b->bytes_per_set;
+  size_t want =
+      ((size_t)TB_COLD_L2_FACTOR * (size_t)l2_bytes + b->bytes_per_set - 1) / b->bytes_per_set;
   size_t fit = (size_t)((double)free_bytes * TB_DEVICE_MEMORY_SHARE) / b->bytes_per_set;
   if (fit == 0) {
     return tb_fail(err, TB_ERR_INPUT, "the case needs %.3g GB of device memory, %.3g GB is free",

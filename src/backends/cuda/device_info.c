@@ -2,8 +2,8 @@
 
 #include <string.h>
 
-enum tb_status tb_device_info_read(const struct tb_cuda *cu, CUdevice dev, struct tb_device_info *info,
-                                   struct tb_error *err) {
+enum tb_status tb_device_info_read(const struct tb_cuda *cu, CUdevice dev,
+                                   struct tb_device_info *info, struct tb_error *err) {
   memset(info, 0, sizeof *info);
   info->device = dev;
   struct {

@@ -16,8 +16,8 @@ struct tb_device_info {
   int max_registers_per_block;
 };
 
-enum tb_status tb_device_info_read(const struct tb_cuda *cu, CUdevice dev, struct tb_device_info *info,
-                                   struct tb_error *err);
+enum tb_status tb_device_info_read(const struct tb_cuda *cu, CUdevice dev,
+                                   struct tb_device_info *info, struct tb_error *err);
 /* The planner's view of the device. */
 struct tb_device_limits tb_device_limits_of(const struct tb_device_info *info);
 

@@ -23,16 +23,14 @@ static int bind_all(void *handle) {
          BIND(cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2") &&
          BIND(cuCtxSetCurrent, "cuCtxSetCurrent") && BIND(cuCtxSynchronize, "cuCtxSynchronize") &&
          BIND(cuStreamCreate, "cuStreamCreate") && BIND(cuStreamDestroy, "cuStreamDestroy_v2") &&
-         BIND(cuStreamSynchronize, "cuStreamSynchronize") &&
-         BIND(cuMemAlloc, "cuMemAlloc_v2") && BIND(cuMemFree, "cuMemFree_v2") &&
-         BIND(cuMemGetInfo, "cuMemGetInfo_v2") && BIND(cuMemcpyHtoD, "cuMemcpyHtoD_v2") &&
-         BIND(cuMemcpyDtoH, "cuMemcpyDtoH_v2") &&
+         BIND(cuStreamSynchronize, "cuStreamSynchronize") && BIND(cuMemAlloc, "cuMemAlloc_v2") &&
+         BIND(cuMemFree, "cuMemFree_v2") && BIND(cuMemGetInfo, "cuMemGetInfo_v2") &&
+         BIND(cuMemcpyHtoD, "cuMemcpyHtoD_v2") && BIND(cuMemcpyDtoH, "cuMemcpyDtoH_v2") &&
          BIND(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2") &&
-         BIND(cuMemsetD32Async, "cuMemsetD32Async") &&
-         BIND(cuModuleLoadData, "cuModuleLoadData") && BIND(cuModuleUnload, "cuModuleUnload") &&
+         BIND(cuMemsetD32Async, "cuMemsetD32Async") && BIND(cuModuleLoadData, "cuModuleLoadData") &&
+         BIND(cuModuleUnload, "cuModuleUnload") &&
          BIND(cuModuleGetFunction, "cuModuleGetFunction") &&
-         BIND(cuFuncGetAttribute, "cuFuncGetAttribute") &&
-         BIND(cuLaunchKernel, "cuLaunchKernel");
+         BIND(cuFuncGetAttribute, "cuFuncGetAttribute") && BIND(cuLaunchKernel, "cuLaunchKernel");
 }
 
 static const char *result_text(CUresult rc) {

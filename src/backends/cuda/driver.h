@@ -39,8 +39,8 @@ struct tb_cuda {
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
   CUresult (*cuFuncGetAttribute)(int *, CUfunction_attribute, CUfunction);
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, CUstream, void **, void **);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, CUstream, void **, void **);
 };
 
 /* The loaded table, or NULL when there is no usable driver. */

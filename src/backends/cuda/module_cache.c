@@ -30,7 +30,8 @@ enum tb_status tb_module_get(const struct tb_cuda *cu, struct tb_module_cache *c
   }
   *hit = 0;
   if (cache->count == TB_MODULE_CACHE_SIZE) {
-    return tb_fail(err, TB_ERR_RUN, "more than %d distinct kernels in one run", TB_MODULE_CACHE_SIZE);
+    return tb_fail(err, TB_ERR_RUN, "more than %d distinct kernels in one run",
+                   TB_MODULE_CACHE_SIZE);
   }
   struct tb_compiled compiled;
   if (tb_nvrtc_compile(g->source, arch, &compiled, err) != TB_OK) {

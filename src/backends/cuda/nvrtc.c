@@ -81,8 +81,9 @@ enum tb_status tb_nvrtc_compile(const char *source, const char *arch, struct tb_
     nv.state = load_nvrtc();
   }
   if (nv.state < 0) {
-    return tb_fail(err, TB_ERR_UNAVAILABLE, "NVRTC (libnvrtc.so.13) was not found: install the "
-                                            "CUDA 13 toolkit or set CUDA_HOME");
+    return tb_fail(err, TB_ERR_UNAVAILABLE,
+                   "NVRTC (libnvrtc.so.13) was not found: install the "
+                   "CUDA 13 toolkit or set CUDA_HOME");
   }
   snprintf(out->nvrtc_path, sizeof out->nvrtc_path, "%s", nv.path);
   nv.version(&out->nvrtc_major, &out->nvrtc_minor);

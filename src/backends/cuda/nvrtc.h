@@ -10,8 +10,8 @@
 struct tb_compiled {
   void *cubin;
   size_t cubin_size;
-  char *log;               /* compiler and ptxas messages (ptxas -v) */
-  char options[256];       /* the options, space-separated, as recorded */
+  char *log;         /* compiler and ptxas messages (ptxas -v) */
+  char options[256]; /* the options, space-separated, as recorded */
   char nvrtc_path[512];
   int nvrtc_major, nvrtc_minor;
   double compile_ms;
