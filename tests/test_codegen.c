@@ -67,7 +67,7 @@ static unsigned planned_barriers(const struct tb_plan *plan) {
 
 static void check_reduction(enum tb_op op, size_t m, size_t n, enum tb_view_kind view,
                             enum tb_variant variant) {
-  struct tb_case c = {tb_op_info(op), {m, n}, tb_view_for(view, n), "native", true, variant};
+  struct tb_case c = {tb_op_info(op), {m, n, 0}, tb_view_for(view, n), "native", true, variant};
   struct tb_device_limits h200 = tb_device_limits_h200();
   struct tb_plan plan;
   struct tb_error err = {0};
@@ -110,7 +110,7 @@ static void elementwise(void **state) {
     for (int view = 0; view < TB_VIEW_COUNT; ++view) {
       for (int op = TB_OP_ADD; op <= TB_OP_GELU_ADD; ++op) {
         struct tb_case c = {tb_op_info((enum tb_op)op),
-                            {shapes[s][0], shapes[s][1]},
+                            {shapes[s][0], shapes[s][1], 0},
                             tb_view_for((enum tb_view_kind)view, shapes[s][1]),
                             "native",
                             false,
@@ -134,8 +134,9 @@ static void elementwise(void **state) {
 }
 
 static void plan_case_mismatch_refused(void **state) {
-  struct tb_case c = {tb_op_info(TB_OP_SUM), {4, 4}, tb_view_for(TB_VIEW_PACKED, 4), "native", true,
-                      TB_VARIANT_AUTOMATIC};
+  struct tb_case c = {
+      tb_op_info(TB_OP_SUM), {4, 4, 0}, tb_view_for(TB_VIEW_PACKED, 4), "native", true,
+      TB_VARIANT_AUTOMATIC};
   struct tb_plan plan;
   struct tb_error err = {0};
   assert_int_equal(

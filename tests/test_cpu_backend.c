@@ -13,7 +13,7 @@ static const struct tb_measure_options quick = {0.5, 0.2, 3, true};
 static void run_and_check(enum tb_op op, size_t m, size_t n, enum tb_view_kind view,
                           enum tb_variant variant) {
   struct tb_case c = {
-      tb_op_info(op), {m, n}, tb_view_for(view, n), "native", tb_op_info(op)->is_row_reduction,
+      tb_op_info(op), {m, n, 0}, tb_view_for(view, n), "native", tb_op_info(op)->is_row_reduction,
       variant};
   struct tb_case_data data;
   double *ref = NULL;
@@ -42,6 +42,9 @@ static void run_and_check(enum tb_op op, size_t m, size_t n, enum tb_view_kind v
 static void every_op_on_awkward_shapes(void **state) {
   const size_t shapes[][2] = {{1, 1}, {1, 3}, {3, 1}, {5, 4}, {17, 257}, {2, 4099}, {1, 70000}};
   for (int op = 0; op < TB_OP_COUNT; ++op) {
+    if (tb_op_info((enum tb_op)op)->is_matmul) {
+      continue; /* MxNxK shapes: gemm_on_odd_shapes */
+    }
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
       for (int v = 0; v < TB_VARIANT_COUNT; ++v) {
         run_and_check((enum tb_op)op, shapes[s][0], shapes[s][1], TB_VIEW_PACKED,
@@ -67,7 +70,7 @@ static enum tb_status broken_read(struct tb_provider *p, float *dst, size_t coun
 
 static void unwritten_tail_makes_the_case_invalid(void **state) {
   struct tb_case c = {
-      tb_op_info(TB_OP_SOFTMAX), {3, 10}, tb_view_for(TB_VIEW_PACKED, 10), "native", true,
+      tb_op_info(TB_OP_SOFTMAX), {3, 10, 0}, tb_view_for(TB_VIEW_PACKED, 10), "native", true,
       TB_VARIANT_AUTOMATIC};
   struct tb_case_data data;
   double *ref = NULL;
@@ -93,6 +96,42 @@ static void unwritten_tail_makes_the_case_invalid(void **state) {
   tb_case_data_free(&data);
 }
 
+/* gemm over odd sizes in every dimension, both views (a's and b's leading
+ * dimensions then exceed their rows), against the float64 oracle. */
+static void gemm_on_odd_shapes(void **state) {
+  const size_t shapes[][3] = {{1, 1, 1}, {3, 5, 7}, {32, 32, 32}, {17, 9, 130}};
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+    for (int view = 0; view < TB_VIEW_COUNT; ++view) {
+      struct tb_case c = {tb_op_info(TB_OP_GEMM),
+                          {shapes[s][0], shapes[s][1], shapes[s][2]},
+                          tb_view_for((enum tb_view_kind)view, shapes[s][1]),
+                          "native",
+                          false,
+                          TB_VARIANT_AUTOMATIC};
+      struct tb_case_data data;
+      double *ref = NULL;
+      struct tb_error err = {0};
+      struct tb_provider *p = NULL;
+      assert_int_equal(tb_case_data_create(&c, 3, &data, &err), TB_OK);
+      assert_int_equal(data.inputs[0].cols, shapes[s][2]); /* a is m x k */
+      assert_int_equal(data.inputs[1].rows, shapes[s][2]); /* b is k x n */
+      assert_int_equal(tb_oracle_compute(&data, &ref, &err), TB_OK);
+      assert_int_equal(tb_provider_create("native", "cpu", &p, &err), TB_OK);
+      struct tb_case_result r;
+      assert_int_equal(tb_run_case(p, &c, &data, ref, &quick, &r), TB_OK);
+      if (!r.valid) {
+        print_error("%s: %s\n", r.id, r.error);
+      }
+      assert_true(r.valid);
+      assert_int_equal(r.validation.checked, shapes[s][0] * shapes[s][1]);
+      tb_case_result_free(&r);
+      tb_provider_destroy(p);
+      free(ref);
+      tb_case_data_free(&data);
+    }
+  }
+}
+
 static void unknown_provider_and_backend(void **state) {
   struct tb_provider *p = NULL;
   struct tb_error err = {0};
@@ -106,6 +145,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_op_on_awkward_shapes),
       cmocka_unit_test(unwritten_tail_makes_the_case_invalid),
+      cmocka_unit_test(gemm_on_odd_shapes),
       cmocka_unit_test(unknown_provider_and_backend),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -88,11 +88,26 @@ static void add_and_exact_gelu(void **state) {
   hand_case_free(&h);
 }
 
+/* [1 2; 3 4] . [5 6; 7 8] = [19 22; 43 50]; with a 2x3 . 3x1 beside it. */
+static void gemm_by_hand(void **state) {
+  const float a[] = {1, 2, 3, 4}, b[] = {5, 6, 7, 8};
+  struct hand_case h;
+  hand_case_init(&h, TB_OP_GEMM, 2, 2, a, b, NULL, NULL);
+  h.data.c.shape.k = 2;
+  double *ref = oracle_of(&h);
+  assert_double_equal(ref[0], 19.0, 0.0);
+  assert_double_equal(ref[1], 22.0, 0.0);
+  assert_double_equal(ref[2], 43.0, 0.0);
+  assert_double_equal(ref[3], 50.0, 0.0);
+  free(ref);
+  hand_case_free(&h);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(sum_of_rows),           cmocka_unit_test(softmax_of_log_ratios),
       cmocka_unit_test(rmsnorm_of_three_four), cmocka_unit_test(layernorm_of_one_three),
-      cmocka_unit_test(add_and_exact_gelu),
+      cmocka_unit_test(add_and_exact_gelu),    cmocka_unit_test(gemm_by_hand),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

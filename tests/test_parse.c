@@ -1,6 +1,7 @@
 /* Shapes, lists and numbers: what is accepted and what is refused. */
 #include <string.h>
 
+#include "cases/ops.h"
 #include "cases/shape.h"
 #include "core/strlist.h"
 #include "test_support.h"
@@ -15,10 +16,24 @@ static void valid_shapes(void **state) {
   assert_int_equal(s.m, 1);
 }
 
+static void gemm_shapes(void **state) {
+  struct tb_shape s;
+  struct tb_error err = {0};
+  assert_int_equal(tb_shape_parse("127x193x61", &s, &err), TB_OK);
+  assert_int_equal(s.m, 127);
+  assert_int_equal(s.n, 193);
+  assert_int_equal(s.k, 61);
+  assert_int_equal(tb_shape_parse("37x769", &s, &err), TB_OK);
+  assert_int_equal(s.k, 0);
+  assert_true(tb_op_accepts(tb_op_by_name("gemm"), (struct tb_shape){2, 3, 4}));
+  assert_false(tb_op_accepts(tb_op_by_name("gemm"), (struct tb_shape){2, 3, 0}));
+  assert_false(tb_op_accepts(tb_op_by_name("softmax"), (struct tb_shape){2, 3, 4}));
+}
+
 static void refused_shapes(void **state) {
-  const char *bad[] = {"0x5", "5x0", "-1x3",  "axb",  "5",    "99999999999x99999999999",
-                       "5x",  "x5",  "5x5x5", " 5x5", "5x5 ", "+5x5",
-                       "5X5", "",    "0x0",   "3x-1"};
+  const char *bad[] = {"0x5",  "5x0",  "-1x3",    "axb",   "5",    "99999999999x99999999999",
+                       "5x",   "x5",   "5x5x5x5", "5x5x0", "5xx5", " 5x5",
+                       "5x5 ", "+5x5", "5X5",     "",      "0x0",  "3x-1"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
     struct tb_shape s;
     struct tb_error err = {0};
@@ -68,11 +83,9 @@ static void views(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(valid_shapes),
-      cmocka_unit_test(refused_shapes),
-      cmocka_unit_test(lists_split_and_refuse_empty_items),
-      cmocka_unit_test(sizes_in_range),
-      cmocka_unit_test(views),
+      cmocka_unit_test(valid_shapes),   cmocka_unit_test(gemm_shapes),
+      cmocka_unit_test(refused_shapes), cmocka_unit_test(lists_split_and_refuse_empty_items),
+      cmocka_unit_test(sizes_in_range), cmocka_unit_test(views),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -89,6 +89,16 @@ class TorchProviderTest(unittest.TestCase):
             self.assertTrue(c["valid"], c["error"])
             self.assertEqual(c["provider_details"]["buffers"]["sets"], 3)
 
+    def test_gemm_through_torch_matmul(self):
+        r, doc = self.run_tb("--providers", "native,torch", "--ops", "gemm", "--shapes", "17x9x33,1x1x1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        torch_cases = [c for c in doc["cases"] if c["provider"] == "torch"]
+        self.assertEqual(len(torch_cases), 4)  # shapes x views
+        for c in torch_cases:
+            self.assertTrue(c["valid"], c["error"])
+            self.assertEqual(c["output_allocation"], "preallocated_out")
+            self.assertIn("torch.matmul", c["provider_details"]["implementation"])
+
     def assert_torch_invalid(self, doc, fragment):
         native = [c for c in doc["cases"] if c["provider"] == "native"]
         torch_cases = [c for c in doc["cases"] if c["provider"] == "torch"]

@@ -87,6 +87,9 @@ class Worker:
             return lambda s: t.sum(s["x"], dim=-1, out=s["out"]), "preallocated_out", "torch.sum(dim=-1, out=)"
         if op == "add":
             return lambda s: t.add(s["a"], s["b"], out=s["out"]), "preallocated_out", "torch.add(out=)"
+        if op == "gemm":
+            return (lambda s: t.matmul(s["a"], s["b"], out=s["out"]), "preallocated_out",
+                    f"torch.matmul(out=), allow_tf32={t.backends.cuda.matmul.allow_tf32}")
         if op == "softmax":
             return lambda s: t.softmax(s["x"], dim=-1), "framework_return_value", "torch.softmax"
         if op == "layernorm":

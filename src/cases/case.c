@@ -3,7 +3,12 @@
 #include <stdio.h>
 
 void tb_case_id(const struct tb_case *c, char *buf, size_t size) {
-  snprintf(buf, size, "%s/%zux%zu/%s/%s%s%s", c->op->name, c->shape.m, c->shape.n,
-           tb_view_name(c->view.kind), c->provider, c->planned ? "/" : "",
-           c->planned ? tb_variant_name(c->variant) : "");
+  char dims[64];
+  if (c->shape.k > 0) {
+    snprintf(dims, sizeof dims, "%zux%zux%zu", c->shape.m, c->shape.n, c->shape.k);
+  } else {
+    snprintf(dims, sizeof dims, "%zux%zu", c->shape.m, c->shape.n);
+  }
+  snprintf(buf, size, "%s/%s/%s/%s%s%s", c->op->name, dims, tb_view_name(c->view.kind), c->provider,
+           c->planned ? "/" : "", c->planned ? tb_variant_name(c->variant) : "");
 }

@@ -7,29 +7,37 @@
 #include "core/strlist.h"
 
 enum tb_status tb_shape_parse(const char *text, struct tb_shape *out, struct tb_error *err) {
-  const char *x = strchr(text, 'x');
-  if (x == NULL || strchr(x + 1, 'x') != NULL) {
-    return tb_fail(err, TB_ERR_USAGE, "shape '%s' must be MxN, for example 37x769", text);
+  static const char *const names[] = {"rows", "columns", "inner dimension"};
+  size_t dims[3] = {0, 0, 0}, count = 0;
+  const char *start = text;
+  for (;;) {
+    const char *x = strchr(start, 'x');
+    size_t len = x ? (size_t)(x - start) : strlen(start);
+    char part[32], what[96];
+    if (count == 3 || len == 0 || len >= sizeof part) {
+      return tb_fail(err, TB_ERR_USAGE,
+                     "shape '%s' must be MxN (or MxNxK for gemm), for example 37x769", text);
+    }
+    memcpy(part, start, len);
+    part[len] = '\0';
+    snprintf(what, sizeof what, "%s of shape '%s'", names[count], text);
+    unsigned long long value = 0;
+    if (tb_parse_size(part, what, 1, TB_MAX_DIM, &value, err) != TB_OK) {
+      return err->status;
+    }
+    dims[count++] = (size_t)value;
+    if (x == NULL) {
+      break;
+    }
+    start = x + 1;
   }
-  char rows[32];
-  size_t len = (size_t)(x - text);
-  if (len == 0 || len >= sizeof rows) {
-    return tb_fail(err, TB_ERR_USAGE, "shape '%s' must be MxN, for example 37x769", text);
+  if (count < 2) {
+    return tb_fail(err, TB_ERR_USAGE,
+                   "shape '%s' must be MxN (or MxNxK for gemm), for example 37x769", text);
   }
-  memcpy(rows, text, len);
-  rows[len] = '\0';
-  unsigned long long m = 0, n = 0;
-  char what[96];
-  snprintf(what, sizeof what, "rows of shape '%s'", text);
-  if (tb_parse_size(rows, what, 1, TB_MAX_DIM, &m, err) != TB_OK) {
-    return err->status;
-  }
-  snprintf(what, sizeof what, "columns of shape '%s'", text);
-  if (tb_parse_size(x + 1, what, 1, TB_MAX_DIM, &n, err) != TB_OK) {
-    return err->status;
-  }
-  out->m = (size_t)m;
-  out->n = (size_t)n;
+  out->m = dims[0];
+  out->n = dims[1];
+  out->k = dims[2];
   return TB_OK;
 }
 

@@ -7,14 +7,16 @@
 #include "core/error.h"
 
 struct tb_shape {
-  size_t m; /* rows */
-  size_t n; /* elements per row */
+  size_t m; /* rows (of the output) */
+  size_t n; /* elements per row (of the output) */
+  size_t k; /* gemm's inner dimension ("MxNxK"); 0 for the other operations */
 };
 
 /* Largest dimension accepted; the memory check refuses what cannot fit. */
 #define TB_MAX_DIM ((size_t)1 << 31)
 
-/* Parses "MxN" with M, N >= 1 in decimal; refuses signs, spaces, overflow. */
+/* Parses "MxN" or, for gemm, "MxNxK", each >= 1 in decimal; refuses signs,
+ * spaces, overflow. */
 enum tb_status tb_shape_parse(const char *text, struct tb_shape *out, struct tb_error *err);
 
 /* How the input matrices are laid out in memory.

@@ -26,7 +26,9 @@
 #define TB_VERSION "unknown"
 #endif
 
-#define DEFAULT_SHAPES "37x769,1024x1024,16384x257,4096x1024"
+/* Replays compare reduction plans: 2-D shapes only; run adds a gemm shape. */
+#define DEFAULT_REDUCTION_SHAPES "37x769,1024x1024,16384x257,4096x1024"
+#define DEFAULT_SHAPES DEFAULT_REDUCTION_SHAPES ",128x128x128"
 
 static const char usage[] =
     "usage: tilebench run [options]\n"
@@ -99,7 +101,8 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
                                           {"frozen", required_argument, NULL, 'F'},
                                           {NULL, 0, NULL, 0}};
   const char *ops = o->replay ? "softmax,rmsnorm,layernorm" : tb_op_names();
-  const char *shapes = DEFAULT_SHAPES, *views = o->replay ? "packed" : "packed,strided";
+  const char *shapes = o->replay ? DEFAULT_REDUCTION_SHAPES : DEFAULT_SHAPES;
+  const char *views = o->replay ? "packed" : "packed,strided";
   const char *providers = "native", *variants = o->replay ? "reference,candidate" : "automatic";
   int opt;
   optind = 1;
@@ -271,6 +274,9 @@ static enum tb_status build_campaign(struct run_options *o, struct tb_campaign *
   }
   c->reductions_only = o->replay;
   c->round = -1;
+  if (tb_campaign_check_shapes(c, err) != TB_OK) {
+    return err->status;
+  }
   c->providers = o->providers.items;
   c->provider_count = o->providers.count;
   c->seed = o->seed;

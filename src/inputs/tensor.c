@@ -16,13 +16,48 @@ static size_t matrix_storage_elems(const struct tb_view *view, size_t m, size_t 
   return view->offset + (m - 1) * view->row_stride + n;
 }
 
+/* One input of a case: its role, logical shape and whether the case's input
+ * view (stride, offset) applies to it (matrices) or it is packed (vectors). */
+struct tensor_spec {
+  const char *role;
+  size_t rows, cols;
+  bool viewed;
+};
+
+/* The inputs of a case in order: x (or a, b), then weight and bias. A gemm's
+ * a is m x k and b is k x n; every other matrix is m x n. */
+static size_t case_tensor_specs(const struct tb_case *c, struct tensor_spec specs[TB_MAX_INPUTS]) {
+  size_t m = c->shape.m, n = c->shape.n, k = c->shape.k, count = 0;
+  if (c->op->is_matmul) {
+    specs[count++] = (struct tensor_spec){"a", m, k, true};
+    specs[count++] = (struct tensor_spec){"b", k, n, true};
+  } else if (c->op->has_second_matrix) {
+    specs[count++] = (struct tensor_spec){"a", m, n, true};
+    specs[count++] = (struct tensor_spec){"b", m, n, true};
+  } else {
+    specs[count++] = (struct tensor_spec){"x", m, n, true};
+  }
+  if (c->op->has_weight) {
+    specs[count++] = (struct tensor_spec){"weight", 1, n, false};
+  }
+  if (c->op->has_bias) {
+    specs[count++] = (struct tensor_spec){"bias", 1, n, false};
+  }
+  return count;
+}
+
 double tb_case_host_bytes(const struct tb_case *c) {
-  const struct tb_op_info *op = c->op;
+  struct tensor_spec specs[TB_MAX_INPUTS];
+  size_t count = case_tensor_specs(c, specs);
+  double in_elems = 0.0;
+  for (size_t i = 0; i < count; ++i) {
+    double rows = (double)specs[i].rows, cols = (double)specs[i].cols;
+    struct tb_view view = tb_view_for(c->view.kind, specs[i].cols);
+    in_elems += specs[i].viewed ? (double)view.offset + (rows - 1) * (double)view.row_stride + cols
+                                : rows * cols;
+  }
   double m = (double)c->shape.m, n = (double)c->shape.n;
-  double storage = (double)c->view.offset + (m - 1) * (double)c->view.row_stride + n;
-  double in_elems = storage * (op->has_second_matrix ? 2.0 : 1.0);
-  in_elems += (op->has_weight ? n : 0.0) + (op->has_bias ? n : 0.0);
-  double out_elems = op->output_is_vector ? m : m * n;
+  double out_elems = c->op->output_is_vector ? m : m * n;
   return in_elems * 4.0 + out_elems * 4.0 /* output */ + out_elems * 8.0 /* fp64 oracle */;
 }
 
@@ -78,26 +113,13 @@ enum tb_status tb_case_data_create(const struct tb_case *c, unsigned long long s
     return err->status;
   }
   size_t m = c->shape.m, n = c->shape.n;
-  const char *roles[TB_MAX_INPUTS];
-  size_t count = 0;
-  if (c->op->has_second_matrix) {
-    roles[count++] = "a";
-    roles[count++] = "b";
-  } else {
-    roles[count++] = "x";
-  }
-  size_t matrices = count;
-  if (c->op->has_weight) {
-    roles[count++] = "weight";
-  }
-  if (c->op->has_bias) {
-    roles[count++] = "bias";
-  }
+  struct tensor_spec specs[TB_MAX_INPUTS];
+  size_t count = case_tensor_specs(c, specs);
   for (size_t i = 0; i < count; ++i) {
-    int is_matrix = i < matrices;
     struct tb_tensor *t = &out->inputs[i];
-    if (alloc_tensor(t, roles[i], is_matrix ? m : 1, n, is_matrix ? &c->view : NULL, err) !=
-        TB_OK) {
+    struct tb_view view = tb_view_for(c->view.kind, specs[i].cols);
+    if (alloc_tensor(t, specs[i].role, specs[i].rows, specs[i].cols, specs[i].viewed ? &view : NULL,
+                     err) != TB_OK) {
       tb_case_data_free(out);
       return err->status;
     }

@@ -24,17 +24,41 @@ void tb_campaign_reverse_variants(struct tb_campaign *c) {
   }
 }
 
+/* Whether the campaign measures op on shape: the shape must fit the op
+ * (MxNxK for gemm) and replays take row reductions only. */
+static bool measured(const struct tb_campaign *c, const struct tb_op_info *op, struct tb_shape s) {
+  return tb_op_accepts(op, s) && !(c->reductions_only && !op->is_row_reduction);
+}
+
 size_t tb_campaign_case_count(const struct tb_campaign *c) {
-  size_t per_shape_view = 0;
-  for (size_t o = 0; o < c->op_count; ++o) {
-    if (c->reductions_only && !c->ops[o]->is_row_reduction) {
-      continue;
-    }
-    for (size_t p = 0; p < c->provider_count; ++p) {
-      per_shape_view += runs_per_case(c, c->ops[o], c->providers[p]);
+  size_t total = 0;
+  for (size_t s = 0; s < c->shape_count; ++s) {
+    for (size_t o = 0; o < c->op_count; ++o) {
+      if (!measured(c, c->ops[o], c->shapes[s])) {
+        continue;
+      }
+      for (size_t p = 0; p < c->provider_count; ++p) {
+        total += runs_per_case(c, c->ops[o], c->providers[p]) * c->view_count;
+      }
     }
   }
-  return per_shape_view * c->shape_count * c->view_count;
+  return total;
+}
+
+enum tb_status tb_campaign_check_shapes(const struct tb_campaign *c, struct tb_error *err) {
+  for (size_t s = 0; s < c->shape_count; ++s) {
+    bool used = false;
+    for (size_t o = 0; o < c->op_count; ++o) {
+      used |= measured(c, c->ops[o], c->shapes[s]);
+    }
+    if (!used) {
+      return tb_fail(err, TB_ERR_USAGE,
+                     "no operation of the campaign takes shape %zux%zu%s (MxNxK shapes are for "
+                     "gemm, MxN for the others)",
+                     c->shapes[s].m, c->shapes[s].n, c->shapes[s].k ? "xK" : "");
+    }
+  }
+  return TB_OK;
 }
 
 static struct tb_case case_at(const struct tb_campaign *c, size_t shape, size_t op, size_t view) {
@@ -53,7 +77,7 @@ enum tb_status tb_campaign_check_memory(const struct tb_campaign *c, struct tb_e
     for (size_t o = 0; o < c->op_count; ++o) {
       for (size_t v = 0; v < c->view_count; ++v) {
         struct tb_case k = case_at(c, s, o, v);
-        if (tb_case_fits_memory(&k, err) != TB_OK) {
+        if (measured(c, k.op, k.shape) && tb_case_fits_memory(&k, err) != TB_OK) {
           return err->status;
         }
       }
@@ -97,7 +121,7 @@ static json_t *unavailable_case(const struct tb_case *k, const char *provider, c
   tb_case_id(&r.c, r.id, sizeof r.id);
   r.backend = "none";
   r.output_allocation = "none";
-  r.minimal_bytes = tb_op_minimal_bytes(k->op->op, k->shape.m, k->shape.n);
+  r.minimal_bytes = tb_op_minimal_bytes(k->op->op, k->shape);
   r.device_unavailable_reason = "the provider did not start";
   snprintf(r.error, sizeof r.error, "provider %.40s unavailable: %.900s", provider, why);
   return tb_case_result_to_json(&r);
@@ -185,7 +209,7 @@ enum tb_status tb_campaign_run(const struct tb_campaign *c, json_t *cases, size_
     for (size_t o = 0; o < c->op_count && err->status == TB_OK; ++o) {
       for (size_t v = 0; v < c->view_count && err->status == TB_OK; ++v) {
         struct tb_case k = case_at(c, s, o, v);
-        if (c->reductions_only && !k.op->is_row_reduction) {
+        if (!measured(c, k.op, k.shape)) {
           continue;
         }
         run_one_case(c, providers, failures, &k, &case_index, cases, &done, valid_count, err);

@@ -31,6 +31,9 @@ struct tb_campaign {
 
 size_t tb_campaign_case_count(const struct tb_campaign *c);
 
+/* TB_ERR_USAGE when a shape fits none of the campaign's operations. */
+enum tb_status tb_campaign_check_shapes(const struct tb_campaign *c, struct tb_error *err);
+
 /* The same campaign with the variant order reversed (replay position balance). */
 void tb_campaign_reverse_variants(struct tb_campaign *c);
 

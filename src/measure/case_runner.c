@@ -58,7 +58,10 @@ static enum tb_status validate_output(struct tb_provider *p, const struct tb_cas
   tb_poison(out, count); /* a read_output that copies nothing leaves poison */
   if (p->ops->poison_output(p, err) == TB_OK && p->ops->launch(p, 1, err) == TB_OK &&
       p->ops->synchronize(p, err) == TB_OK && p->ops->read_output(p, out, count, err) == TB_OK) {
-    tb_validate(out, reference, count, tb_tolerance_for(data->c.op->op, data->c.shape.n), v);
+    tb_validate(
+        out, reference, count,
+        tb_tolerance_for(data->c.op->op, data->c.op->is_matmul ? data->c.shape.k : data->c.shape.n),
+        v);
   }
   free(out);
   return err->status;
@@ -72,7 +75,7 @@ enum tb_status tb_run_case(struct tb_provider *p, const struct tb_case *c,
   tb_case_id(&r->c, r->id, sizeof r->id);
   r->backend = p->backend;
   r->output_allocation = p->output_allocation;
-  r->minimal_bytes = tb_op_minimal_bytes(r->c.op->op, r->c.shape.m, r->c.shape.n);
+  r->minimal_bytes = tb_op_minimal_bytes(r->c.op->op, r->c.shape);
 
   struct tb_error err = {0};
   if (p->ops->prepare(p, c, data, &err) == TB_OK) {

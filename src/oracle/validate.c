@@ -29,6 +29,12 @@ struct tb_tolerance tb_tolerance_for(enum tb_op op, size_t n) {
     tol.atol = 0.0;
     tol.rtol = 0x1p-23;
     break;
+  case TB_OP_GEMM:
+    /* n is k here: like sum, a dot product of k terms (|a*b| ~ 4 on average),
+     * fp32 blocked accumulation; one wrong term exceeds the bound. */
+    tol.atol = 8e-5 * sqrt((double)n);
+    tol.rtol = 1e-5;
+    break;
   case TB_OP_GELU_ADD:
     /* erf in fp32 is within a few ulp; GELU's output near 0 needs an atol. */
     tol.atol = 1e-6;

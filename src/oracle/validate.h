@@ -15,7 +15,8 @@ struct tb_tolerance {
   double rtol;
 };
 
-/* Tolerance of an operation at row length n; docs/tolerances.md says why. */
+/* Tolerance of an operation over reductions of length n (the row length; k
+ * for gemm); docs/tolerances.md says why. */
 struct tb_tolerance tb_tolerance_for(enum tb_op op, size_t n);
 
 struct tb_validation {

@@ -62,7 +62,8 @@ static json_t *plans_json(const struct tb_case_result *r) {
   json_t *plans = json_array();
   if (r->has_plan) {
     json_array_append_new(plans, tb_plan_to_json(&r->plan));
-  } else if (!r->c.op->is_row_reduction && strcmp(r->c.provider, "native") == 0) {
+  } else if (!r->c.op->is_row_reduction && !r->c.op->is_matmul &&
+             strcmp(r->c.provider, "native") == 0) {
     struct tb_elementwise_plan ep;
     tb_plan_elementwise(r->c.op->op, r->c.shape.m, r->c.shape.n, &ep);
     json_array_append_new(plans, tb_elementwise_plan_to_json(&ep));
@@ -79,6 +80,9 @@ json_t *tb_case_result_to_json(const struct tb_case_result *r) {
                 "m", (json_int_t)r->c.shape.m, "n", (json_int_t)r->c.shape.n, "input_view", view,
                 "provider", r->c.provider, "backend", r->backend, "output_allocation",
                 r->output_allocation, "minimal_bytes", tb_json_number(r->minimal_bytes));
+  if (r->c.shape.k > 0) {
+    json_object_set_new(j, "k", json_integer((json_int_t)r->c.shape.k));
+  }
   json_object_set_new(j, "variant",
                       r->c.planned ? json_string(tb_variant_name(r->c.variant)) : json_null());
   json_object_set_new(j, "execution_plans", plans_json(r));

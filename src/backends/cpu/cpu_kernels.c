@@ -89,7 +89,27 @@ static void run_row(const struct tb_case_data *d, size_t i, unsigned lanes, floa
   }
 }
 
+/* out = a . b with each dot product blocked over `lanes` partial sums. */
+static void run_gemm(const struct tb_case_data *d, unsigned lanes, float *scratch, float *out) {
+  const struct tb_tensor *a = &d->inputs[0], *b = &d->inputs[1];
+  size_t m = d->c.shape.m, n = d->c.shape.n, k = d->c.shape.k;
+  for (size_t i = 0; i < m; ++i) {
+    const float *ar = tb_tensor_row(a, i);
+    for (size_t j = 0; j < n; ++j) {
+      memset(scratch, 0, lanes * sizeof *scratch);
+      for (size_t p = 0; p < k; ++p) {
+        scratch[p % lanes] += ar[p] * tb_tensor_row(b, p)[j];
+      }
+      out[i * n + j] = combine_lanes(scratch, lanes);
+    }
+  }
+}
+
 void tb_cpu_run_case(const struct tb_case_data *d, unsigned lanes, float *scratch, float *out) {
+  if (d->c.op->is_matmul) {
+    run_gemm(d, lanes, scratch, out);
+    return;
+  }
   size_t out_cols = d->c.op->output_is_vector ? 1 : d->c.shape.n;
   for (size_t i = 0; i < d->c.shape.m; ++i) {
     run_row(d, i, lanes, scratch, out + i * out_cols);

@@ -56,6 +56,11 @@ static enum tb_status check_contract(const struct cuda_state *s, struct tb_error
 static enum tb_status generate(struct cuda_state *s, const struct tb_case *c,
                                struct tb_error *err) {
   s->planned = c->planned;
+  if (c->op->is_matmul) { /* refused before anything is timed, with the reason */
+    return tb_fail(err, TB_ERR_UNAVAILABLE,
+                   "capability: the CUDA backend has no GEMM kernels yet (the cpu backend and "
+                   "the torch provider run gemm)");
+  }
   if (c->planned) {
     struct tb_device_limits limits = tb_device_limits_of(&s->info);
     if (tb_plan_reduction(c->op->op, c->shape.m, c->shape.n, c->variant, &limits,
