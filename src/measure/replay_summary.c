@@ -54,7 +54,7 @@ static void pair_key(const json_t *r, char *key, size_t size) {
 
 /* values[variant][round][metric], NaN where absent. */
 struct pair {
-  double values[2][64][TB_REPLAY_METRICS];
+  double values[2][TB_REPLAY_MAX_ROUNDS][TB_REPLAY_METRICS];
   double kernel_score[2]; /* of the register plan, NaN otherwise */
 };
 
@@ -66,7 +66,7 @@ static double selected_score(const json_t *r) {
 
 static json_t *metric_json(const struct pair *p, int metric, unsigned rounds, json_t *counts) {
   json_t *ref = json_array(), *cand = json_array(), *gains = json_array();
-  double gain[64];
+  double gain[TB_REPLAY_MAX_ROUNDS];
   unsigned missing = rounds;
   for (unsigned r = 0; r < rounds; ++r) {
     double a = p->values[0][r][metric], b = p->values[1][r][metric];
@@ -119,6 +119,13 @@ static void case_base(const char *id, char *base, size_t size) {
   }
 }
 
+/* The record's replay round, or -1 when it has none in [0, rounds). */
+static int round_of(const json_t *r, unsigned rounds) {
+  json_t *round = json_object_get(r, "round");
+  json_int_t value = json_is_integer(round) ? json_integer_value(round) : -1;
+  return value >= 0 && value < (json_int_t)rounds && value < TB_REPLAY_MAX_ROUNDS ? (int)value : -1;
+}
+
 /* {base: {provider: [[4 metrics] per round]}} of every framework record. */
 static json_t *framework_values(const json_t *cases, unsigned rounds) {
   json_t *table = json_object();
@@ -126,9 +133,8 @@ static json_t *framework_values(const json_t *cases, unsigned rounds) {
   json_t *r;
   json_array_foreach(cases, i, r) {
     const char *provider = json_string_value(json_object_get(r, "provider"));
-    json_t *round = json_object_get(r, "round");
-    if (provider == NULL || strcmp(provider, "native") == 0 || !json_is_integer(round) ||
-        json_integer_value(round) < 0 || json_integer_value(round) >= (json_int_t)rounds) {
+    int round = round_of(r, rounds);
+    if (provider == NULL || strcmp(provider, "native") == 0 || round < 0) {
       continue;
     }
     char base[200];
@@ -150,7 +156,7 @@ static json_t *framework_values(const json_t *cases, unsigned rounds) {
     for (int m = 0; m < TB_REPLAY_METRICS; ++m) {
       json_array_append_new(values, tb_json_number(tb_replay_metric_value(r, m)));
     }
-    json_array_set_new(per_round, (size_t)json_integer_value(round), values);
+    json_array_set_new(per_round, (size_t)round, values);
   }
   return table;
 }
@@ -164,7 +170,7 @@ static double framework_value(const json_t *per_round, unsigned round, int metri
 static json_t *ratio_json(const struct pair *p, int side, const json_t *per_round, unsigned rounds,
                           int metric, json_t *count) {
   json_t *ratios = json_array();
-  double ratio[64];
+  double ratio[TB_REPLAY_MAX_ROUNDS];
   int missing = 0;
   for (unsigned r = 0; r < rounds; ++r) {
     ratio[r] = p->values[side][r][metric] / framework_value(per_round, r, metric);
@@ -251,10 +257,8 @@ json_t *tb_replay_summary(const json_t *cases, const char *reference, const char
   json_t *r;
   json_array_foreach(cases, i, r) {
     const char *variant = json_string_value(json_object_get(r, "variant"));
-    json_t *round = json_object_get(r, "round");
-    if (variant == NULL || !json_is_integer(round) ||
-        json_integer_value(round) >= (json_int_t)rounds || json_integer_value(round) < 0 ||
-        json_integer_value(round) >= 64) {
+    int round = round_of(r, rounds);
+    if (variant == NULL || round < 0) {
       continue;
     }
     int side = strcmp(variant, reference) == 0 ? 0 : strcmp(variant, candidate) == 0 ? 1 : -1;
@@ -271,7 +275,7 @@ json_t *tb_replay_summary(const json_t *cases, const char *reference, const char
       }
       pairs = bigger;
       for (int v = 0; v < 2; ++v) {
-        for (int k = 0; k < 64; ++k) {
+        for (int k = 0; k < TB_REPLAY_MAX_ROUNDS; ++k) {
           for (int m = 0; m < TB_REPLAY_METRICS; ++m) {
             pairs[count].values[v][k][m] = NAN;
           }
@@ -284,7 +288,7 @@ json_t *tb_replay_summary(const json_t *cases, const char *reference, const char
     }
     struct pair *p = &pairs[json_integer_value(at)];
     for (int m = 0; m < TB_REPLAY_METRICS; ++m) {
-      p->values[side][json_integer_value(round)][m] = tb_replay_metric_value(r, m);
+      p->values[side][round][m] = tb_replay_metric_value(r, m);
     }
     p->kernel_score[side] = selected_score(r);
   }

@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #define TB_REPLAY_METRICS 4
+#define TB_REPLAY_MAX_ROUNDS 64 /* --rounds accepts 2..64 */
 
 /* "gpu_throughput", "gpu_latency", "host_throughput", "host_latency" */
 const char *tb_replay_metric_name(int metric);
