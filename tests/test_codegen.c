@@ -133,6 +133,34 @@ static void elementwise(void **state) {
       compiled);
 }
 
+/* gemm: odd sizes in every dimension, both views (leading dimensions k+3, n+3). */
+static void gemm_kernels(void **state) {
+  const size_t gemm_shapes[][3] = {{32, 32, 32}, {127, 193, 61}, {4096, 4096, 4096}, {1, 1, 1}};
+  for (size_t s = 0; s < sizeof gemm_shapes / sizeof gemm_shapes[0]; ++s) {
+    for (int view = 0; view < TB_VIEW_COUNT; ++view) {
+      struct tb_case c = {tb_op_info(TB_OP_GEMM),
+                          {gemm_shapes[s][0], gemm_shapes[s][1], gemm_shapes[s][2]},
+                          tb_view_for((enum tb_view_kind)view, gemm_shapes[s][1]),
+                          "native",
+                          false,
+                          TB_VARIANT_AUTOMATIC};
+      struct tb_gemm_plan plan;
+      tb_plan_gemm(gemm_shapes[s][0], gemm_shapes[s][1], gemm_shapes[s][2], 132, &plan);
+      /* ceil(m/64) * ceil(n/64) blocks of 16 x 16 threads */
+      assert_int_equal(plan.threads, 256);
+      assert_int_equal(plan.blocks,
+                       ((gemm_shapes[s][0] + 63) / 64) * ((gemm_shapes[s][1] + 63) / 64));
+      struct tb_generated g;
+      struct tb_error err = {0};
+      assert_int_equal(tb_codegen_gemm(&plan, &c, &g, &err), TB_OK);
+      assert_int_equal(g.barrier_sites, 2);
+      assert_null(strstr(g.source, "__shfl_xor_sync"));
+      compile_without_spills(&g, "gemm");
+      tb_generated_free(&g);
+    }
+  }
+}
+
 static void plan_case_mismatch_refused(void **state) {
   struct tb_case c = {
       tb_op_info(TB_OP_SUM), {4, 4, 0}, tb_view_for(TB_VIEW_PACKED, 4), "native", true,
@@ -149,6 +177,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(reductions),
       cmocka_unit_test(elementwise),
+      cmocka_unit_test(gemm_kernels),
       cmocka_unit_test(plan_case_mismatch_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

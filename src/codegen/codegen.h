@@ -9,6 +9,7 @@
 #include "cases/case.h"
 #include "core/error.h"
 #include "planner/elementwise.h"
+#include "planner/gemm.h"
 #include "planner/planner.h"
 
 #define TB_MAX_KERNELS 2
@@ -44,6 +45,9 @@ enum tb_status tb_codegen_reduction(const struct tb_plan *plan, const struct tb_
 enum tb_status tb_codegen_elementwise(const struct tb_elementwise_plan *plan,
                                       const struct tb_case *c, struct tb_generated *out,
                                       struct tb_error *err);
+/* gemm (SIMT) from its plan. */
+enum tb_status tb_codegen_gemm(const struct tb_gemm_plan *plan, const struct tb_case *c,
+                               struct tb_generated *out, struct tb_error *err);
 void tb_generated_free(struct tb_generated *g);
 
 #endif

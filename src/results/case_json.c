@@ -62,6 +62,8 @@ static json_t *plans_json(const struct tb_case_result *r) {
   json_t *plans = json_array();
   if (r->has_plan) {
     json_array_append_new(plans, tb_plan_to_json(&r->plan));
+  } else if (json_object_get(r->provider_details, "gemm_plan") != NULL) {
+    json_array_append(plans, json_object_get(r->provider_details, "gemm_plan"));
   } else if (!r->c.op->is_row_reduction && !r->c.op->is_matmul &&
              strcmp(r->c.provider, "native") == 0) {
     struct tb_elementwise_plan ep;

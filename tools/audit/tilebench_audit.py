@@ -276,7 +276,23 @@ def audit_candidate(a, recorded, expected, field):
                    rel=1e-12)
 
 
+def audit_gemm_plan(a, record):
+    """The fixed SIMT tiling rule, re-derived."""
+    m, n, k = record["m"], record["n"], record["k"]
+    bm, bn, bk, tm, tn = 64, 64, 16, 4, 4
+    a.same("plan.tile", record["tile"], {"block_m": bm, "block_n": bn, "block_k": bk,
+                                         "thread_m": tm, "thread_n": tn})
+    a.same("plan.threads", record["threads"], (bm // tm) * (bn // tn))
+    grid_m, grid_n = -(-m // bm), -(-n // bn)
+    a.same("plan.thread_blocks", record["thread_blocks"], grid_m * grid_n)
+    a.same("plan.shared_bytes", record["shared_bytes"], 4 * bk * ((bm + 1) + (bn + 1)))
+    a.same("plan.waves", record["waves"], -(-(grid_m * grid_n) // record["multiprocessors"]))
+    return {"mapping": "gemm", "barriers": 2}
+
+
 def audit_plan(a, record):
+    if record["kind"] == "gemm":
+        return audit_gemm_plan(a, record)
     if record["kind"] == "elementwise":
         n, m = record["n"], record["m"]
         tpr = -(-n // 4)
@@ -320,6 +336,9 @@ def audit_source(a, run_dir, case, plan):
     source = text.decode()
     if plan is None:  # elementwise
         a.same("source: barriers", source.count("__syncthreads()"), 0)
+        return
+    if plan["mapping"] == "gemm":
+        a.same("source: barriers", source.count("__syncthreads()"), plan["barriers"])
         return
     expected = plan["selected"]["barrier_sites"] if plan["mapping"] == "register_rows" else plan["stream"]["barrier_sites"]
     a.same("source: __syncthreads() sites vs plan barrier sites", source.count("__syncthreads()"), expected)

@@ -8,6 +8,7 @@
 #include "backends/cuda/device_info.h"
 #include "backends/cuda/module_cache.h"
 #include "codegen/codegen.h"
+#include "results/plan_json.h"
 #include "oracle/validate.h"
 
 struct cuda_state {
@@ -20,6 +21,8 @@ struct cuda_state {
   const struct tb_case_data *data;
   bool planned;
   struct tb_plan plan;
+  bool has_gemm; /* gemm: its SIMT plan */
+  struct tb_gemm_plan gemm;
   struct tb_generated gen;
   const struct tb_module_entry *module;
   int cache_hit;
@@ -56,10 +59,10 @@ static enum tb_status check_contract(const struct cuda_state *s, struct tb_error
 static enum tb_status generate(struct cuda_state *s, const struct tb_case *c,
                                struct tb_error *err) {
   s->planned = c->planned;
-  if (c->op->is_matmul) { /* refused before anything is timed, with the reason */
-    return tb_fail(err, TB_ERR_UNAVAILABLE,
-                   "capability: the CUDA backend has no GEMM kernels yet (the cpu backend and "
-                   "the torch provider run gemm)");
+  s->has_gemm = c->op->is_matmul;
+  if (c->op->is_matmul) {
+    tb_plan_gemm(c->shape.m, c->shape.n, c->shape.k, (unsigned)s->info.multiprocessors, &s->gemm);
+    return tb_codegen_gemm(&s->gemm, c, &s->gen, err);
   }
   if (c->planned) {
     struct tb_device_limits limits = tb_device_limits_of(&s->info);
@@ -231,6 +234,9 @@ static json_t *cuda_details(const struct tb_provider *p) {
                         "compile", s->module ? s->module->compile : json_null(), "buffers",
                         tb_device_buffers_describe(&s->buffers));
   json_object_set_new(j, "device", json_string(s->info.name));
+  if (s->has_gemm) {
+    json_object_set_new(j, "gemm_plan", tb_gemm_plan_to_json(&s->gemm));
+  }
   return j;
 }
 
