@@ -146,6 +146,11 @@ static void end_to_end_cpu_run(void **state) {
   assert_int_equal(RUN("report", dir), 0);
   assert_string_equal(out, written);
   assert_non_null(strstr(written, "softmax/2x9/strided/native"));
+  /* report --output writes a new file once, never over an existing one */
+  char report_path[700];
+  snprintf(report_path, sizeof report_path, "%s/copy.md", base);
+  assert_int_equal(RUN("report", dir, "--output", report_path), 0);
+  expect_usage_error(RUN("report", dir, "--output", report_path), "never overwritten");
   /* a second run into the same directory is refused */
   expect_usage_error(RUN("run", "--ops", "sum", "--shapes", "2x2", "--out", dir), "not empty");
   char cleanup[700];

@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/commands.h"
 #include "report/report.h"
@@ -51,9 +52,16 @@ int tb_cmd_report(int argc, char **argv) {
   if (output == NULL) {
     fputs(text, stdout);
   } else {
-    FILE *f = fopen(output, "wx"); /* exclusive create: never overwrite */
-    if (f == NULL || fputs(text, f) < 0 || fclose(f) != 0) {
-      tb_fail(&err, TB_ERR_INPUT, "cannot create %s (it may already exist)", output);
+    /* through a temporary file linked into place: never half-written, never overwriting */
+    char dir[PATH_MAX], name[PATH_MAX];
+    const char *slash = strrchr(output, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - output) : 1, slash ? output : ".");
+    snprintf(name, sizeof name, "%s", slash ? slash + 1 : output);
+    if (name[0] == '\0' || tb_write_text_atomic(dir[0] ? dir : "/", name, text, &err) != TB_OK) {
+      if (err.status == TB_OK) {
+        tb_fail(&err, TB_ERR_USAGE, "--output needs a file name");
+      }
+      err.status = TB_ERR_INPUT;
       rc = tb_cli_fail(&err);
     }
   }
