@@ -10,7 +10,8 @@ tb_build "$TB_ROOT/build"
 rm -rf "$TB_ROOT/.device"
 mkdir -p "$TB_ROOT/.device/bin" "$TB_ROOT/.device/lib"
 cp "$TB_ROOT"/build/src/tilebench "$TB_ROOT"/build/src/libtilebench_timing.so* \
-   "$TB_ROOT"/build/tests/timing_gpu "$TB_ROOT/.device/bin/"
+   "$TB_ROOT"/build/tests/timing_gpu "$TB_ROOT"/build/tests/cupti_lifecycle_memory \
+   "$TB_ROOT/.device/bin/"
 cp -L /usr/lib/x86_64-linux-gnu/libjansson.so.4 "$TB_ROOT/.device/lib/"
 # The source commit these binaries were built from, for the evidence notes.
 git -C "$TB_ROOT" rev-parse HEAD > "$TB_ROOT/.device/commit"

@@ -31,6 +31,9 @@ if has tests; then
   "$BIN/tilebench" env | tee -a "$SUMMARY"
   timeout 240 "$BIN/timing_gpu" "$WORK/gpu-tests/timing_gpu.json" 2>&1 | tee "$WORK/gpu-tests/timing_gpu.log"
   note "timing library GPU tests: $(tail -1 "$WORK/gpu-tests/timing_gpu.log")"
+  # Where the probe's per-session device memory goes (issue 4).
+  timeout 120 "$BIN/cupti_lifecycle_memory" "$WORK/gpu-tests/cupti_lifecycle.json" 2>&1 |
+    tee "$WORK/gpu-tests/cupti_lifecycle.log" | grep INFO | tee -a "$SUMMARY"
   timeout 240 python3 "$ROOT/tests/gpu/torch_profiler_after_probe.py" \
     "$BIN/libtilebench_timing.so.1" "$WORK/gpu-tests/torch_check.json" 2>&1 |
     tee "$WORK/gpu-tests/torch_check.log"
