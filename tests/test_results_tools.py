@@ -221,6 +221,21 @@ class ReplayCliTest(unittest.TestCase):
             shutil.rmtree(tmp)
 
 
+class EvidenceTest(unittest.TestCase):
+    """The committed H200 runs stay re-derivable by the audit (those planned by
+    the current rules; the notes of the others say which rules they used)."""
+
+    def test_committed_gpu_evidence_audits(self):
+        root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "evidence")
+        runs = ["2026-11-29-h200-final/perf", "2026-11-29-h200-final/validation-long-rows",
+                "2026-11-29-h200-replays/reference-vs-candidate",
+                "2026-11-29-h200-replays/reference-vs-automatic",
+                "2026-11-29-h200-native-vs-torch"]
+        for run_dir in runs:
+            result = audit(os.path.join(root, run_dir))
+            self.assertEqual(result.returncode, 0, f"{run_dir}: {result.stderr}")
+
+
 class CompareTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
