@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Everything GPU-side in one call (run on the GPU machine, from the repo root,
 # after scripts/gpu-pack.sh here; the device tool carries .device/):
-#   scripts/gpu.sh [tests] [validate] [sanitize] [perf]   (default: all)
+#   scripts/gpu.sh [tests] [validate] [sanitize] [perf] [replay] [torch] [torch-all] [gemm]
+#   (default: tests validate sanitize perf)
 # Writes full results under $OUT (bundled: the tool returns few files) and
 # prints a short table last.
 set -uo pipefail
@@ -97,6 +98,56 @@ if has torch; then
   python3 "$ROOT/tools/audit/tilebench_audit.py" "$WORK/torch" --receipt "$WORK/torch/receipt.json" 2>&1 | tee -a "$SUMMARY"
   cp "$WORK/torch.log" "$WORK/torch/" 2>/dev/null
   tar -C "$WORK" -czf "$OUT/torch.tgz" torch
+fi
+
+if has torch-all; then
+  # Issue 6: all six ops over every shape of issue 5, native vs torch eager vs
+  # torch.compile, cold on both sides. One run per shape (a run writes its
+  # results only when complete), smallest first, none started past the deadline.
+  mkdir -p "$WORK/torch-all"
+  for shape in ${TORCH_SHAPES:-17x257 37x769 64x4096 1024x1024 4096x1024 16384x257 8x65536 262144x257 8192x32768 32768x8192}; do
+    if (( SECONDS > ${TORCH_DEADLINE_S:-470} )); then note "torch-all $shape: not started (deadline)"; continue; fi
+    timeout "${TORCH_SHAPE_TIMEOUT_S:-150}" "$BIN/tilebench" run --backend cuda \
+      --providers native,torch,torch-compile --shapes "$shape" --input-views packed \
+      --samples 5 --warmup-ms 20 --quiet --out "$WORK/torch-all/$shape" > "$WORK/torch-all/$shape.log" 2>&1
+    note "torch-all $shape (exit $?, ${SECONDS}s): $(grep -E 'cases valid' "$WORK/torch-all/$shape.log" || tail -1 "$WORK/torch-all/$shape.log")"
+    [[ -f "$WORK/torch-all/$shape/results.json" ]] &&
+      python3 "$ROOT/tools/audit/tilebench_audit.py" "$WORK/torch-all/$shape" \
+        --receipt "$WORK/torch-all/$shape/receipt.json" 2>&1 | tail -1 | tee -a "$SUMMARY"
+  done
+  tar -C "$WORK" -czf "$OUT/torch-all.tgz" torch-all
+fi
+
+if has gemm; then
+  # Issue 8: native SIMT and tensor-core gemm against cuBLAS and torch.matmul,
+  # every realization (TF32 matched on all three providers), oracle-validated.
+  mkdir -p "$WORK/gemm"
+  timeout "${GEMM_TIMEOUT_S:-300}" "$BIN/tilebench" run --backend cuda --ops gemm \
+    --shapes "${GEMM_SHAPES:-32x32x32,128x128x128,127x193x61,1024x1024x1024,4096x4096x4096}" \
+    --matrix-realization simt,tensor,tensor-3xtf32 --providers native,cublas,torch \
+    --input-views "${GEMM_VIEWS:-packed}" --samples 5 --warmup-ms 20 --quiet --out "$WORK/gemm/run" \
+    > "$WORK/gemm/run.log" 2>&1
+  note "gemm (exit $?): $(grep -E 'cases valid' "$WORK/gemm/run.log" || tail -2 "$WORK/gemm/run.log")"
+  grep -E '^gemm' "$WORK/gemm/run.log" | tee -a "$SUMMARY"
+  # Strided views (leading dimensions k+3 and n+3, offset 1: unaligned) on odd shapes.
+  timeout 150 "$BIN/tilebench" run --backend cuda --ops gemm \
+    --shapes 1x1x1,3x5x7,32x32x32,127x193x61,1000x1000x1000 --input-views strided \
+    --matrix-realization simt,tensor,tensor-3xtf32 --providers native,cublas,torch \
+    --samples 3 --warmup-ms 5 --quiet --out "$WORK/gemm/strided" > "$WORK/gemm/strided.log" 2>&1
+  note "gemm strided (exit $?): $(grep -E 'cases valid' "$WORK/gemm/strided.log" || tail -2 "$WORK/gemm/strided.log")"
+  # SIMT tiles at 4096^3, for the planner's rule (docs/gemm.md).
+  for block in ${GEMM_BLOCKS:-128,128,8 128,128,16 128,64,16 64,128,16 64,64,16}; do
+    timeout 60 "$BIN/tilebench" run --backend cuda --ops gemm --shapes 4096x4096x4096 \
+      --matrix-realization simt --gemm-block "$block" --providers native --input-views packed \
+      --samples 5 --warmup-ms 20 --quiet --out "$WORK/gemm/block-$block" > "$WORK/gemm/block-$block.log" 2>&1
+    note "gemm simt block $block: $(grep -E '^gemm' "$WORK/gemm/block-$block.log" || tail -1 "$WORK/gemm/block-$block.log")"
+  done
+  for run in "$WORK"/gemm/*/; do
+    [[ -f "$run/results.json" ]] &&
+      python3 "$ROOT/tools/audit/tilebench_audit.py" "$run" --receipt "$run/receipt.json" 2>&1 |
+      tail -1 | tee -a "$SUMMARY"
+  done
+  tar -C "$WORK" -czf "$OUT/gemm.tgz" gemm
 fi
 
 if has perf; then

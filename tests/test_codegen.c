@@ -67,7 +67,12 @@ static unsigned planned_barriers(const struct tb_plan *plan) {
 
 static void check_reduction(enum tb_op op, size_t m, size_t n, enum tb_view_kind view,
                             enum tb_variant variant) {
-  struct tb_case c = {tb_op_info(op), {m, n, 0}, tb_view_for(view, n), "native", true, variant};
+  struct tb_case c = {.op = tb_op_info(op),
+                      .shape = {m, n, 0},
+                      .view = tb_view_for(view, n),
+                      .provider = "native",
+                      .planned = true,
+                      .variant = variant};
   struct tb_device_limits h200 = tb_device_limits_h200();
   struct tb_plan plan;
   struct tb_error err = {0};
@@ -109,12 +114,11 @@ static void elementwise(void **state) {
   for (size_t s = 0; s < SHAPES; ++s) {
     for (int view = 0; view < TB_VIEW_COUNT; ++view) {
       for (int op = TB_OP_ADD; op <= TB_OP_GELU_ADD; ++op) {
-        struct tb_case c = {tb_op_info((enum tb_op)op),
-                            {shapes[s][0], shapes[s][1], 0},
-                            tb_view_for((enum tb_view_kind)view, shapes[s][1]),
-                            "native",
-                            false,
-                            TB_VARIANT_AUTOMATIC};
+        struct tb_case c = {.op = tb_op_info((enum tb_op)op),
+                            .shape = {shapes[s][0], shapes[s][1], 0},
+                            .view = tb_view_for((enum tb_view_kind)view, shapes[s][1]),
+                            .provider = "native",
+                            .variant = TB_VARIANT_AUTOMATIC};
         struct tb_elementwise_plan plan;
         tb_plan_elementwise(c.op->op, c.shape.m, c.shape.n, &plan);
         struct tb_generated g;
@@ -133,38 +137,89 @@ static void elementwise(void **state) {
       compiled);
 }
 
-/* gemm: odd sizes in every dimension, both views (leading dimensions k+3, n+3). */
+/* gemm: odd sizes in every dimension, both views (leading dimensions k+3,
+ * n+3), every realization; the tile follows the planner's rule. */
 static void gemm_kernels(void **state) {
   const size_t gemm_shapes[][3] = {{32, 32, 32}, {127, 193, 61}, {4096, 4096, 4096}, {1, 1, 1}};
   for (size_t s = 0; s < sizeof gemm_shapes / sizeof gemm_shapes[0]; ++s) {
     for (int view = 0; view < TB_VIEW_COUNT; ++view) {
-      struct tb_case c = {tb_op_info(TB_OP_GEMM),
-                          {gemm_shapes[s][0], gemm_shapes[s][1], gemm_shapes[s][2]},
-                          tb_view_for((enum tb_view_kind)view, gemm_shapes[s][1]),
-                          "native",
-                          false,
-                          TB_VARIANT_AUTOMATIC};
-      struct tb_gemm_plan plan;
-      tb_plan_gemm(gemm_shapes[s][0], gemm_shapes[s][1], gemm_shapes[s][2], 132, &plan);
-      /* ceil(m/64) * ceil(n/64) blocks of 16 x 16 threads */
-      assert_int_equal(plan.threads, 256);
-      assert_int_equal(plan.blocks,
-                       ((gemm_shapes[s][0] + 63) / 64) * ((gemm_shapes[s][1] + 63) / 64));
-      struct tb_generated g;
-      struct tb_error err = {0};
-      assert_int_equal(tb_codegen_gemm(&plan, &c, &g, &err), TB_OK);
-      assert_int_equal(g.barrier_sites, 2);
-      assert_null(strstr(g.source, "__shfl_xor_sync"));
-      compile_without_spills(&g, "gemm");
-      tb_generated_free(&g);
+      for (int r = 0; r < TB_REALIZATION_COUNT; ++r) {
+        size_t m = gemm_shapes[s][0], n = gemm_shapes[s][1], k = gemm_shapes[s][2];
+        struct tb_case c = {.op = tb_op_info(TB_OP_GEMM),
+                            .shape = {m, n, k},
+                            .view = tb_view_for((enum tb_view_kind)view, n),
+                            .provider = "native",
+                            .variant = TB_VARIANT_AUTOMATIC,
+                            .realization = (enum tb_realization)r};
+        bool aligned = view == TB_VIEW_PACKED && k % 4 == 0 && n % 4 == 0;
+        struct tb_gemm_plan plan;
+        struct tb_error err = {0};
+        struct tb_gemm_block rule = {0, 0, 0};
+        assert_int_equal(tb_plan_gemm(m, n, k, c.realization, rule, 132, aligned, &plan, &err),
+                         TB_OK);
+        assert_int_equal(plan.vector_width, aligned ? 4 : 1);
+        assert_int_equal(plan.blocks, ((m + plan.block_m - 1) / plan.block_m) *
+                                          ((n + plan.block_n - 1) / plan.block_n));
+        struct tb_generated g;
+        assert_int_equal(tb_codegen_gemm(&plan, &c, &g, &err), TB_OK);
+        /* simt: the first tile and one per step; tensor: one per step */
+        assert_int_equal(g.barrier_sites, r == TB_REALIZATION_SIMT ? 2 : 1);
+        assert_int_equal(strstr(g.source, "mma.sync") != NULL, r != TB_REALIZATION_SIMT);
+        assert_int_equal(strstr(g.source, "a_lo") != NULL, r == TB_REALIZATION_TENSOR_3XTF32);
+        assert_int_equal(g.min_cc_major, r == TB_REALIZATION_SIMT ? 7 : 8);
+        char what[96];
+        snprintf(what, sizeof what, "gemm %zux%zux%zu %s %s", m, n, k,
+                 tb_view_name((enum tb_view_kind)view), tb_realization_name(c.realization));
+        compile_without_spills(&g, what);
+        tb_generated_free(&g);
+      }
     }
   }
 }
 
+/* Every SIMT tile --gemm-block accepts compiles without spills; the ones it
+ * refuses are refused before any code exists. */
+static void gemm_user_blocks(void **state) {
+  const unsigned blocks[][3] = {{128, 128, 8}, {128, 128, 16}, {128, 64, 16}, {64, 128, 16},
+                                {64, 64, 16},  {32, 32, 32},   {64, 32, 32}};
+  for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; ++i) {
+    struct tb_case c = {.op = tb_op_info(TB_OP_GEMM),
+                        .shape = {4096, 4096, 4096},
+                        .view = tb_view_for(TB_VIEW_PACKED, 4096),
+                        .provider = "native",
+                        .variant = TB_VARIANT_AUTOMATIC};
+    struct tb_gemm_block user = {blocks[i][0], blocks[i][1], blocks[i][2]};
+    struct tb_gemm_plan plan;
+    struct tb_error err = {0};
+    assert_int_equal(
+        tb_plan_gemm(4096, 4096, 4096, TB_REALIZATION_SIMT, user, 132, true, &plan, &err), TB_OK);
+    assert_true(plan.block_from_user);
+    assert_int_equal(plan.thread_m * plan.thread_n * plan.threads, blocks[i][0] * blocks[i][1]);
+    struct tb_generated g;
+    assert_int_equal(tb_codegen_gemm(&plan, &c, &g, &err), TB_OK);
+    char what[64];
+    snprintf(what, sizeof what, "gemm simt block %u,%u,%u", user.m, user.n, user.k);
+    compile_without_spills(&g, what);
+    tb_generated_free(&g);
+  }
+  const unsigned refused[][3] = {{128, 128, 4}, {96, 96, 16}, {32, 32, 16}, {256, 128, 8}};
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; ++i) {
+    struct tb_gemm_block user = {refused[i][0], refused[i][1], refused[i][2]};
+    struct tb_gemm_plan plan;
+    struct tb_error err = {0};
+    assert_int_equal(tb_plan_gemm(64, 64, 64, TB_REALIZATION_SIMT, user, 132, true, &plan, &err),
+                     TB_ERR_USAGE);
+    assert_non_null(strstr(err.message, "--gemm-block"));
+  }
+}
+
 static void plan_case_mismatch_refused(void **state) {
-  struct tb_case c = {
-      tb_op_info(TB_OP_SUM), {4, 4, 0}, tb_view_for(TB_VIEW_PACKED, 4), "native", true,
-      TB_VARIANT_AUTOMATIC};
+  struct tb_case c = {.op = tb_op_info(TB_OP_SUM),
+                      .shape = {4, 4, 0},
+                      .view = tb_view_for(TB_VIEW_PACKED, 4),
+                      .provider = "native",
+                      .planned = true,
+                      .variant = TB_VARIANT_AUTOMATIC};
   struct tb_plan plan;
   struct tb_error err = {0};
   assert_int_equal(
@@ -178,6 +233,7 @@ int main(void) {
       cmocka_unit_test(reductions),
       cmocka_unit_test(elementwise),
       cmocka_unit_test(gemm_kernels),
+      cmocka_unit_test(gemm_user_blocks),
       cmocka_unit_test(plan_case_mismatch_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

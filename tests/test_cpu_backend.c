@@ -12,9 +12,12 @@ static const struct tb_measure_options quick = {0.5, 0.2, 3, true};
 
 static void run_and_check(enum tb_op op, size_t m, size_t n, enum tb_view_kind view,
                           enum tb_variant variant) {
-  struct tb_case c = {
-      tb_op_info(op), {m, n, 0}, tb_view_for(view, n), "native", tb_op_info(op)->is_row_reduction,
-      variant};
+  struct tb_case c = {.op = tb_op_info(op),
+                      .shape = {m, n, 0},
+                      .view = tb_view_for(view, n),
+                      .provider = "native",
+                      .planned = tb_op_info(op)->is_row_reduction,
+                      .variant = variant};
   struct tb_case_data data;
   double *ref = NULL;
   struct tb_error err = {0};
@@ -69,9 +72,12 @@ static enum tb_status broken_read(struct tb_provider *p, float *dst, size_t coun
 }
 
 static void unwritten_tail_makes_the_case_invalid(void **state) {
-  struct tb_case c = {
-      tb_op_info(TB_OP_SOFTMAX), {3, 10, 0}, tb_view_for(TB_VIEW_PACKED, 10), "native", true,
-      TB_VARIANT_AUTOMATIC};
+  struct tb_case c = {.op = tb_op_info(TB_OP_SOFTMAX),
+                      .shape = {3, 10, 0},
+                      .view = tb_view_for(TB_VIEW_PACKED, 10),
+                      .provider = "native",
+                      .planned = true,
+                      .variant = TB_VARIANT_AUTOMATIC};
   struct tb_case_data data;
   double *ref = NULL;
   struct tb_error err = {0};
@@ -102,12 +108,11 @@ static void gemm_on_odd_shapes(void **state) {
   const size_t shapes[][3] = {{1, 1, 1}, {3, 5, 7}, {32, 32, 32}, {17, 9, 130}};
   for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
     for (int view = 0; view < TB_VIEW_COUNT; ++view) {
-      struct tb_case c = {tb_op_info(TB_OP_GEMM),
-                          {shapes[s][0], shapes[s][1], shapes[s][2]},
-                          tb_view_for((enum tb_view_kind)view, shapes[s][1]),
-                          "native",
-                          false,
-                          TB_VARIANT_AUTOMATIC};
+      struct tb_case c = {.op = tb_op_info(TB_OP_GEMM),
+                          .shape = {shapes[s][0], shapes[s][1], shapes[s][2]},
+                          .view = tb_view_for((enum tb_view_kind)view, shapes[s][1]),
+                          .provider = "native",
+                          .variant = TB_VARIANT_AUTOMATIC};
       struct tb_case_data data;
       double *ref = NULL;
       struct tb_error err = {0};

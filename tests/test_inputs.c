@@ -8,8 +8,11 @@
 #include "test_support.h"
 
 static struct tb_case make_case(enum tb_op op, size_t m, size_t n, enum tb_view_kind view) {
-  struct tb_case c = {tb_op_info(op), {m, n, 0}, tb_view_for(view, n),
-                      "native",       false,     TB_VARIANT_AUTOMATIC};
+  struct tb_case c = {.op = tb_op_info(op),
+                      .shape = {m, n, 0},
+                      .view = tb_view_for(view, n),
+                      .provider = "native",
+                      .variant = TB_VARIANT_AUTOMATIC};
   return c;
 }
 

@@ -145,6 +145,8 @@ class Worker:
 
     def prepare(self, req):
         t = self.torch
+        # matched to the realization compared (gemm): TF32 only for `tensor`
+        t.backends.cuda.matmul.allow_tf32 = bool(req.get("allow_tf32", False))
         fn, allocation, implementation = self.build(req["op"], req["n"])
         self.sets, buffers = self.buffer_sets(req, allocation == "preallocated_out")
         self.cursor = 0

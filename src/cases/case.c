@@ -9,6 +9,9 @@ void tb_case_id(const struct tb_case *c, char *buf, size_t size) {
   } else {
     snprintf(dims, sizeof dims, "%zux%zu", c->shape.m, c->shape.n);
   }
+  const char *suffix = c->op->is_matmul ? tb_realization_name(c->realization)
+                       : c->planned     ? tb_variant_name(c->variant)
+                                        : NULL;
   snprintf(buf, size, "%s/%s/%s/%s%s%s", c->op->name, dims, tb_view_name(c->view.kind), c->provider,
-           c->planned ? "/" : "", c->planned ? tb_variant_name(c->variant) : "");
+           suffix ? "/" : "", suffix ? suffix : "");
 }

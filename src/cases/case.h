@@ -6,6 +6,7 @@
 
 #include "cases/ops.h"
 #include "cases/shape.h"
+#include "planner/gemm.h"
 #include "planner/planner.h"
 
 struct tb_case {
@@ -15,9 +16,13 @@ struct tb_case {
   const char *provider;    /* "native", later "torch", ... */
   bool planned;            /* a native row reduction: the planner picks its mapping */
   enum tb_variant variant; /* which plan, when planned */
+  /* gemm: how the products are computed (every provider matches it) */
+  enum tb_realization realization;
+  struct tb_gemm_block gemm_block; /* --gemm-block, zeros for the planner's rule */
 };
 
-/* "softmax/37x769/packed/native/automatic"; no variant part when unplanned. */
+/* "softmax/37x769/packed/native/automatic"; no variant part when unplanned;
+ * gemm ends in its realization: "gemm/64x64x64/packed/cublas/tensor". */
 void tb_case_id(const struct tb_case *c, char *buf, size_t size);
 
 #endif

@@ -37,10 +37,15 @@ static const char usage[] =
     "  --shapes LIST        MxN shapes (default: " DEFAULT_SHAPES ")\n"
     "  --input-views LIST   packed,strided (default: both); strided rows have stride n+3 and\n"
     "                       start at element 1, so kernels cannot assume packed or aligned rows\n"
-    "  --providers LIST     native, torch, torch-compile (default: native); the torch providers\n"
-    "                       run PyTorch in a worker process (TILEBENCH_PYTHON picks the python)\n"
+    "  --providers LIST     native, torch, torch-compile, cublas (default: native); the torch\n"
+    "                       providers run PyTorch in a worker process (TILEBENCH_PYTHON picks\n"
+    "                       the python); cublas runs gemm through cublasSgemm\n"
     "  --variants LIST      plans of native row reductions: reference (1 warp x 8 rows),\n"
     "                       candidate (2 warps x 4 rows), automatic (default; the planner's pick)\n"
+    "  --matrix-realization LIST  how gemm computes, on every provider: simt (fp32 CUDA cores),\n"
+    "                       tensor (TF32 tensor cores, TF32 tolerance), tensor-3xtf32 (tensor\n"
+    "                       cores, fp32 accuracy); default simt\n"
+    "  --gemm-block M,N,K   the native gemm tile instead of the planner's rule\n"
     "  --backend B          cpu, cuda or auto (default auto: cuda when usable, else cpu)\n"
     "  --seed N             input generator seed (default 1)\n"
     "  --samples N          samples per timing phase (default 9)\n"
@@ -70,7 +75,8 @@ struct run_options {
   int replay; /* `tilebench replay`: rounds of two variants */
   unsigned long long rounds;
   const char *frozen; /* pilot run directory to replay exactly */
-  struct tb_strlist ops, shapes, views, providers, variants;
+  struct tb_strlist ops, shapes, views, providers, variants, realizations;
+  const char *gemm_block;
   const char *backend;
   const char *out;
   char default_out[128];
@@ -99,11 +105,14 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
                                           {"probe", required_argument, NULL, 'P'},
                                           {"rounds", required_argument, NULL, 'R'},
                                           {"frozen", required_argument, NULL, 'F'},
+                                          {"matrix-realization", required_argument, NULL, 'X'},
+                                          {"gemm-block", required_argument, NULL, 'G'},
                                           {NULL, 0, NULL, 0}};
   const char *ops = o->replay ? "softmax,rmsnorm,layernorm" : tb_op_names();
   const char *shapes = o->replay ? DEFAULT_REDUCTION_SHAPES : DEFAULT_SHAPES;
   const char *views = o->replay ? "packed" : "packed,strided";
   const char *providers = "native", *variants = o->replay ? "reference,candidate" : "automatic";
+  const char *realizations = "simt";
   int opt;
   optind = 1;
   opterr = 0;
@@ -114,6 +123,8 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
     case 'v': views = optarg; break;
     case 'p': providers = optarg; break;
     case 'V': variants = optarg; break;
+    case 'X': realizations = optarg; break;
+    case 'G': o->gemm_block = optarg; break;
     case 'R':
     case 'F':
       if (!o->replay) {
@@ -167,7 +178,8 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
       tb_strlist_split(shapes, "--shapes", &o->shapes, err) != TB_OK ||
       tb_strlist_split(views, "--input-views", &o->views, err) != TB_OK ||
       tb_strlist_split(providers, "--providers", &o->providers, err) != TB_OK ||
-      tb_strlist_split(variants, "--variants", &o->variants, err) != TB_OK) {
+      tb_strlist_split(variants, "--variants", &o->variants, err) != TB_OK ||
+      tb_strlist_split(realizations, "--matrix-realization", &o->realizations, err) != TB_OK) {
     return err->status;
   }
   return TB_OK;
@@ -256,6 +268,28 @@ static enum tb_status build_campaign(struct run_options *o, struct tb_campaign *
     }
     c->variants[c->variant_count++] = v;
   }
+  for (size_t i = 0; i < o->realizations.count; ++i) {
+    enum tb_realization r;
+    if (tb_realization_parse(o->realizations.items[i], &r, err) != TB_OK) {
+      return err->status;
+    }
+    for (size_t k = 0; k < c->realization_count; ++k) {
+      if (c->realizations[k] == r) {
+        return tb_fail(err, TB_ERR_USAGE, "--matrix-realization names '%s' twice",
+                       tb_realization_name(r));
+      }
+    }
+    c->realizations[c->realization_count++] = r;
+  }
+  if (o->gemm_block != NULL && tb_gemm_block_parse(o->gemm_block, &c->gemm_block, err) != TB_OK) {
+    return err->status;
+  }
+  for (size_t i = 0; i < c->realization_count && c->gemm_block.m != 0; ++i) {
+    struct tb_gemm_plan probe; /* the block must suit every realization asked for */
+    if (tb_plan_gemm(1, 1, 1, c->realizations[i], c->gemm_block, 1, false, &probe, err) != TB_OK) {
+      return err->status;
+    }
+  }
   if (o->replay && c->variant_count != 2) {
     return tb_fail(err, TB_ERR_USAGE,
                    "replay compares exactly two variants (--variants A,B: A is "
@@ -319,6 +353,15 @@ static json_t *run_info(const struct run_options *o, const struct tb_campaign *c
                 "warmup_ms", c->measure.warmup_ms, "sample_ms", c->measure.sample_ms);
   json_object_set_new(json_object_get(info, "measure"), "probe", json_boolean(c->measure.probe));
   json_object_set_new(info, "variants", variants);
+  json_t *realizations = json_array();
+  for (size_t i = 0; i < c->realization_count; ++i) {
+    json_array_append_new(realizations, json_string(tb_realization_name(c->realizations[i])));
+  }
+  json_object_set_new(info, "matrix_realizations", realizations);
+  json_object_set_new(info, "gemm_block",
+                      c->gemm_block.m ? json_pack("{s:i, s:i, s:i}", "m", c->gemm_block.m, "n",
+                                                  c->gemm_block.n, "k", c->gemm_block.k)
+                                      : json_null());
   return info;
 }
 
@@ -539,6 +582,7 @@ static int run_or_replay(int argc, char **argv, int replay) {
   tb_strlist_free(&o.views);
   tb_strlist_free(&o.providers);
   tb_strlist_free(&o.variants);
+  tb_strlist_free(&o.realizations);
   return rc;
 }
 

@@ -23,6 +23,7 @@ struct tb_kernel_spec {
   unsigned threads_per_block;
   unsigned long long blocks;
   unsigned static_shared_bytes;
+  unsigned dynamic_shared_bytes; /* requested at launch (beyond the 48 KiB static limit) */
 };
 
 struct tb_generated {
@@ -36,6 +37,7 @@ struct tb_generated {
   int min_cc_major, min_cc_minor;
   unsigned max_threads_per_block;
   unsigned max_static_shared_bytes;
+  unsigned max_dynamic_shared_bytes;
 };
 
 /* Row reductions from a plan; the case gives the view (row stride). */
@@ -45,7 +47,7 @@ enum tb_status tb_codegen_reduction(const struct tb_plan *plan, const struct tb_
 enum tb_status tb_codegen_elementwise(const struct tb_elementwise_plan *plan,
                                       const struct tb_case *c, struct tb_generated *out,
                                       struct tb_error *err);
-/* gemm (SIMT) from its plan. */
+/* gemm from its plan: SIMT or tensor cores, as the plan's realization says. */
 enum tb_status tb_codegen_gemm(const struct tb_gemm_plan *plan, const struct tb_case *c,
                                struct tb_generated *out, struct tb_error *err);
 void tb_generated_free(struct tb_generated *g);

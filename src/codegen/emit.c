@@ -85,6 +85,9 @@ enum tb_status tb_emit_finish(struct tb_strbuf *b, struct tb_generated *g, struc
     if (g->kernels[k].static_shared_bytes > g->max_static_shared_bytes) {
       g->max_static_shared_bytes = g->kernels[k].static_shared_bytes;
     }
+    if (g->kernels[k].dynamic_shared_bytes > g->max_dynamic_shared_bytes) {
+      g->max_dynamic_shared_bytes = g->kernels[k].dynamic_shared_bytes;
+    }
   }
   return TB_OK;
 }

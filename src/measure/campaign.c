@@ -10,9 +10,13 @@
 #include "providers/provider.h"
 #include "results/results.h"
 
-/* A planning provider runs a row reduction once per variant. */
+/* A planning provider runs a row reduction once per variant; every
+ * provider runs gemm once per realization. */
 static size_t runs_per_case(const struct tb_campaign *c, const struct tb_op_info *op,
                             const char *provider) {
+  if (op->is_matmul) {
+    return c->realization_count;
+  }
   return op->is_row_reduction && tb_provider_plans(provider) ? c->variant_count : 1;
 }
 
@@ -63,6 +67,7 @@ enum tb_status tb_campaign_check_shapes(const struct tb_campaign *c, struct tb_e
 
 static struct tb_case case_at(const struct tb_campaign *c, size_t shape, size_t op, size_t view) {
   struct tb_case k;
+  memset(&k, 0, sizeof k);
   k.op = c->ops[op];
   k.shape = c->shapes[shape];
   k.view = tb_view_for(c->views[view], k.shape.n);
@@ -147,19 +152,25 @@ static enum tb_status run_one_case(const struct tb_campaign *c, struct tb_provid
   for (size_t q = 0; q < c->provider_count && err->status == TB_OK; ++q) {
     size_t p = reversed ? c->provider_count - 1 - q : q;
     if (providers[p] == NULL) {
-      json_t *record = unavailable_case(k, c->providers[p], failures[p].message);
-      json_object_set_new(record, "provider_position", json_integer((json_int_t)q));
-      json_array_append_new(cases, record);
-      show_progress(c, ++*done, tb_campaign_case_count(c), c->providers[p]);
+      for (size_t v = 0; v < runs_per_case(c, k->op, c->providers[p]); ++v) {
+        struct tb_case pc = *k;
+        pc.realization = k->op->is_matmul ? c->realizations[v] : TB_REALIZATION_SIMT;
+        json_t *record = unavailable_case(&pc, c->providers[p], failures[p].message);
+        json_object_set_new(record, "provider_position", json_integer((json_int_t)q));
+        json_array_append_new(cases, record);
+        show_progress(c, ++*done, tb_campaign_case_count(c), c->providers[p]);
+      }
       continue;
     }
     int planned = providers[p]->plans_reductions && k->op->is_row_reduction;
-    size_t runs = planned ? c->variant_count : 1;
+    size_t runs = runs_per_case(c, k->op, c->providers[p]);
     for (size_t v = 0; v < runs && err->status == TB_OK; ++v) {
       struct tb_case pc = *k;
       pc.provider = providers[p]->name;
       pc.planned = planned;
       pc.variant = planned ? c->variants[v] : TB_VARIANT_AUTOMATIC;
+      pc.realization = k->op->is_matmul ? c->realizations[v] : TB_REALIZATION_SIMT;
+      pc.gemm_block = c->gemm_block;
       struct tb_case_result result;
       enum tb_status st = tb_run_case(providers[p], &pc, &data, reference, &c->measure, &result);
       check_frozen_source(c, &result);

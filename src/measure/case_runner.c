@@ -47,9 +47,9 @@ static void keep_provider_facts(struct tb_provider *p, struct tb_case_result *r)
 }
 
 /* Poison, run once, copy the whole output back, compare with the oracle. */
-static enum tb_status validate_output(struct tb_provider *p, const struct tb_case_data *data,
-                                      const double *reference, struct tb_validation *v,
-                                      struct tb_error *err) {
+static enum tb_status validate_output(struct tb_provider *p, const struct tb_case *c,
+                                      const struct tb_case_data *data, const double *reference,
+                                      struct tb_validation *v, struct tb_error *err) {
   size_t count = data->output.storage_elems;
   float *out = malloc(count * sizeof *out);
   if (out == NULL) {
@@ -58,10 +58,11 @@ static enum tb_status validate_output(struct tb_provider *p, const struct tb_cas
   tb_poison(out, count); /* a read_output that copies nothing leaves poison */
   if (p->ops->poison_output(p, err) == TB_OK && p->ops->launch(p, 1, err) == TB_OK &&
       p->ops->synchronize(p, err) == TB_OK && p->ops->read_output(p, out, count, err) == TB_OK) {
-    tb_validate(
-        out, reference, count,
-        tb_tolerance_for(data->c.op->op, data->c.op->is_matmul ? data->c.shape.k : data->c.shape.n),
-        v);
+    size_t length = c->op->is_matmul ? c->shape.k : c->shape.n;
+    tb_validate(out, reference, count,
+                tb_tolerance_for(c->op->op, length,
+                                 c->op->is_matmul && tb_realization_is_tf32(c->realization)),
+                v);
   }
   free(out);
   return err->status;
@@ -92,7 +93,8 @@ enum tb_status tb_run_case(struct tb_provider *p, const struct tb_case *c,
       r->host_measured = true;
       measure_device(p, opt, r);
     }
-    if (err.status == TB_OK && validate_output(p, data, reference, &r->validation, &err) == TB_OK) {
+    if (err.status == TB_OK &&
+        validate_output(p, c, data, reference, &r->validation, &err) == TB_OK) {
       r->validated = true;
     }
   }

@@ -1,7 +1,11 @@
 #include "oracle/oracle.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 double tb_gelu_exact(double x) {
   return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
@@ -63,17 +67,57 @@ static void row_elementwise(enum tb_op op, const float *a, const float *b, size_
   }
 }
 
-/* out (m x n) = a (m x k) . b (k x n), in float64. */
+/* Rows [first, m) step `stride` of out (m x n) = a (m x k) . b (k x n), in
+ * float64; each element sums its k products in order p = 0..k-1. The loop
+ * runs over rows of b (contiguous) so a 4096^3 oracle takes seconds. */
+struct gemm_job {
+  const struct tb_tensor *a, *b;
+  size_t m, n, k, first, stride;
+  double *out;
+};
+
+static void *gemm_rows(void *arg) {
+  const struct gemm_job *j = arg;
+  for (size_t i = j->first; i < j->m; i += j->stride) {
+    const float *ar = tb_tensor_row(j->a, i);
+    double *row = j->out + i * j->n;
+    memset(row, 0, j->n * sizeof *row);
+    for (size_t p = 0; p < j->k; ++p) {
+      const double x = ar[p];
+      const float *br = tb_tensor_row(j->b, p);
+      for (size_t c = 0; c < j->n; ++c) {
+        row[c] += x * (double)br[c];
+      }
+    }
+  }
+  return NULL;
+}
+
+/* The rows dealt over the machine's cores (the result does not depend on
+ * how many: every element is computed by one thread in the same order). */
 static void gemm(const struct tb_tensor *a, const struct tb_tensor *b, size_t m, size_t n, size_t k,
                  double *out) {
-  for (size_t i = 0; i < m; ++i) {
-    const float *ar = tb_tensor_row(a, i);
-    for (size_t j = 0; j < n; ++j) {
-      double s = 0.0;
-      for (size_t p = 0; p < k; ++p) {
-        s += (double)ar[p] * (double)tb_tensor_row(b, p)[j];
-      }
-      out[i * n + j] = s;
+  enum { MAX_THREADS = 64 };
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  size_t threads = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (size_t)cores;
+  if ((double)m * (double)n * (double)k < 1e7 || threads > m) {
+    threads = 1; /* not worth a thread */
+  }
+  pthread_t ids[MAX_THREADS];
+  struct gemm_job jobs[MAX_THREADS];
+  bool running[MAX_THREADS] = {false};
+  for (size_t t = 0; t < threads; ++t) {
+    jobs[t] = (struct gemm_job){a, b, m, n, k, t, threads, out};
+    running[t] = t > 0 && pthread_create(&ids[t], NULL, gemm_rows, &jobs[t]) == 0;
+  }
+  for (size_t t = 0; t < threads; ++t) {
+    if (!running[t]) { /* job 0, or a thread that could not start: here */
+      gemm_rows(&jobs[t]);
+    }
+  }
+  for (size_t t = 1; t < threads; ++t) {
+    if (running[t]) {
+      pthread_join(ids[t], NULL);
     }
   }
 }

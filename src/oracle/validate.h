@@ -16,8 +16,9 @@ struct tb_tolerance {
 };
 
 /* Tolerance of an operation over reductions of length n (the row length; k
- * for gemm); docs/tolerances.md says why. */
-struct tb_tolerance tb_tolerance_for(enum tb_op op, size_t n);
+ * for gemm); tf32: gemm with TF32-rounded operands. docs/tolerances.md says
+ * why. */
+struct tb_tolerance tb_tolerance_for(enum tb_op op, size_t n, bool tf32);
 
 struct tb_validation {
   bool passed;

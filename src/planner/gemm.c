@@ -1,21 +1,144 @@
 #include "planner/gemm.h"
 
-void tb_plan_gemm(size_t m, size_t n, size_t k, unsigned multiprocessors, struct tb_gemm_plan *p) {
+#include <stdio.h>
+#include <string.h>
+
+static const char *const names[TB_REALIZATION_COUNT] = {"simt", "tensor", "tensor-3xtf32"};
+static const char *const precisions[TB_REALIZATION_COUNT] = {"fp32", "tf32", "fp32 (3xTF32 split)"};
+
+const char *tb_realization_name(enum tb_realization r) {
+  return r < TB_REALIZATION_COUNT ? names[r] : "?";
+}
+
+const char *tb_realization_precision(enum tb_realization r) {
+  return r < TB_REALIZATION_COUNT ? precisions[r] : "?";
+}
+
+bool tb_realization_is_tf32(enum tb_realization r) {
+  return r == TB_REALIZATION_TENSOR;
+}
+
+enum tb_status tb_realization_parse(const char *text, enum tb_realization *out,
+                                    struct tb_error *err) {
+  for (int r = 0; r < TB_REALIZATION_COUNT; ++r) {
+    if (strcmp(text, names[r]) == 0) {
+      *out = (enum tb_realization)r;
+      return TB_OK;
+    }
+  }
+  return tb_fail(err, TB_ERR_USAGE,
+                 "unknown matrix realization '%s' (known: simt, tensor (TF32), tensor-3xtf32)",
+                 text);
+}
+
+enum tb_status tb_gemm_block_parse(const char *text, struct tb_gemm_block *out,
+                                   struct tb_error *err) {
+  char tail;
+  if (sscanf(text, "%u,%u,%u%c", &out->m, &out->n, &out->k, &tail) != 3 || out->m == 0 ||
+      out->n == 0 || out->k == 0) {
+    return tb_fail(err, TB_ERR_USAGE,
+                   "--gemm-block takes M,N,K (three positive integers), not '%s'", text);
+  }
+  return TB_OK;
+}
+
+/* simt: 256 threads, each (block_m/16) x (block_n/16) outputs; a tile side
+ * is 32, 64 or 128 and the k step 8, 16 or 32, with at least 4 floats of A
+ * and of B per thread and step (block_m * block_k and block_n * block_k of
+ * 1024 or more) so the loads are whole float4s. */
+static enum tb_status simt_shape(struct tb_gemm_plan *p, struct tb_gemm_block user,
+                                 struct tb_error *err) {
+  if (user.m != 0) {
+    bool side_m = user.m == 32 || user.m == 64 || user.m == 128;
+    bool side_n = user.n == 32 || user.n == 64 || user.n == 128;
+    bool step = user.k == 8 || user.k == 16 || user.k == 32;
+    if (!side_m || !side_n || !step || user.m * user.k < 1024 || user.n * user.k < 1024) {
+      return tb_fail(err, TB_ERR_USAGE,
+                     "--gemm-block for simt: M and N of 32, 64 or 128, K of 8, 16 or 32, with "
+                     "M*K and N*K at least 1024 (got %u,%u,%u)",
+                     user.m, user.n, user.k);
+    }
+    p->block_m = user.m;
+    p->block_n = user.n;
+    p->block_k = user.k;
+    p->block_from_user = true;
+  } else {
+    /* the largest square tile whose grid still fills every multiprocessor */
+    p->block_m = 32;
+    for (unsigned t = 128; t >= 64; t /= 2) {
+      if (((p->m + t - 1) / t) * ((p->n + t - 1) / t) >= p->multiprocessors) {
+        p->block_m = t;
+        break;
+      }
+    }
+    p->block_n = p->block_m;
+    p->block_k = 1024 / p->block_m;
+    p->rule = "simt: the largest square tile of 128, 64, 32 whose grid has at least one block "
+              "per multiprocessor (else 32); k step 1024/tile; 256 threads, tile/16 x tile/16 "
+              "outputs each; two tiles in flight (register prefetch)";
+  }
+  p->thread_m = p->block_m / 16;
+  p->thread_n = p->block_n / 16;
+  p->threads = 256;
+  p->stages = 2;
+  /* A transposed with 4 floats of padding per k row; B as is */
+  p->shared_bytes = 4 * p->stages * p->block_k * ((p->block_m + 4) + p->block_n);
+  return TB_OK;
+}
+
+/* tensor: mma.sync m16n8k8 TF32; 2 x (block_n == 128 ? 4 : 2) warps, each a
+ * (block_m/2) x (block_n/warps_n) tile; 3 stages of cp.async. */
+static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block user,
+                                   struct tb_error *err) {
+  if (user.m != 0) {
+    if ((user.m != 64 && user.m != 128) || (user.n != 64 && user.n != 128) ||
+        (user.k != 16 && user.k != 32)) {
+      return tb_fail(err, TB_ERR_USAGE,
+                     "--gemm-block for tensor: M and N of 64 or 128, K of 16 or 32 (got %u,%u,%u)",
+                     user.m, user.n, user.k);
+    }
+    p->block_m = user.m;
+    p->block_n = user.n;
+    p->block_k = user.k;
+    p->block_from_user = true;
+  } else {
+    bool large = ((p->m + 127) / 128) * ((p->n + 127) / 128) >= p->multiprocessors;
+    p->block_m = p->block_n = large ? 128 : 64;
+    p->block_k = 32;
+    p->rule = "tensor: 128x128 tiles when their grid has at least one block per multiprocessor, "
+              "else 64x64; k step 32; warps 2 x (4 for 128 columns, else 2); 3 stages of "
+              "cp.async; mma.sync m16n8k8 TF32";
+  }
+  p->warps_m = 2;
+  p->warps_n = p->block_n == 128 ? 4 : 2;
+  p->thread_m = p->block_m / p->warps_m; /* the warp tile */
+  p->thread_n = p->block_n / p->warps_n;
+  p->threads = 32 * p->warps_m * p->warps_n;
+  p->stages = 3;
+  /* A as [block_m][block_k + 4], B as [block_k][block_n + 8]: conflict-free fragments */
+  p->shared_bytes = 4 * p->stages * (p->block_m * (p->block_k + 4) + p->block_k * (p->block_n + 8));
+  return TB_OK;
+}
+
+enum tb_status tb_plan_gemm(size_t m, size_t n, size_t k, enum tb_realization realization,
+                            struct tb_gemm_block user, unsigned multiprocessors, bool aligned,
+                            struct tb_gemm_plan *p, struct tb_error *err) {
+  memset(p, 0, sizeof *p);
   p->m = m;
   p->n = n;
   p->k = k;
-  p->block_m = TB_GEMM_BLOCK_M;
-  p->block_n = TB_GEMM_BLOCK_N;
-  p->block_k = TB_GEMM_BLOCK_K;
-  p->thread_m = TB_GEMM_THREAD_M;
-  p->thread_n = TB_GEMM_THREAD_N;
-  p->threads = (p->block_m / p->thread_m) * (p->block_n / p->thread_n);
+  p->realization = realization;
+  p->multiprocessors = multiprocessors;
+  p->rule = "--gemm-block (given by the user)";
+  enum tb_status st =
+      realization == TB_REALIZATION_SIMT ? simt_shape(p, user, err) : tensor_shape(p, user, err);
+  if (st != TB_OK) {
+    return st;
+  }
+  p->vector_width = aligned ? 4 : 1;
   p->grid_m = (m + p->block_m - 1) / p->block_m;
   p->grid_n = (n + p->block_n - 1) / p->block_n;
   p->blocks = p->grid_m * p->grid_n;
-  p->shared_bytes = 4 * p->block_k * ((p->block_m + 1) + (p->block_n + 1));
-  p->multiprocessors = multiprocessors;
   p->waves = (p->blocks + multiprocessors - 1) / multiprocessors;
-  p->rule = "fixed SIMT tiling: 64x64 output tiles, k in steps of 16 through shared memory, "
-            "4x4 outputs per thread";
+  return TB_OK;
 }

@@ -1,28 +1,62 @@
-/* The SIMT GEMM plan: one documented rule (no search yet), recorded like the
- * reduction plans so an independent program can re-derive it. */
+/* GEMM plans: how C = A.B maps onto thread blocks, for each realization.
+ * One documented rule per realization (docs/gemm.md), no search; recorded
+ * like the reduction plans so an independent program can re-derive them. */
 #ifndef TB_PLANNER_GEMM_H
 #define TB_PLANNER_GEMM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
-#define TB_GEMM_BLOCK_M 64
-#define TB_GEMM_BLOCK_N 64
-#define TB_GEMM_BLOCK_K 16
-#define TB_GEMM_THREAD_M 4 /* outputs per thread: 4 x 4 in registers */
-#define TB_GEMM_THREAD_N 4
+#include "core/error.h"
+
+/* How the products are computed, and so at which precision. */
+enum tb_realization {
+  TB_REALIZATION_SIMT,          /* fp32 FMA on the CUDA cores */
+  TB_REALIZATION_TENSOR,        /* TF32 tensor cores: inputs rounded to 10-bit mantissas */
+  TB_REALIZATION_TENSOR_3XTF32, /* TF32 tensor cores, error-compensated split: fp32 accuracy */
+  TB_REALIZATION_COUNT
+};
+
+const char *tb_realization_name(enum tb_realization r);
+/* "fp32", "tf32", "fp32 (3xTF32)": what every report labels the numbers with. */
+const char *tb_realization_precision(enum tb_realization r);
+enum tb_status tb_realization_parse(const char *text, enum tb_realization *out,
+                                    struct tb_error *err);
+/* Whether the realization rounds inputs to TF32 (its own tolerance). */
+bool tb_realization_is_tf32(enum tb_realization r);
+
+/* A block shape from --gemm-block M,N,K; zeros when not given. */
+struct tb_gemm_block {
+  unsigned m, n, k;
+};
+
+enum tb_status tb_gemm_block_parse(const char *text, struct tb_gemm_block *out,
+                                   struct tb_error *err);
 
 struct tb_gemm_plan {
   size_t m, n, k;
-  unsigned block_m, block_n, block_k;
+  enum tb_realization realization;
+  unsigned block_m, block_n, block_k; /* output tile of a block; k per pipeline step */
+  /* simt: outputs per thread (thread_m x thread_n); tensor: the warp tile */
   unsigned thread_m, thread_n;
-  unsigned threads; /* (block_m / thread_m) * (block_n / thread_n) */
+  unsigned warps_m, warps_n; /* tensor: warps over the block tile (simt: 0) */
+  unsigned threads;
+  unsigned stages;       /* tiles in flight through shared memory */
+  unsigned vector_width; /* floats per global load: 4 when every row start is 16-byte aligned */
   unsigned long long grid_m, grid_n, blocks;
-  unsigned shared_bytes;    /* a and b tiles, one padding column each */
+  unsigned shared_bytes;    /* per block, all stages */
   unsigned long long waves; /* ceil(blocks / multiprocessors) */
   unsigned multiprocessors;
+  bool block_from_user; /* --gemm-block, not the rule */
   const char *rule;
 };
 
-void tb_plan_gemm(size_t m, size_t n, size_t k, unsigned multiprocessors, struct tb_gemm_plan *p);
+/* Plans C (m x n) = A (m x k) . B (k x n). `aligned`: both operands' rows
+ * start on 16 bytes (k, n, both leading dimensions and the view offset are
+ * multiples of 4). A user block (non-zero) replaces the rule's, within the
+ * shapes the generator supports; TB_ERR_USAGE otherwise. */
+enum tb_status tb_plan_gemm(size_t m, size_t n, size_t k, enum tb_realization realization,
+                            struct tb_gemm_block user, unsigned multiprocessors, bool aligned,
+                            struct tb_gemm_plan *p, struct tb_error *err);
 
 #endif

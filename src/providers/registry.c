@@ -8,12 +8,12 @@
 #include "providers/provider.h"
 
 const char *tb_provider_names(void) {
-  return "native,torch,torch-compile";
+  return "native,torch,torch-compile,cublas";
 }
 
 bool tb_provider_known(const char *name) {
   return strcmp(name, "native") == 0 || strcmp(name, "torch") == 0 ||
-         strcmp(name, "torch-compile") == 0;
+         strcmp(name, "torch-compile") == 0 || strcmp(name, "cublas") == 0;
 }
 
 bool tb_provider_plans(const char *name) {
@@ -26,6 +26,15 @@ enum tb_status tb_provider_create(const char *name, const char *backend, struct 
   if (strcmp(name, "torch") == 0 || strcmp(name, "torch-compile") == 0) {
     /* PyTorch picks its own device (CUDA when it sees one), whatever --backend says */
     return tb_torch_provider_create(strcmp(name, "torch-compile") == 0, out, err);
+  }
+  if (strcmp(name, "cublas") == 0) {
+#ifdef TB_HAVE_CUDA_HEADERS
+    if (strcmp(backend, "cuda") == 0) {
+      return tb_cuda_cublas_provider_create(out, err);
+    }
+#endif
+    return tb_fail(err, TB_ERR_UNAVAILABLE,
+                   "the cublas provider needs the CUDA backend (this run's backend: %s)", backend);
   }
   if (strcmp(name, "native") != 0) {
     return tb_fail(err, TB_ERR_USAGE, "unknown provider '%s' (known: %s)", name,

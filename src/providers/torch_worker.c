@@ -248,9 +248,11 @@ static enum tb_status torch_prepare(struct tb_provider *p, const struct tb_case 
     return err->status;
   }
   s->out_elems = data->output.storage_elems;
-  json_t *req = json_pack("{s:s, s:s, s:I, s:I, s:b, s:o}", "cmd", "prepare", "op", c->op->name,
-                          "m", (json_int_t)c->shape.m, "n", (json_int_t)c->shape.n, "compile",
-                          s->compile, "inputs", inputs);
+  /* gemm: TF32 exactly when the realization compared is TF32 */
+  json_t *req = json_pack(
+      "{s:s, s:s, s:I, s:I, s:b, s:b, s:o}", "cmd", "prepare", "op", c->op->name, "m",
+      (json_int_t)c->shape.m, "n", (json_int_t)c->shape.n, "compile", s->compile, "allow_tf32",
+      c->op->is_matmul && tb_realization_is_tf32(c->realization), "inputs", inputs);
   json_decref(s->prepared);
   if (request(s, req, s->compile ? TB_WORKER_COMPILE_TIMEOUT_S : worker_timeout(), &s->prepared,
               err) != TB_OK) {

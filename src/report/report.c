@@ -169,6 +169,46 @@ static void markdown_cases(struct tb_strbuf *b, const json_t *cases, double ceil
   tb_strbuf_printf(b, "\n");
 }
 
+/* gemm is judged by arithmetic, not bytes: TFLOP/s = 2mnk / time per call,
+ * with the precision every number was computed at. */
+static void markdown_gemm(struct tb_strbuf *b, const json_t *cases) {
+  size_t i, shown = 0;
+  json_t *c;
+  json_array_foreach(cases, i, c) {
+    if (!json_is_string(json_object_get(c, "realization"))) {
+      continue;
+    }
+    if (shown++ == 0) {
+      tb_strbuf_printf(b, "## GEMM\n\n"
+                          "TFLOP/s = 2·m·n·k / GPU control throughput p50 (host E2E on the CPU "
+                          "backend). Precision: fp32 (CUDA cores, or cuBLAS/torch without TF32), "
+                          "tf32 (operands rounded to TF32 on the tensor cores; TF32 tolerance), "
+                          "3xTF32 (tensor cores with an error-compensated split; fp32 "
+                          "tolerance).\n\n"
+                          "| case | precision | valid | time p50 (µs/call) | TFLOP/s | GPU control "
+                          "lat p50 (µs) | max abs error | atol |\n"
+                          "|---|---|---|---:|---:|---:|---:|---:|\n");
+    }
+    double flops = 2.0 * json_number_value(json_object_get(c, "m")) *
+                   json_number_value(json_object_get(c, "n")) *
+                   json_number_value(json_object_get(c, "k"));
+    double ns = bandwidth_basis_ns(c);
+    char time[32], rate[32], lat[32], err[32], atol[32];
+    fmt_us(time, sizeof time, ns);
+    fmt_us(lat, sizeof lat, control_p50_ns(c, "latency"));
+    snprintf(rate, sizeof rate, isnan(ns) || ns <= 0.0 ? "n/a" : "%.2f", flops / ns / 1e3);
+    fmt_error(err, sizeof err, c, "max_abs_error");
+    fmt_error(atol, sizeof atol, c, "atol");
+    tb_strbuf_printf(
+        b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", str_or(json_object_get(c, "id"), "?"),
+        str_or(json_object_get(c, "precision"), "?"),
+        json_is_true(json_object_get(c, "valid")) ? "yes" : "**NO**", time, rate, lat, err, atol);
+  }
+  if (shown > 0) {
+    tb_strbuf_printf(b, "\n");
+  }
+}
+
 /* The probe, apart and labelled: instrumented times are a diagnostic. */
 static void markdown_probe(struct tb_strbuf *b, const json_t *cases) {
   size_t i, shown = 0;
@@ -426,6 +466,7 @@ char *tb_report_markdown(const json_t *doc, struct tb_error *err) {
   markdown_replay(&b, json_object_get(doc, "replay"));
   markdown_ratios(&b, cases);
   markdown_cases(&b, cases, ceiling);
+  markdown_gemm(&b, cases);
   markdown_probe(&b, cases);
   markdown_problems(&b, cases);
   markdown_load(&b, doc);

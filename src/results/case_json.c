@@ -85,6 +85,10 @@ json_t *tb_case_result_to_json(const struct tb_case_result *r) {
   if (r->c.shape.k > 0) {
     json_object_set_new(j, "k", json_integer((json_int_t)r->c.shape.k));
   }
+  if (r->c.op->is_matmul) {
+    json_object_set_new(j, "realization", json_string(tb_realization_name(r->c.realization)));
+    json_object_set_new(j, "precision", json_string(tb_realization_precision(r->c.realization)));
+  }
   json_object_set_new(j, "variant",
                       r->c.planned ? json_string(tb_variant_name(r->c.variant)) : json_null());
   json_object_set_new(j, "execution_plans", plans_json(r));

@@ -95,21 +95,26 @@ json_t *tb_elementwise_plan_to_json(const struct tb_elementwise_plan *plan) {
 }
 
 json_t *tb_gemm_plan_to_json(const struct tb_gemm_plan *p) {
-  json_t *j =
-      json_pack("{s:s, s:s, s:s, s:I, s:I, s:I}", "kind", "gemm", "op", "gemm", "profile", "fixed",
-                "m", (json_int_t)p->m, "n", (json_int_t)p->n, "k", (json_int_t)p->k);
+  json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I}", "kind", "gemm", "op", "gemm",
+                        "profile", p->block_from_user ? "user-block" : "rule", "realization",
+                        tb_realization_name(p->realization), "m", (json_int_t)p->m, "n",
+                        (json_int_t)p->n, "k", (json_int_t)p->k);
   json_object_set_new(j, "tile",
-                      json_pack("{s:i, s:i, s:i, s:i, s:i}", "block_m", p->block_m, "block_n",
-                                p->block_n, "block_k", p->block_k, "thread_m", p->thread_m,
-                                "thread_n", p->thread_n));
+                      json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "block_m", p->block_m,
+                                "block_n", p->block_n, "block_k", p->block_k, "thread_m",
+                                p->thread_m, "thread_n", p->thread_n, "warps_m", p->warps_m,
+                                "warps_n", p->warps_n));
   json_object_set_new(j, "threads", json_integer(p->threads));
+  json_object_set_new(j, "stages", json_integer(p->stages));
+  json_object_set_new(j, "vector_width", json_integer(p->vector_width));
   json_object_set_new(j, "grid_m", json_integer((json_int_t)p->grid_m));
   json_object_set_new(j, "grid_n", json_integer((json_int_t)p->grid_n));
   json_object_set_new(j, "thread_blocks", json_integer((json_int_t)p->blocks));
   json_object_set_new(j, "shared_bytes", json_integer(p->shared_bytes));
   json_object_set_new(j, "multiprocessors", json_integer(p->multiprocessors));
   json_object_set_new(j, "waves", json_integer((json_int_t)p->waves));
-  json_object_set_new(j, "barrier_sites", json_integer(2));
+  json_object_set_new(j, "barrier_sites",
+                      json_integer(p->realization == TB_REALIZATION_SIMT ? 2 : 1));
   json_object_set_new(j, "rule", json_string(p->rule));
   return j;
 }

@@ -5,6 +5,8 @@
  *   subscribe    cuptiSubscribe + cuptiUnsubscribe
  *   activity     + register buffers, enable/disable kernel records, flush
  *   finalize     + cuptiFinalize after each cycle
+ *   pinned       finalize, profiling buffers in pinned host memory
+ *   small        finalize, one device buffer of 256 KiB (default: 3 of 3 MiB)
  * Run by scripts/gpu.sh tests; writes JSON to argv[1]. */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -27,6 +29,7 @@ static CUptiResult (*enable)(CUpti_ActivityKind);
 static CUptiResult (*disable)(CUpti_ActivityKind);
 static CUptiResult (*flush)(uint32_t);
 static CUptiResult (*finalize)(void);
+static CUptiResult (*set_attribute)(CUpti_ActivityAttribute, size_t *, void *);
 
 static void CUPTIAPI on_request(uint8_t **buffer, size_t *size, size_t *max_records) {
   *size = 1 << 20;
@@ -54,14 +57,37 @@ static int load(void) {
   *(void **)&disable = dlsym(h, "cuptiActivityDisable");
   *(void **)&flush = dlsym(h, "cuptiActivityFlushAll");
   *(void **)&finalize = dlsym(h, "cuptiFinalize");
-  return subscribe && unsubscribe && register_callbacks && enable && disable && flush && finalize;
+  *(void **)&set_attribute = dlsym(h, "cuptiActivitySetAttribute");
+  return subscribe && unsubscribe && register_callbacks && enable && disable && flush && finalize &&
+         set_attribute;
 }
 
-/* One cycle up to `stage` (0 subscribe, 1 activity, 2 finalize). */
+enum stage { SUBSCRIBE, ACTIVITY, FINALIZE, PINNED, SMALL, STAGES };
+
+/* Buffer attributes of the pinned and small stages, set before CUPTI
+ * (re)initialises in each cycle. */
+static void set_buffer_attributes(int stage) {
+  if (stage == PINNED) {
+    uint8_t pinned = 1;
+    size_t size = sizeof pinned;
+    set_attribute(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, &size, &pinned);
+  } else if (stage == SMALL) {
+    uint8_t pinned = 0; /* back to device buffers, smaller ones */
+    size_t one = sizeof pinned;
+    set_attribute(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, &one, &pinned);
+    size_t bytes = 256 << 10, buffers = 1, size = sizeof(size_t);
+    set_attribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &size, &bytes);
+    set_attribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, &size, &buffers);
+  }
+}
+
+/* One cycle of a stage: subscribe; from ACTIVITY on, kernel records; from
+ * FINALIZE on, cuptiFinalize at the end. */
 static void cycle(const struct tb_cuda *cu, int stage) {
   CUpti_SubscriberHandle h;
+  set_buffer_attributes(stage);
   subscribe(&h, on_callback, NULL);
-  if (stage >= 1) {
+  if (stage >= ACTIVITY) {
     register_callbacks(on_request, on_complete);
     enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     cu->cuCtxSynchronize();
@@ -69,7 +95,7 @@ static void cycle(const struct tb_cuda *cu, int stage) {
     flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   }
   unsubscribe(h);
-  if (stage >= 2) {
+  if (stage >= FINALIZE) {
     finalize();
   }
 }
@@ -85,9 +111,9 @@ int main(int argc, char **argv) {
   cu->cuDeviceGet(&dev, 0);
   cu->cuDevicePrimaryCtxRetain(&ctx, dev);
   cu->cuCtxSetCurrent(ctx);
-  static const char *const stages[] = {"subscribe", "activity", "finalize"};
+  static const char *const stages[] = {"subscribe", "activity", "finalize", "pinned", "small"};
   json_t *out = json_object();
-  for (int stage = 0; stage < 3; ++stage) {
+  for (int stage = 0; stage < STAGES; ++stage) {
     cycle(cu, stage); /* first cycle: one-time setup, not counted */
     size_t before = 0, after = 0, total = 0;
     cu->cuMemGetInfo(&before, &total);

@@ -364,7 +364,7 @@ static void fifty_cycles(void) {
       "fds %+d / %+d\n",
       lost[0] / 1024, lost[1] / 1024, rss[1] - rss[0], rss[2] - rss[1], fds[1] - fds[0],
       fds[2] - fds[1]);
-  CHECK(lost[1] < (4LL << 20) && rss[2] - rss[1] < 4 * 1024 && fds[2] <= fds[0],
+  CHECK(lost[1] < (1LL << 20) && rss[2] - rss[1] < 4 * 1024 && fds[2] <= fds[0],
         "no growth in the second 25 cycles: device memory %lld KiB, RSS %+ld KiB, fds %+d",
         lost[1] / 1024, rss[2] - rss[1], fds[2] - fds[0]);
   json_object_set_new(facts, "probe_plus_control_cycle_ms", json_real(ms));
@@ -427,7 +427,10 @@ static void overhead_and_perturbation(void) {
   CHECK(fabs(c / r - 1.0) <= 0.01,
         "control vs no observer for a 1 ms kernel: %.4f (%.1f vs %.1f µs)", c / r, c / 1e3,
         r / 1e3);
-  CHECK(pr < 1.02, "probe/control for a 1 ms kernel: %.4f (< 1.02)", pr);
+  /* The harness's perturbation band (METHOD.md; flagged outside it): the
+   * probe adds a fixed ~20 µs per session (see the tiny kernels below). */
+  CHECK(pr >= 0.95 && pr <= 1.05, "probe/control for a 1 ms kernel: %.4f (within [0.95, 1.05])",
+        pr);
   json_object_set_new(facts, "spin_1ms",
                       json_pack("{s:f, s:f, s:f, s:f}", "raw_event_ns", r, "control_ns", c,
                                 "probe_over_control", pr, "probe_kernel_ns",
@@ -515,6 +518,48 @@ static int setup(void) {
   return 1;
 }
 
+/* Control time of a launch-bound batch (200 empty kernels) and of a 1 ms
+ * kernel, taken before any probe and again after every probe session: CUPTI
+ * stays initialised between sessions (a per-session cuptiFinalize loses
+ * ~0.6 MB of device memory each time), so this shows it slows nothing. */
+struct control_baseline {
+  double batch_ns, spin_ns;
+};
+
+static struct control_baseline control_baseline(void) {
+  enum { REPS = 21, LAUNCHES = 200 };
+  double batch[REPS], spin[REPS];
+  CUdeviceptr out;
+  cu->cuMemAlloc(&out, 4);
+  long long cycles = cycles_per_ms;
+  void *spin_args[] = {&cycles, &out};
+  for (int i = 0; i < REPS; ++i) {
+    int rc = tb_timing_begin_control(stream_a);
+    for (int j = 0; j < LAUNCHES; ++j) {
+      launch_empty(stream_a, 1);
+    }
+    tb_timing_declare_launches(LAUNCHES);
+    struct tb_timing_result r = fresh(NULL, 0);
+    batch[i] = rc == TB_TIMING_OK && tb_timing_end(&r) == TB_TIMING_OK ? r.gpu_elapsed_ns : NAN;
+    spin[i] = scope_ns(0, k_spin, 1, spin_args, NULL);
+  }
+  cu->cuMemFree(out);
+  struct control_baseline b = {tb_median(batch, REPS), tb_median(spin, REPS)};
+  return b;
+}
+
+static void control_unchanged_after_probes(struct control_baseline before) {
+  struct control_baseline after = control_baseline();
+  CHECK(after.batch_ns <= before.batch_ns * 1.05 && after.spin_ns <= before.spin_ns * 1.02,
+        "control after every probe session vs before any: 200 empty launches %.1f vs %.1f µs, "
+        "1 ms kernel %.1f vs %.1f µs",
+        after.batch_ns / 1e3, before.batch_ns / 1e3, after.spin_ns / 1e3, before.spin_ns / 1e3);
+  json_object_set_new(facts, "control_before_after_probes",
+                      json_pack("{s:f, s:f, s:f, s:f}", "batch_before_ns", before.batch_ns,
+                                "batch_after_ns", after.batch_ns, "spin_before_ns", before.spin_ns,
+                                "spin_after_ns", after.spin_ns));
+}
+
 int main(int argc, char **argv) {
   facts = json_object();
   if (!setup()) {
@@ -523,6 +568,7 @@ int main(int argc, char **argv) {
   }
   CHECK(tb_timing_abi_version() == TB_TIMING_ABI_VERSION, "ABI version %d",
         tb_timing_abi_version());
+  struct control_baseline before = control_baseline();
   transparency();
   counts_on_two_streams();
   launch_ex();
@@ -533,6 +579,7 @@ int main(int argc, char **argv) {
   foreign_subscriber();
   overhead_and_perturbation();
   cupti_clock();
+  control_unchanged_after_probes(before);
   if (argc > 1) {
     json_dump_file(facts, argv[1], JSON_INDENT(2) | JSON_SORT_KEYS);
   }

@@ -116,10 +116,10 @@ def audit_device(a, device, samples):
 
 # ---- tolerances and validity ---------------------------------------------------
 
-def tolerance(op, n, k=None):
+def tolerance(op, n, k=None, realization=None):
     """docs/tolerances.md, re-implemented (n is k for gemm)."""
     if op == "gemm":
-        return (8e-5 * math.sqrt(k), 1e-5)
+        return ((4e-2 if realization == "tensor" else 8e-5) * math.sqrt(k), 1e-5)
     return {
         "sum": (2e-5 * math.sqrt(n), 1e-5),
         "softmax": (1e-8, 5e-5),
@@ -142,7 +142,7 @@ def audit_validity(a, case, samples):
         device_ok = audit_device(a, case["device"], samples)
     passed = False
     if v is not None:
-        atol, rtol = tolerance(case["op"], case["n"], case.get("k"))
+        atol, rtol = tolerance(case["op"], case["n"], case.get("k"), case.get("realization"))
         a.same("validation.atol", v["atol"], atol)
         a.same("validation.rtol", v["rtol"], rtol)
         passed = v["failed_elements"] == 0 and v["checked_elements"] > 0
@@ -276,23 +276,62 @@ def audit_candidate(a, recorded, expected, field):
                    rel=1e-12)
 
 
-def audit_gemm_plan(a, record):
-    """The fixed SIMT tiling rule, re-derived."""
-    m, n, k = record["m"], record["n"], record["k"]
-    bm, bn, bk, tm, tn = 64, 64, 16, 4, 4
-    a.same("plan.tile", record["tile"], {"block_m": bm, "block_n": bn, "block_k": bk,
-                                         "thread_m": tm, "thread_n": tn})
-    a.same("plan.threads", record["threads"], (bm // tm) * (bn // tn))
-    grid_m, grid_n = -(-m // bm), -(-n // bn)
+GEMM_PRECISION = {"simt": "fp32", "tensor": "tf32", "tensor-3xtf32": "fp32 (3xTF32 split)"}
+
+
+def ceil_div(x, y):
+    return -(-x // y)
+
+
+def gemm_rule_tile(record):
+    """docs/gemm.md's rule (or the user's block) for the record's realization."""
+    m, n, sms, tile = record["m"], record["n"], record["multiprocessors"], record["tile"]
+    user = record["profile"] == "user-block"
+    if user:
+        return tile["block_m"], tile["block_n"], tile["block_k"]
+    if record["realization"] == "simt":
+        bm = next((t for t in (128, 64) if ceil_div(m, t) * ceil_div(n, t) >= sms), 32)
+        return bm, bm, 1024 // bm
+    large = ceil_div(m, 128) * ceil_div(n, 128) >= sms
+    return (128, 128, 32) if large else (64, 64, 32)
+
+
+def audit_gemm_plan(a, record, case):
+    """The tile rule of each realization, re-derived with every derived fact."""
+    m, n, k, realization = record["m"], record["n"], record["k"], record["realization"]
+    a.same("plan.realization", realization, case.get("realization"))
+    bm, bn, bk = gemm_rule_tile(record)
+    if realization == "simt":
+        if record["profile"] == "user-block" and not (
+                bm in (32, 64, 128) and bn in (32, 64, 128) and bk in (8, 16, 32)
+                and bm * bk >= 1024 and bn * bk >= 1024):
+            a.fail("plan.tile", f"simt does not support the tile {bm}x{bn}x{bk}")
+        warps_m = warps_n = 0
+        tm, tn, threads, stages, barriers = bm // 16, bn // 16, 256, 2, 2
+        shared = 4 * stages * bk * ((bm + 4) + bn)
+    else:
+        warps_m, warps_n = 2, (4 if bn == 128 else 2)
+        tm, tn, threads, stages, barriers = bm // warps_m, bn // warps_n, 32 * warps_m * warps_n, 3, 1
+        shared = 4 * stages * (bm * (bk + 4) + bk * (bn + 8))
+    a.same("plan.tile", record["tile"], {"block_m": bm, "block_n": bn, "block_k": bk, "thread_m": tm,
+                                         "thread_n": tn, "warps_m": warps_m, "warps_n": warps_n})
+    a.same("plan.threads", record["threads"], threads)
+    a.same("plan.stages", record["stages"], stages)
+    packed = case["input_view"]["kind"] == "packed"
+    a.same("plan.vector_width", record["vector_width"], 4 if packed and k % 4 == 0 and n % 4 == 0 else 1)
+    grid_m, grid_n = ceil_div(m, bm), ceil_div(n, bn)
+    a.same("plan.grid_m", record["grid_m"], grid_m)
+    a.same("plan.grid_n", record["grid_n"], grid_n)
     a.same("plan.thread_blocks", record["thread_blocks"], grid_m * grid_n)
-    a.same("plan.shared_bytes", record["shared_bytes"], 4 * bk * ((bm + 1) + (bn + 1)))
-    a.same("plan.waves", record["waves"], -(-(grid_m * grid_n) // record["multiprocessors"]))
-    return {"mapping": "gemm", "barriers": 2}
+    a.same("plan.shared_bytes", record["shared_bytes"], shared)
+    a.same("plan.waves", record["waves"], ceil_div(grid_m * grid_n, record["multiprocessors"]))
+    a.same("plan.barrier_sites", record["barrier_sites"], barriers)
+    return {"mapping": "gemm", "barriers": barriers}
 
 
-def audit_plan(a, record):
+def audit_plan(a, record, case):
     if record["kind"] == "gemm":
-        return audit_gemm_plan(a, record)
+        return audit_gemm_plan(a, record, case)
     if record["kind"] == "elementwise":
         n, m = record["n"], record["m"]
         tpr = -(-n // 4)
@@ -531,7 +570,10 @@ def audit_run(a, run_dir, check_current):
     for case in doc["cases"]:
         a.where = f"{path} case {case['id']}" + (f" round {case['round']}" if "round" in case else "")
         valid += audit_validity(a, case, samples)
-        plans = [audit_plan(a, p) for p in case["execution_plans"]]
+        if case["op"] == "gemm":  # the label every report carries
+            a.same("precision", case["precision"], GEMM_PRECISION[case["realization"]])
+            a.same("id (realization suffix)", case["id"].rsplit("/", 1)[1], case["realization"])
+        plans = [audit_plan(a, p, case) for p in case["execution_plans"]]
         if case["execution_plans"]:
             audit_source(a, run_dir, case, plans[0])
     if "replay" in doc:  # its structure first: the clearest message for a missing round

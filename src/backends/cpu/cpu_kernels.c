@@ -1,6 +1,7 @@
 #include "backends/cpu/cpu_kernels.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 /* Pairwise combination of lanes[0..count): halves until one value is left. */
@@ -89,8 +90,19 @@ static void run_row(const struct tb_case_data *d, size_t i, unsigned lanes, floa
   }
 }
 
+float tb_round_tf32(float x) {
+  uint32_t bits;
+  memcpy(&bits, &x, sizeof bits);
+  if ((bits & 0x7F800000u) != 0x7F800000u) { /* finite: add half of the dropped ulp */
+    bits = (bits + 0x1000u) & 0xFFFFE000u;
+  }
+  memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
 /* out = a . b with each dot product blocked over `lanes` partial sums. */
-static void run_gemm(const struct tb_case_data *d, unsigned lanes, float *scratch, float *out) {
+static void run_gemm(const struct tb_case_data *d, bool tf32, unsigned lanes, float *scratch,
+                     float *out) {
   const struct tb_tensor *a = &d->inputs[0], *b = &d->inputs[1];
   size_t m = d->c.shape.m, n = d->c.shape.n, k = d->c.shape.k;
   for (size_t i = 0; i < m; ++i) {
@@ -98,16 +110,18 @@ static void run_gemm(const struct tb_case_data *d, unsigned lanes, float *scratc
     for (size_t j = 0; j < n; ++j) {
       memset(scratch, 0, lanes * sizeof *scratch);
       for (size_t p = 0; p < k; ++p) {
-        scratch[p % lanes] += ar[p] * tb_tensor_row(b, p)[j];
+        float x = ar[p], y = tb_tensor_row(b, p)[j];
+        scratch[p % lanes] += tf32 ? tb_round_tf32(x) * tb_round_tf32(y) : x * y;
       }
       out[i * n + j] = combine_lanes(scratch, lanes);
     }
   }
 }
 
-void tb_cpu_run_case(const struct tb_case_data *d, unsigned lanes, float *scratch, float *out) {
+void tb_cpu_run_case(const struct tb_case_data *d, enum tb_realization realization, unsigned lanes,
+                     float *scratch, float *out) {
   if (d->c.op->is_matmul) {
-    run_gemm(d, lanes, scratch, out);
+    run_gemm(d, tb_realization_is_tf32(realization), lanes, scratch, out);
     return;
   }
   size_t out_cols = d->c.op->output_is_vector ? 1 : d->c.shape.n;

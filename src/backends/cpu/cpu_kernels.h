@@ -13,7 +13,14 @@
 #define TB_CPU_MIN_LANES 8
 
 /* Computes the case's operation into out (packed). scratch holds `lanes`
- * floats. */
-void tb_cpu_run_case(const struct tb_case_data *data, unsigned lanes, float *scratch, float *out);
+ * floats. gemm under the TF32 realization rounds each operand to TF32 as
+ * the tensor cores do (the label stays true on the CPU); the other
+ * realizations compute in fp32. */
+void tb_cpu_run_case(const struct tb_case_data *data, enum tb_realization realization,
+                     unsigned lanes, float *scratch, float *out);
+
+/* x rounded to TF32 (10 explicit mantissa bits), to nearest with ties away
+ * from zero, like cvt.rna.tf32.f32. */
+float tb_round_tf32(float x);
 
 #endif

@@ -13,7 +13,8 @@ struct cpu_state {
   bool planned;
   struct tb_plan plan;
   unsigned lanes;
-  float *scratch; /* one float per lane */
+  enum tb_realization realization; /* gemm */
+  float *scratch;                  /* one float per lane */
 };
 
 /* Lanes a plan reduces a row with: a register plan's width, a streaming
@@ -31,6 +32,7 @@ static enum tb_status cpu_prepare(struct tb_provider *p, const struct tb_case *c
   struct cpu_state *s = p->state;
   s->data = data;
   s->planned = c->planned;
+  s->realization = c->realization;
   s->lanes = TB_CPU_MIN_LANES;
   if (c->planned) {
     struct tb_device_limits limits = tb_device_limits_default();
@@ -58,7 +60,7 @@ static const struct tb_plan *cpu_plan(const struct tb_provider *p) {
 static enum tb_status cpu_launch(struct tb_provider *p, unsigned long calls, struct tb_error *err) {
   struct cpu_state *s = p->state;
   for (unsigned long i = 0; i < calls; ++i) {
-    tb_cpu_run_case(s->data, s->lanes, s->scratch, s->out);
+    tb_cpu_run_case(s->data, s->realization, s->lanes, s->scratch, s->out);
   }
   return TB_OK;
 }

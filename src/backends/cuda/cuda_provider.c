@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/cuda/cublas.h"
 #include "backends/cuda/device_buffers.h"
 #include "backends/cuda/device_info.h"
 #include "backends/cuda/module_cache.h"
@@ -17,11 +18,13 @@ struct cuda_state {
   CUcontext context;
   CUstream stream;
   struct tb_module_cache modules;
+  struct tb_cublas *blas; /* the cublas provider: a library call instead of generated kernels */
+  int blas_status;        /* of the last cuBLAS call */
   /* the prepared case */
   const struct tb_case_data *data;
   bool planned;
   struct tb_plan plan;
-  bool has_gemm; /* gemm: its SIMT plan */
+  bool has_gemm; /* gemm: its plan */
   struct tb_gemm_plan gemm;
   struct tb_generated gen;
   const struct tb_module_entry *module;
@@ -52,6 +55,11 @@ static enum tb_status check_contract(const struct cuda_state *s, struct tb_error
                    "capability: %u B of shared memory per block, the device allows %d",
                    g->max_static_shared_bytes, d->max_shared_per_block);
   }
+  if ((int)(g->max_static_shared_bytes + g->max_dynamic_shared_bytes) > d->max_shared_optin) {
+    return tb_fail(err, TB_ERR_UNAVAILABLE,
+                   "capability: %u B of shared memory per block, the device allows %d",
+                   g->max_static_shared_bytes + g->max_dynamic_shared_bytes, d->max_shared_optin);
+  }
 
   return TB_OK;
 }
@@ -61,7 +69,14 @@ static enum tb_status generate(struct cuda_state *s, const struct tb_case *c,
   s->planned = c->planned;
   s->has_gemm = c->op->is_matmul;
   if (c->op->is_matmul) {
-    tb_plan_gemm(c->shape.m, c->shape.n, c->shape.k, (unsigned)s->info.multiprocessors, &s->gemm);
+    size_t sa = tb_view_for(c->view.kind, c->shape.k).row_stride;
+    size_t sb = tb_view_for(c->view.kind, c->shape.n).row_stride;
+    bool aligned = c->shape.k % 4 == 0 && c->shape.n % 4 == 0 && sa % 4 == 0 && sb % 4 == 0 &&
+                   c->view.offset % 4 == 0;
+    if (tb_plan_gemm(c->shape.m, c->shape.n, c->shape.k, c->realization, c->gemm_block,
+                     (unsigned)s->info.multiprocessors, aligned, &s->gemm, err) != TB_OK) {
+      return err->status;
+    }
     return tb_codegen_gemm(&s->gemm, c, &s->gen, err);
   }
   if (c->planned) {
@@ -85,6 +100,14 @@ static enum tb_status bind_functions(struct cuda_state *s, struct tb_error *err)
         s->cu->cuModuleGetFunction(&s->functions[k], s->module->module, s->gen.kernels[k].name);
     if (rc != CUDA_SUCCESS) {
       return tb_cuda_fail(err, "cuModuleGetFunction", rc);
+    }
+    unsigned dynamic = s->gen.kernels[k].dynamic_shared_bytes;
+    if (dynamic > 0) {
+      rc = s->cu->cuFuncSetAttribute(s->functions[k],
+                                     CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)dynamic);
+      if (rc != CUDA_SUCCESS) {
+        return tb_cuda_fail(err, "cuFuncSetAttribute (dynamic shared memory)", rc);
+      }
     }
     int max_threads = 0;
     s->cu->cuFuncGetAttribute(&s->registers[k], CU_FUNC_ATTRIBUTE_NUM_REGS, s->functions[k]);
@@ -110,6 +133,16 @@ static enum tb_status cuda_prepare(struct tb_provider *p, const struct tb_case *
   s->cursor = 0;
   s->view_offset = c->view.offset;
   s->cu->cuCtxSetCurrent(s->context);
+  if (s->blas != NULL) {
+    if (!c->op->is_matmul) {
+      return tb_fail(err, TB_ERR_UNAVAILABLE, "the cublas provider runs gemm only, not %s",
+                     c->op->name);
+    }
+    if (tb_cublas_set_realization(s->blas, c->realization, err) != TB_OK) {
+      return err->status;
+    }
+    return tb_device_buffers_create(s->cu, data, 0, s->info.l2_bytes, &s->buffers, err);
+  }
   if (generate(s, c, err) != TB_OK || check_contract(s, err) != TB_OK) {
     return err->status;
   }
@@ -139,11 +172,20 @@ static CUresult launch_one(struct cuda_state *s) {
   size_t next = d->c.op->has_second_matrix ? 2 : 1;
   CUdeviceptr w = d->c.op->has_weight ? set->inputs[next++] : 0;
   CUdeviceptr b = d->c.op->has_bias ? set->inputs[next] : 0;
+  if (s->blas != NULL) {
+    const struct tb_case *c = &d->c;
+    size_t sa = tb_view_for(c->view.kind, c->shape.k).row_stride;
+    size_t sb = tb_view_for(c->view.kind, c->shape.n).row_stride;
+    s->blas_status =
+        tb_cublas_gemm(s->blas, c->shape.m, c->shape.n, c->shape.k, x, sa, y, sb, set->out);
+    return s->blas_status == 0 ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN;
+  }
   void *args[] = {&x, &y, &w, &b, &set->out, &set->workspace};
   for (unsigned k = 0; k < s->gen.kernel_count; ++k) {
     const struct tb_kernel_spec *spec = &s->gen.kernels[k];
     CUresult rc = s->cu->cuLaunchKernel(s->functions[k], (unsigned)spec->blocks, 1, 1,
-                                        spec->threads_per_block, 1, 1, 0, s->stream, args, NULL);
+                                        spec->threads_per_block, 1, 1, spec->dynamic_shared_bytes,
+                                        s->stream, args, NULL);
     if (rc != CUDA_SUCCESS) {
       return rc;
     }
@@ -156,6 +198,9 @@ static enum tb_status cuda_launch(struct tb_provider *p, unsigned long calls,
   struct cuda_state *s = p->state;
   for (unsigned long i = 0; i < calls; ++i) {
     CUresult rc = launch_one(s);
+    if (rc != CUDA_SUCCESS && s->blas != NULL) {
+      return tb_fail(err, TB_ERR_RUN, "cublasSgemm failed: status %d", s->blas_status);
+    }
     if (rc != CUDA_SUCCESS) {
       return tb_cuda_fail(err, "cuLaunchKernel", rc);
     }
@@ -207,27 +252,38 @@ static bool cuda_has_device(const struct tb_provider *p) {
 }
 
 static unsigned cuda_launches_per_call(const struct tb_provider *p) {
-  return ((const struct cuda_state *)p->state)->gen.kernel_count;
+  const struct cuda_state *s = p->state;
+  /* cuBLAS: an upper bound for the probe's capacity (split-k adds a kernel) */
+  return s->blas != NULL ? 4 : s->gen.kernel_count;
 }
 
 static json_t *cuda_details(const struct tb_provider *p) {
   const struct cuda_state *s = p->state;
+  if (s->blas != NULL) {
+    json_t *j = json_pack("{s:o, s:o, s:s}", "cublas", tb_cublas_describe(s->blas), "buffers",
+                          tb_device_buffers_describe(&s->buffers), "device", s->info.name);
+    return j;
+  }
   if (s->gen.source == NULL) {
     return NULL;
   }
   json_t *kernels = json_array();
   for (unsigned k = 0; k < s->gen.kernel_count; ++k) {
     const struct tb_kernel_spec *spec = &s->gen.kernels[k];
-    json_array_append_new(kernels, json_pack("{s:s, s:i, s:I, s:i, s:i, s:i}", "name", spec->name,
-                                             "threads_per_block", spec->threads_per_block, "blocks",
-                                             (json_int_t)spec->blocks, "static_shared_bytes",
-                                             spec->static_shared_bytes, "registers",
-                                             s->registers[k], "local_bytes", s->local_bytes[k]));
+    json_array_append_new(kernels,
+                          json_pack("{s:s, s:i, s:I, s:i, s:i, s:i, s:i}", "name", spec->name,
+                                    "threads_per_block", spec->threads_per_block, "blocks",
+                                    (json_int_t)spec->blocks, "static_shared_bytes",
+                                    spec->static_shared_bytes, "dynamic_shared_bytes",
+                                    spec->dynamic_shared_bytes, "registers", s->registers[k],
+                                    "local_bytes", s->local_bytes[k]));
   }
+  char cc[16];
+  snprintf(cc, sizeof cc, "%d.%d", s->gen.min_cc_major, s->gen.min_cc_minor);
   json_t *contract =
-      json_pack("{s:s, s:i, s:i}", "min_compute_capability", s->gen.min_cc_major == 7 ? "7.0" : "?",
-                "threads_per_block", s->gen.max_threads_per_block, "static_shared_bytes",
-                s->gen.max_static_shared_bytes);
+      json_pack("{s:s, s:i, s:i, s:i}", "min_compute_capability", cc, "threads_per_block",
+                s->gen.max_threads_per_block, "static_shared_bytes", s->gen.max_static_shared_bytes,
+                "dynamic_shared_bytes", s->gen.max_dynamic_shared_bytes);
   json_t *j = json_pack("{s:s, s:i, s:o, s:o, s:b, s:O, s:o}", "source_sha256", s->gen.sha256,
                         "barrier_sites", s->gen.barrier_sites, "kernels", kernels,
                         "capability_contract", contract, "module_cache_hit", s->cache_hit,
@@ -262,6 +318,7 @@ static void cuda_destroy(struct tb_provider *p) {
   struct cuda_state *s = p->state;
   cuda_release(p);
   tb_module_cache_clear(s->cu, &s->modules);
+  tb_cublas_close(s->blas);
   if (s->stream) {
     s->cu->cuStreamDestroy(s->stream);
   }
@@ -288,7 +345,7 @@ static const struct tb_provider_ops cuda_ops = {
     .destroy = cuda_destroy,
 };
 
-enum tb_status tb_cuda_native_provider_create(struct tb_provider **out, struct tb_error *err) {
+static enum tb_status create_provider(bool cublas, struct tb_provider **out, struct tb_error *err) {
   *out = NULL;
   if (tb_cuda_driver_open(err) != TB_OK) {
     return err->status;
@@ -301,10 +358,10 @@ enum tb_status tb_cuda_native_provider_create(struct tb_provider **out, struct t
     return tb_fail(err, TB_ERR_SYSTEM, "out of memory creating the CUDA provider");
   }
   p->ops = &cuda_ops;
-  p->name = "native";
+  p->name = cublas ? "cublas" : "native";
   p->backend = "cuda";
   p->output_allocation = "preallocated_out";
-  p->plans_reductions = true;
+  p->plans_reductions = !cublas;
   p->state = s;
   s->cu = tb_cuda();
   CUdevice dev = 0;
@@ -318,6 +375,11 @@ enum tb_status tb_cuda_native_provider_create(struct tb_provider **out, struct t
       rc = s->cu->cuStreamCreate(&s->stream, CU_STREAM_NON_BLOCKING);
     }
   }
+  if (rc == CUDA_SUCCESS && err->status == TB_OK && cublas &&
+      tb_cublas_open(s->stream, &s->blas, err) != TB_OK) {
+    cuda_destroy(p);
+    return err->status;
+  }
   if (rc != CUDA_SUCCESS || err->status != TB_OK) {
     if (err->status == TB_OK) {
       tb_cuda_fail(err, "setting up the GPU (context, stream)", rc);
@@ -327,4 +389,12 @@ enum tb_status tb_cuda_native_provider_create(struct tb_provider **out, struct t
   }
   *out = p;
   return TB_OK;
+}
+
+enum tb_status tb_cuda_native_provider_create(struct tb_provider **out, struct tb_error *err) {
+  return create_provider(false, out, err);
+}
+
+enum tb_status tb_cuda_cublas_provider_create(struct tb_provider **out, struct tb_error *err) {
+  return create_provider(true, out, err);
 }

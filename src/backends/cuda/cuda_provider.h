@@ -9,4 +9,8 @@
 /* TB_ERR_UNAVAILABLE (with the reason) without a usable GPU. */
 enum tb_status tb_cuda_native_provider_create(struct tb_provider **out, struct tb_error *err);
 
+/* The cublas provider: the same buffers, rotation and stream, with
+ * cublasSgemm in place of generated kernels (gemm only). */
+enum tb_status tb_cuda_cublas_provider_create(struct tb_provider **out, struct tb_error *err);
+
 #endif

@@ -30,7 +30,8 @@ static int bind_all(void *handle) {
          BIND(cuMemsetD32Async, "cuMemsetD32Async") && BIND(cuModuleLoadData, "cuModuleLoadData") &&
          BIND(cuModuleUnload, "cuModuleUnload") &&
          BIND(cuModuleGetFunction, "cuModuleGetFunction") &&
-         BIND(cuFuncGetAttribute, "cuFuncGetAttribute") && BIND(cuLaunchKernel, "cuLaunchKernel");
+         BIND(cuFuncGetAttribute, "cuFuncGetAttribute") &&
+         BIND(cuFuncSetAttribute, "cuFuncSetAttribute") && BIND(cuLaunchKernel, "cuLaunchKernel");
 }
 
 static const char *result_text(CUresult rc) {

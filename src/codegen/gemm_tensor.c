@@ -1,0 +1,199 @@
+/* The tensor-core GEMM: mma.sync m16n8k8 with TF32 operands, fp32
+ * accumulators. Tiles of A and B stream through shared memory in a 3-stage
+ * cp.async pipeline (zero-filled past the matrix edges, so no branch guards
+ * the copies). Realization `tensor` rounds each operand to TF32 (10-bit
+ * mantissa, round to nearest); `tensor-3xtf32` splits each into a TF32 part
+ * and a TF32 remainder and adds the three significant products, which keeps
+ * fp32 accuracy at three times the tensor work. */
+#include <stdio.h>
+#include <string.h>
+
+#include "codegen/emit.h"
+#include "codegen/gemm.h"
+
+static void emit_helpers(struct tb_strbuf *b) {
+  tb_strbuf_printf(
+      b,
+      "static __device__ __forceinline__ void copy_async(float *dst, const float *src, "
+      "bool valid) {\n"
+      "  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);\n"
+      "  const int bytes = valid ? VW * 4 : 0; /* 0: the destination is zero-filled */\n"
+      "#if VW == 4\n"
+      "  asm volatile(\"cp.async.cg.shared.global [%%0], [%%1], 16, %%2;\\n\" :: \"r\"(d), "
+      "\"l\"(src), \"r\"(bytes));\n"
+      "#else\n"
+      "  asm volatile(\"cp.async.ca.shared.global [%%0], [%%1], 4, %%2;\\n\" :: \"r\"(d), "
+      "\"l\"(src), \"r\"(bytes));\n"
+      "#endif\n"
+      "}\n"
+      "static __device__ __forceinline__ unsigned to_tf32(float f) {\n"
+      "  unsigned u;\n"
+      "  asm(\"cvt.rna.tf32.f32 %%0, %%1;\" : \"=r\"(u) : \"f\"(f));\n"
+      "  return u;\n"
+      "}\n"
+      "static __device__ __forceinline__ void mma_tf32(float *c, const unsigned *a, "
+      "const unsigned *b) {\n"
+      "  asm volatile(\"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 \"\n"
+      "               \"{%%0,%%1,%%2,%%3}, {%%4,%%5,%%6,%%7}, {%%8,%%9}, {%%0,%%1,%%2,%%3};\\n\"\n"
+      "               : \"+f\"(c[0]), \"+f\"(c[1]), \"+f\"(c[2]), \"+f\"(c[3])\n"
+      "               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), "
+      "\"r\"(b[1]));\n"
+      "}\n"
+      "/* One stage: the block's A tile (BM x BK) and B tile (BK x BN); rows or\n"
+      " * columns past the matrix are zero-filled, the source clamped to x or y. */\n"
+      "static __device__ __forceinline__ void load_stage(float *as, float *bs,\n"
+      "    const float *__restrict__ x, const float *__restrict__ y, long long bm, long long bn,\n"
+      "    long long k0, int tid) {\n"
+      "  for (int c = tid; c < BM * BK / VW; c += THREADS) {\n"
+      "    const int r = c / (BK / VW), col = (c %% (BK / VW)) * VW;\n"
+      "    const long long gr = bm * BM + r, gk = k0 + col;\n"
+      "    const bool ok = gr < M && gk < K;\n"
+      "    copy_async(as + r * AS_STRIDE + col, ok ? x + gr * SA + gk : x, ok);\n"
+      "  }\n"
+      "  for (int c = tid; c < BK * BN / VW; c += THREADS) {\n"
+      "    const int r = c / (BN / VW), col = (c %% (BN / VW)) * VW;\n"
+      "    const long long gk = k0 + r, gn = bn * BN + col;\n"
+      "    const bool ok = gk < K && gn < N;\n"
+      "    copy_async(bs + r * BS_STRIDE + col, ok ? y + gk * SB + gn : y, ok);\n"
+      "  }\n"
+      "  asm volatile(\"cp.async.commit_group;\\n\" ::);\n"
+      "}\n");
+}
+
+/* Fragments of one k8 step (PTX ISA, m16n8k8 .tf32): thread (g = lane/4,
+ * t = lane%%4) holds A[g][t], A[g+8][t], A[g][t+4], A[g+8][t+4] and B[t][g],
+ * B[t+4][g]; with the padded strides these are conflict-free. */
+static void emit_k_step(struct tb_strbuf *b, bool split) {
+  tb_strbuf_printf(
+      b,
+      "      unsigned a[MI][4], bf[NI][2];\n"
+      "%s"
+      "      _Pragma(\"unroll\") for (int mi = 0; mi < MI; ++mi) {\n"
+      "        const float *p = as + (mi * 16 + g) * AS_STRIDE + kk + t;\n"
+      "        const float v[4] = {p[0], p[8 * AS_STRIDE], p[4], p[8 * AS_STRIDE + 4]};\n"
+      "        _Pragma(\"unroll\") for (int e = 0; e < 4; ++e) {\n"
+      "          a[mi][e] = to_tf32(v[e]);\n"
+      "%s"
+      "        }\n"
+      "      }\n"
+      "      _Pragma(\"unroll\") for (int ni = 0; ni < NI; ++ni) {\n"
+      "        const float *p = bs + (kk + t) * BS_STRIDE + ni * 8 + g;\n"
+      "        const float v[2] = {p[0], p[4 * BS_STRIDE]};\n"
+      "        _Pragma(\"unroll\") for (int e = 0; e < 2; ++e) {\n"
+      "          bf[ni][e] = to_tf32(v[e]);\n"
+      "%s"
+      "        }\n"
+      "      }\n"
+      "      _Pragma(\"unroll\") for (int mi = 0; mi < MI; ++mi)\n"
+      "        _Pragma(\"unroll\") for (int ni = 0; ni < NI; ++ni) {\n"
+      "%s"
+      "        }\n",
+      split ? "      unsigned a_lo[MI][4], b_lo[NI][2]; /* the TF32 remainders */\n" : "",
+      split ? "          a_lo[mi][e] = to_tf32(v[e] - __uint_as_float(a[mi][e]));\n" : "",
+      split ? "          b_lo[ni][e] = to_tf32(v[e] - __uint_as_float(bf[ni][e]));\n" : "",
+      split ? "          /* small terms first, then the main product */\n"
+              "          mma_tf32(part[mi][ni], a_lo[mi], bf[ni]);\n"
+              "          mma_tf32(part[mi][ni], a[mi], b_lo[ni]);\n"
+              "          mma_tf32(part[mi][ni], a[mi], bf[ni]);\n"
+            : "          mma_tf32(acc[mi][ni], a[mi], bf[ni]);\n");
+}
+
+static void emit_kernel(struct tb_strbuf *b, const struct tb_gemm_plan *plan) {
+  bool split = plan->realization == TB_REALIZATION_TENSOR_3XTF32;
+  tb_strbuf_printf(b,
+                   "#define WARPS_N %u\n#define WTM %u\n#define WTN %u\n#define MI (WTM / 16)\n"
+                   "#define NI (WTN / 8)\n#define STAGES %u\n#define AS_STRIDE (BK + 4)\n"
+                   "#define BS_STRIDE (BN + 8)\n",
+                   plan->warps_n, plan->thread_m, plan->thread_n, plan->stages);
+  emit_helpers(b);
+  /* 64 accumulators and the fragments need more than the 128 registers of
+   * two 256-thread blocks per SM (ptxas spills): then one block per SM */
+  tb_emit_signature(b, "tb_main", plan->threads, plan->threads == 256 ? 1 : 2);
+  tb_strbuf_printf(
+      b,
+      "  extern __shared__ __align__(16) float smem[];\n"
+      "  float *const a_tiles = smem, *const b_tiles = smem + STAGES * BM * AS_STRIDE;\n"
+      "  const long long grid_n = (N + BN - 1) / BN;\n"
+      "  const long long bm = blockIdx.x / grid_n, bn = blockIdx.x %% grid_n;\n"
+      "  const int tid = threadIdx.x, warp = tid / 32, lane = tid %% 32;\n"
+      "  const int wm = warp / WARPS_N, wn = warp %% WARPS_N, g = lane / 4, t = lane %% 4;\n"
+      "  float acc[MI][NI][4];\n"
+      "  _Pragma(\"unroll\") for (int mi = 0; mi < MI; ++mi)\n"
+      "    _Pragma(\"unroll\") for (int ni = 0; ni < NI; ++ni)\n"
+      "      _Pragma(\"unroll\") for (int e = 0; e < 4; ++e) acc[mi][ni][e] = 0.0f;\n"
+      "  const int tiles = (int)((K + BK - 1) / BK);\n"
+      "  _Pragma(\"unroll\") for (int s = 0; s < STAGES - 1; ++s) {\n"
+      "    if (s < tiles) load_stage(a_tiles + s * BM * AS_STRIDE, b_tiles + s * BK * BS_STRIDE,\n"
+      "                              x, y, bm, bn, (long long)s * BK, tid);\n"
+      "    else asm volatile(\"cp.async.commit_group;\\n\" ::); /* uniform group count */\n"
+      "  }\n"
+      "  for (int tile = 0; tile < tiles; ++tile) {\n"
+      "    asm volatile(\"cp.async.wait_group %%0;\\n\" :: \"n\"(STAGES - 2));\n"
+      "    /* tile is in shared memory, and every warp is done with tile - 1's stage */\n"
+      "    __syncthreads();\n"
+      "    const int next = tile + STAGES - 1;\n"
+      "    if (next < tiles) load_stage(a_tiles + (next %% STAGES) * BM * AS_STRIDE,\n"
+      "                                 b_tiles + (next %% STAGES) * BK * BS_STRIDE, x, y, bm, "
+      "bn,\n"
+      "                                 (long long)next * BK, tid);\n"
+      "    else asm volatile(\"cp.async.commit_group;\\n\" ::);\n"
+      "    const float *as = a_tiles + (tile %% STAGES) * BM * AS_STRIDE + wm * WTM * AS_STRIDE;\n"
+      "    const float *bs = b_tiles + (tile %% STAGES) * BK * BS_STRIDE + wn * WTN;\n"
+      "%s"
+      "    _Pragma(\"unroll\") for (int kk = 0; kk < BK; kk += 8) {\n",
+      split ? "    /* the split accumulates each tile from zero and adds it in fp32 with\n"
+              "     * round-to-nearest: long sums inside the tensor core truncate */\n"
+              "    float part[MI][NI][4];\n"
+              "    _Pragma(\"unroll\") for (int mi = 0; mi < MI; ++mi)\n"
+              "      _Pragma(\"unroll\") for (int ni = 0; ni < NI; ++ni)\n"
+              "        _Pragma(\"unroll\") for (int e = 0; e < 4; ++e) part[mi][ni][e] = 0.0f;\n"
+            : "");
+  emit_k_step(b, split);
+  tb_strbuf_printf(
+      b,
+      "    }\n"
+      "%s"
+      "  }\n",
+      split ? "    _Pragma(\"unroll\") for (int mi = 0; mi < MI; ++mi)\n"
+              "      _Pragma(\"unroll\") for (int ni = 0; ni < NI; ++ni)\n"
+              "        _Pragma(\"unroll\") for (int e = 0; e < 4; ++e) acc[mi][ni][e] += "
+              "part[mi][ni][e];\n"
+            : "");
+  tb_strbuf_printf(
+      b,
+      "  /* accumulator e of (mi, ni): row g (+8 for e >= 2), column 2t (+1 for odd e) */\n"
+      "  _Pragma(\"unroll\") for (int mi = 0; mi < MI; ++mi)\n"
+      "    _Pragma(\"unroll\") for (int half = 0; half < 2; ++half) {\n"
+      "      const long long row = bm * BM + wm * WTM + mi * 16 + g + half * 8;\n"
+      "      if (row >= M) continue;\n"
+      "      _Pragma(\"unroll\") for (int ni = 0; ni < NI; ++ni) {\n"
+      "        const long long col = bn * BN + wn * WTN + ni * 8 + 2 * t;\n"
+      "        const float v0 = acc[mi][ni][2 * half], v1 = acc[mi][ni][2 * half + 1];\n"
+      "%s"
+      "      }\n"
+      "    }\n"
+      "}\n",
+      plan->vector_width == 4
+          ? "        /* N % 4 == 0: both columns are inside or outside, 8-byte aligned */\n"
+            "        if (col < N) *reinterpret_cast<float2 *>(out + row * N + col) = "
+            "make_float2(v0, v1);\n"
+          : "        if (col < N) out[row * N + col] = v0;\n"
+            "        if (col + 1 < N) out[row * N + col + 1] = v1;\n");
+}
+
+enum tb_status tb_codegen_gemm_tensor(const struct tb_gemm_plan *plan, const struct tb_case *c,
+                                      struct tb_generated *g, struct tb_error *err) {
+  struct tb_strbuf b = {0};
+  tb_emit_gemm_constants(&b, plan, c);
+  emit_kernel(&b, plan);
+  g->kernel_count = 1;
+  snprintf(g->kernels[0].name, sizeof g->kernels[0].name, "tb_main");
+  g->kernels[0].threads_per_block = plan->threads;
+  g->kernels[0].blocks = plan->blocks;
+  g->kernels[0].dynamic_shared_bytes = plan->shared_bytes;
+  enum tb_status st = tb_emit_finish(&b, g, err);
+  /* cp.async and TF32 mma.sync: Ampere (8.0) and newer */
+  g->min_cc_major = 8;
+  g->min_cc_minor = 0;
+  return st;
+}
