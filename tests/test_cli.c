@@ -45,6 +45,13 @@ static void bad_flags_exit_2(void **state) {
   expect_usage_error(RUN("run", "--backend", "fpga"), "unknown backend");
   expect_usage_error(RUN("run", "--ops", "sum,sum"), "twice");
   expect_usage_error(RUN("run", "--ops", "softmax", "--shapes", "3x4x5"), "takes shape 3x4xK");
+  expect_usage_error(RUN("run", "--ops", "gemm", "--matrix-realization", "fp8"),
+                     "unknown matrix realization 'fp8'");
+  expect_usage_error(RUN("run", "--ops", "gemm", "--matrix-realization", "simt,simt"), "twice");
+  expect_usage_error(RUN("run", "--ops", "gemm", "--gemm-block", "128,64"), "M,N,K");
+  expect_usage_error(RUN("run", "--ops", "gemm", "--matrix-realization", "simt,tensor",
+                         "--gemm-block", "128,64,8"),
+                     "--gemm-block for simt");
   expect_usage_error(RUN("frobnicate"), "unknown command");
   expect_usage_error(RUN("report"), "exactly one run directory");
 }
@@ -163,6 +170,55 @@ static void end_to_end_cpu_run(void **state) {
  * sum over n = 5: 2 groups (4 + 1), so every width has slots 4 (r = 2),
  * rounds 12; (s 1, p 8) scores 12 + 2 + 2 = 16, s >= 2 score >= 12 + 4 + 16:
  * the automatic pick is index 7. */
+/* gemm on the CPU: one case per realization and provider, the TF32 one at
+ * its own tolerance and labelled; cublas, which needs the GPU, is recorded
+ * invalid with the reason while the run goes on. */
+static void gemm_realizations_on_the_cpu(void **state) {
+  char *base = make_temp_dir();
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/run", base);
+  int rc =
+      RUN("run", "--backend", "cpu", "--ops", "gemm", "--shapes", "5x7x300", "--input-views",
+          "packed", "--matrix-realization", "simt,tensor,tensor-3xtf32", "--providers",
+          "native,cublas", "--samples", "2", "--warmup-ms", "1", "--sample-ms", "1", "--out", dir);
+  assert_int_equal(rc, 1); /* the cublas cases are invalid */
+  json_t *doc = load_results(dir);
+  json_t *cases = json_object_get(doc, "cases");
+  assert_int_equal(json_array_size(cases), 6);
+  size_t i;
+  json_t *c;
+  double simt_error = -1, tf32_error = -1;
+  json_array_foreach(cases, i, c) {
+    const char *id = json_string_value(json_object_get(c, "id"));
+    const char *realization = json_string_value(json_object_get(c, "realization"));
+    assert_non_null(strstr(id, realization));
+    json_t *v = json_object_get(c, "validation");
+    if (strstr(id, "/cublas/") != NULL) {
+      assert_false(json_is_true(json_object_get(c, "valid")));
+      assert_non_null(strstr(json_string_value(json_object_get(c, "error")), "CUDA backend"));
+      continue;
+    }
+    assert_true(json_is_true(json_object_get(c, "valid")));
+    double atol = json_real_value(json_object_get(v, "atol"));
+    double error = json_real_value(json_object_get(v, "max_abs_error"));
+    if (strcmp(realization, "tensor") == 0) {
+      assert_string_equal(json_string_value(json_object_get(c, "precision")), "tf32");
+      assert_true(atol > 4e-2 * 17.3 && atol < 4e-2 * 17.4); /* 4e-2 * sqrt(300) */
+      tf32_error = error;
+    } else {
+      assert_true(atol > 8e-5 * 17.3 && atol < 8e-5 * 17.4);
+      simt_error = strcmp(realization, "simt") == 0 ? error : simt_error;
+    }
+  }
+  /* rounding the operands to TF32 shows: far above fp32's error */
+  assert_true(tf32_error > 10 * simt_error && simt_error >= 0);
+  json_decref(doc);
+  char cleanup[700];
+  snprintf(cleanup, sizeof cleanup, "rm -rf '%s'", base);
+  assert_int_equal(system(cleanup), 0);
+  free(base);
+}
+
 static void variants_and_plan_records(void **state) {
   char *base = make_temp_dir();
   char dir[512];
@@ -262,11 +318,17 @@ static void report_of_a_non_results_file(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(bad_shapes_exit_2),           cmocka_unit_test(bad_flags_exit_2),
-      cmocka_unit_test(too_large_for_memory_exit_2), cmocka_unit_test(help_exits_0),
-      cmocka_unit_test(non_empty_out_refused),       cmocka_unit_test(end_to_end_cpu_run),
-      cmocka_unit_test(variants_and_plan_records),   cmocka_unit_test(plan_command),
-      cmocka_unit_test(env_describes_the_machine),   cmocka_unit_test(report_of_a_non_results_file),
+      cmocka_unit_test(bad_shapes_exit_2),
+      cmocka_unit_test(bad_flags_exit_2),
+      cmocka_unit_test(too_large_for_memory_exit_2),
+      cmocka_unit_test(help_exits_0),
+      cmocka_unit_test(non_empty_out_refused),
+      cmocka_unit_test(end_to_end_cpu_run),
+      cmocka_unit_test(variants_and_plan_records),
+      cmocka_unit_test(gemm_realizations_on_the_cpu),
+      cmocka_unit_test(plan_command),
+      cmocka_unit_test(env_describes_the_machine),
+      cmocka_unit_test(report_of_a_non_results_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,6 +2,7 @@
  * derived by hand in the comment above it, not read from the planner. */
 #include <string.h>
 
+#include "planner/gemm.h"
 #include "planner/planner.h"
 #include "test_support.h"
 
@@ -246,6 +247,70 @@ static void refusals(void **state) {
   assert_non_null(strstr(err.message, "unknown planner profile"));
 }
 
+/* GEMM tile rules, expectations worked out by hand from docs/gemm.md for
+ * 132 multiprocessors. */
+static struct tb_gemm_plan gemm_plan(size_t m, size_t n, size_t k, enum tb_realization r) {
+  struct tb_gemm_plan p;
+  struct tb_error err = {0};
+  struct tb_gemm_block rule = {0, 0, 0};
+  assert_int_equal(tb_plan_gemm(m, n, k, r, rule, 132, true, &p, &err), TB_OK);
+  return p;
+}
+
+static void gemm_simt_rule(void **state) {
+  /* 4096^2: 32 x 64 = 2048 blocks of 128x64 >= 132 */
+  struct tb_gemm_plan p = gemm_plan(4096, 4096, 4096, TB_REALIZATION_SIMT);
+  assert_int_equal(p.block_m, 128);
+  assert_int_equal(p.block_n, 64);
+  assert_int_equal(p.block_k, 16);
+  assert_int_equal(p.thread_m * 100 + p.thread_n, 804);
+  assert_int_equal(p.blocks, 2048);
+  assert_int_equal(p.waves, 16);
+  assert_int_equal(p.shared_bytes, 4 * 2 * 16 * (132 + 64));
+  /* 1024^2: 8 x 16 = 128 blocks of 128x64 < 132, 16 x 16 = 256 of 64x64 */
+  p = gemm_plan(1024, 1024, 1024, TB_REALIZATION_SIMT);
+  assert_int_equal(p.block_m * 1000 + p.block_n * 10 + p.block_k / 16, 64641);
+  /* 127x193: 2 x 4 = 8 blocks of 64x64: the smallest tile, 4 x 7 of 32x32 */
+  p = gemm_plan(127, 193, 61, TB_REALIZATION_SIMT);
+  assert_int_equal(p.block_m, 32);
+  assert_int_equal(p.block_k, 32);
+  assert_int_equal(p.blocks, 28);
+  assert_int_equal(p.thread_m * p.thread_n, 4);
+}
+
+static void gemm_tensor_rule(void **state) {
+  /* 32 x 32 = 1024 blocks of 128x128: 8 warps (2 x 4) of 64x32 */
+  struct tb_gemm_plan p = gemm_plan(4096, 4096, 4096, TB_REALIZATION_TENSOR);
+  assert_int_equal(p.block_m * p.block_n, 128 * 128);
+  assert_int_equal(p.threads, 256);
+  assert_int_equal(p.thread_m * 100 + p.thread_n, 6432);
+  assert_int_equal(p.shared_bytes, 4 * 3 * (128 * 36 + 32 * 136)); /* 107520 */
+  /* 1 x 2 blocks of 128x128 < 132: 64x64, 4 warps (2 x 2) of 32x32 */
+  p = gemm_plan(127, 193, 61, TB_REALIZATION_TENSOR_3XTF32);
+  assert_int_equal(p.block_m * p.block_n, 64 * 64);
+  assert_int_equal(p.threads, 128);
+  assert_int_equal(p.blocks, 2 * 4);
+  assert_int_equal(p.shared_bytes, 4 * 3 * (64 * 36 + 32 * 72));
+}
+
+static void gemm_refusals(void **state) {
+  struct tb_gemm_plan p;
+  struct tb_error err = {0};
+  struct tb_gemm_block wrong = {96, 128, 32};
+  assert_int_equal(tb_plan_gemm(64, 64, 64, TB_REALIZATION_TENSOR, wrong, 132, true, &p, &err),
+                   TB_ERR_USAGE);
+  assert_non_null(strstr(err.message, "--gemm-block for tensor"));
+  struct tb_gemm_block text;
+  assert_int_equal(tb_gemm_block_parse("128,64", &text, &err), TB_ERR_USAGE);
+  assert_int_equal(tb_gemm_block_parse("128,64,16x", &text, &err), TB_ERR_USAGE);
+  assert_int_equal(tb_gemm_block_parse("0,64,16", &text, &err), TB_ERR_USAGE);
+  assert_int_equal(tb_gemm_block_parse("128,64,16", &text, &err), TB_OK);
+  enum tb_realization r;
+  assert_int_equal(tb_realization_parse("tf32", &r, &err), TB_ERR_USAGE);
+  assert_int_equal(tb_realization_parse("tensor-3xtf32", &r, &err), TB_OK);
+  assert_int_equal(r, TB_REALIZATION_TENSOR_3XTF32);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(slots_formula_matches_dealing),
@@ -261,6 +326,9 @@ int main(void) {
       cmocka_unit_test(device_limits_reject),
       cmocka_unit_test(register_budget_on_the_h200),
       cmocka_unit_test(refusals),
+      cmocka_unit_test(gemm_simt_rule),
+      cmocka_unit_test(gemm_tensor_rule),
+      cmocka_unit_test(gemm_refusals),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

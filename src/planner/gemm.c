@@ -63,18 +63,20 @@ static enum tb_status simt_shape(struct tb_gemm_plan *p, struct tb_gemm_block us
     p->block_k = user.k;
     p->block_from_user = true;
   } else {
-    /* the largest square tile whose grid still fills every multiprocessor */
-    p->block_m = 32;
-    for (unsigned t = 128; t >= 64; t /= 2) {
-      if (((p->m + t - 1) / t) * ((p->n + t - 1) / t) >= p->multiprocessors) {
-        p->block_m = t;
-        break;
-      }
+    /* the first tile whose grid still fills every multiprocessor; 128x64x16
+     * was the fastest of five tiles at 4096^3 on the H200 (docs/gemm.md) */
+    static const unsigned tiles[][3] = {{128, 64, 16}, {64, 64, 16}, {32, 32, 32}};
+    size_t t = 0;
+    while (t < 2 &&
+           ((p->m + tiles[t][0] - 1) / tiles[t][0]) * ((p->n + tiles[t][1] - 1) / tiles[t][1]) <
+               p->multiprocessors) {
+      ++t;
     }
-    p->block_n = p->block_m;
-    p->block_k = 1024 / p->block_m;
-    p->rule = "simt: the largest square tile of 128, 64, 32 whose grid has at least one block "
-              "per multiprocessor (else 32); k step 1024/tile; 256 threads, tile/16 x tile/16 "
+    p->block_m = tiles[t][0];
+    p->block_n = tiles[t][1];
+    p->block_k = tiles[t][2];
+    p->rule = "simt: the first of 128x64x16, 64x64x16, 32x32x32 whose grid has at least one "
+              "block per multiprocessor (else 32x32x32); 256 threads, (tile m/16) x (tile n/16) "
               "outputs each; two tiles in flight (register prefetch)";
   }
   p->thread_m = p->block_m / 16;

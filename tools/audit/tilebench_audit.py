@@ -290,8 +290,8 @@ def gemm_rule_tile(record):
     if user:
         return tile["block_m"], tile["block_n"], tile["block_k"]
     if record["realization"] == "simt":
-        bm = next((t for t in (128, 64) if ceil_div(m, t) * ceil_div(n, t) >= sms), 32)
-        return bm, bm, 1024 // bm
+        tiles = [(128, 64, 16), (64, 64, 16)]
+        return next((t for t in tiles if ceil_div(m, t[0]) * ceil_div(n, t[1]) >= sms), (32, 32, 32))
     large = ceil_div(m, 128) * ceil_div(n, 128) >= sms
     return (128, 128, 32) if large else (64, 64, 32)
 
