@@ -60,15 +60,17 @@ if has sanitize; then
   mkdir -p "$WORK/sanitizer"
   SAN=(--backend cuda --probe off --samples 1 --warmup-ms 1 --sample-ms 1 --quiet --input-views strided)
   for tool in memcheck racecheck; do
+    # op shape variant [gemm realization]
     for spec in "softmax 37x769 automatic" "rmsnorm 64x258 reference" "layernorm 256x1024 candidate" \
                 "layernorm 200x40000 automatic" "softmax 8x65536 automatic" "sum 8x65536 automatic" \
-                "gelu_add 37x769 automatic"; do
+                "gelu_add 37x769 automatic" "gemm 127x193x61 automatic simt" \
+                "gemm 127x193x61 automatic tensor" "gemm 127x193x61 automatic tensor-3xtf32"; do
       set -- $spec
-      log="$WORK/sanitizer/$tool-$1-$2-$3.log"
+      log="$WORK/sanitizer/$tool-$1-$2-$3${4:+-$4}.log"
       timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/tilebench" run \
-        "${SAN[@]}" --ops "$1" --shapes "$2" --variants "$3" --out "$WORK/sanitizer/run-$tool-$1-$2-$3" \
-        > "$log" 2>&1
-      note "compute-sanitizer $tool $1 $2 $3: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | head -1))"
+        "${SAN[@]}" --ops "$1" --shapes "$2" --variants "$3" --matrix-realization "${4:-simt}" \
+        --out "$WORK/sanitizer/run-$tool-$1-$2-$3${4:+-$4}" > "$log" 2>&1
+      note "compute-sanitizer $tool $1 $2 $3 ${4:-}: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | head -1))"
     done
   done
   tar -C "$WORK" -czf "$OUT/sanitizer.tgz" sanitizer
@@ -152,7 +154,9 @@ fi
 
 if has perf; then
   # Performance evidence: cold throughput, full samples, every op.
-  timeout 480 "$BIN/tilebench" run --backend cuda --shapes "$ALL_SHAPES" --input-views packed \
+  # whatever is left of the call's limit (CALL_LIMIT_S, the device tool's 600 s)
+  timeout $(( ${CALL_LIMIT_S:-590} - SECONDS - 20 )) "$BIN/tilebench" run --backend cuda \
+    --shapes "$ALL_SHAPES" --input-views packed \
     --variants automatic --samples 9 --quiet --out "$WORK/perf" > "$WORK/perf.log" 2>&1
   cp "$WORK/perf.log" "$WORK/perf/" 2>/dev/null
   tar -C "$WORK" -czf "$OUT/perf.tgz" perf

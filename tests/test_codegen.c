@@ -120,7 +120,11 @@ static void elementwise(void **state) {
                             .provider = "native",
                             .variant = TB_VARIANT_AUTOMATIC};
         struct tb_elementwise_plan plan;
-        tb_plan_elementwise(c.op->op, c.shape.m, c.shape.n, &plan);
+        tb_plan_elementwise(c.op->op, c.shape.m, c.shape.n, view == TB_VIEW_PACKED, &plan);
+        /* packed: one row of m*n, so ceil(m*n/4) threads in all */
+        assert_int_equal(plan.threads_per_row * plan.rows, view == TB_VIEW_PACKED
+                                                               ? (c.shape.m * c.shape.n + 3) / 4
+                                                               : c.shape.m * ((c.shape.n + 3) / 4));
         struct tb_generated g;
         struct tb_error err = {0};
         assert_int_equal(tb_codegen_elementwise(&plan, &c, &g, &err), TB_OK);

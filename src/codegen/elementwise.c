@@ -1,4 +1,5 @@
-/* add and gelu_add: each thread handles 4 consecutive elements of one row. */
+/* add and gelu_add: each thread handles 4 consecutive elements of one row
+ * (of the whole matrix, when packed). */
 #include <stdio.h>
 #include <string.h>
 
@@ -10,11 +11,17 @@ enum tb_status tb_codegen_elementwise(const struct tb_elementwise_plan *plan,
   memset(g, 0, sizeof *g);
   struct tb_strbuf b = {0};
   char what[160];
-  snprintf(what, sizeof what, "%s %zux%zu (row stride %zu), elementwise", c->op->name, c->shape.m,
-           c->shape.n, c->view.row_stride);
+  if (plan->m != c->shape.m || plan->n != c->shape.n ||
+      plan->flat != (c->view.kind == TB_VIEW_PACKED)) {
+    return tb_fail(err, TB_ERR_RUN, "elementwise plan does not belong to the case");
+  }
+  snprintf(what, sizeof what, "%s %zux%zu (row stride %zu), elementwise%s", c->op->name, c->shape.m,
+           c->shape.n, c->view.row_stride, plan->flat ? ", walked as one row" : "");
   tb_emit_prelude(&b, what, c->op->op);
+  /* M x N as the kernel walks it (1 x m*n when flat), SX its input row stride */
   tb_strbuf_printf(&b, "#define M %zuLL\n#define N %zuLL\n#define SX %zuLL\n#define TPR %lluLL\n",
-                   c->shape.m, c->shape.n, c->view.row_stride, plan->threads_per_row);
+                   plan->rows, plan->cols, plan->flat ? plan->cols : c->view.row_stride,
+                   plan->threads_per_row);
   tb_emit_signature(&b, "tb_main", plan->threads_per_block, 0);
   const char *expr = c->op->op == TB_OP_GELU_ADD
                          ? "0.5f * s * (1.0f + erff(s * 0.7071067811865475f))" /* exact GELU */

@@ -120,9 +120,12 @@ static void emit_simt_kernel(struct tb_strbuf *b, const struct tb_gemm_plan *pla
       "#define COL(j) (TN >= 4 ? ((j) / 4) * 64 + tx * 4 + (j) %% 4 : tx * TN + (j))\n",
       plan->thread_m, plan->thread_n);
   emit_simt_tile_io(b);
-  /* 64 accumulators need more than the 128 registers two blocks per SM
-   * leave (ptxas spills): one block per SM for them, two for smaller tiles */
-  tb_emit_signature(b, "tb_main", plan->threads, plan->thread_m * plan->thread_n >= 64 ? 1 : 2);
+  /* 64 accumulators, or 32 with the scalar loads' extra addresses, need more
+   * than the 128 registers two blocks per SM leave (ptxas spills): then one
+   * block per SM, else two */
+  unsigned outputs = plan->thread_m * plan->thread_n;
+  bool roomy = outputs >= 64 || (plan->vector_width == 1 && outputs >= 32);
+  tb_emit_signature(b, "tb_main", plan->threads, roomy ? 1 : 2);
   tb_strbuf_printf(
       b, "  __shared__ __align__(16) float as[2][BK][BM + 4];\n"
          "  __shared__ __align__(16) float bs[2][BK][BN];\n"

@@ -26,6 +26,13 @@ static void emit_helpers(struct tb_strbuf *b) {
       "\"l\"(src), \"r\"(bytes));\n"
       "#endif\n"
       "}\n"
+      "/* A's four fragment registers of one m16 x k8 tile in one instruction: the\n"
+      " * 8x8 b16 matrices are 8 rows x 4 floats (rows 0-7, 8-15 at k 0-3, then 4-7). */\n"
+      "static __device__ __forceinline__ void load_a_fragment(unsigned *a, const float *p) {\n"
+      "  const unsigned s = (unsigned)__cvta_generic_to_shared(p);\n"
+      "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%%0,%%1,%%2,%%3}, [%%4];\\n\"\n"
+      "               : \"=r\"(a[0]), \"=r\"(a[1]), \"=r\"(a[2]), \"=r\"(a[3]) : \"r\"(s));\n"
+      "}\n"
       "static __device__ __forceinline__ unsigned to_tf32(float f) {\n"
       "  unsigned u;\n"
       "  asm(\"cvt.rna.tf32.f32 %%0, %%1;\" : \"=r\"(u) : \"f\"(f));\n"
@@ -61,18 +68,20 @@ static void emit_helpers(struct tb_strbuf *b) {
 }
 
 /* Fragments of one k8 step (PTX ISA, m16n8k8 .tf32): thread (g = lane/4,
- * t = lane%%4) holds A[g][t], A[g+8][t], A[g][t+4], A[g+8][t+4] and B[t][g],
- * B[t+4][g]; with the padded strides these are conflict-free. */
+ * t = lane%4) holds A[g][t], A[g+8][t], A[g][t+4], A[g+8][t+4] (ldmatrix) and
+ * B[t][g], B[t+4][g]; with the padded strides these are conflict-free. */
 static void emit_k_step(struct tb_strbuf *b, bool split) {
   tb_strbuf_printf(
       b,
       "      unsigned a[MI][4], bf[NI][2];\n"
       "%s"
       "      _Pragma(\"unroll\") for (int mi = 0; mi < MI; ++mi) {\n"
-      "        const float *p = as + (mi * 16 + g) * AS_STRIDE + kk + t;\n"
-      "        const float v[4] = {p[0], p[8 * AS_STRIDE], p[4], p[8 * AS_STRIDE + 4]};\n"
+      "        load_a_fragment(a[mi], as + (mi * 16 + lane %% 8 + (lane / 8 %% 2) * 8) * AS_STRIDE "
+      "+\n"
+      "                                   kk + (lane / 16) * 4);\n"
       "        _Pragma(\"unroll\") for (int e = 0; e < 4; ++e) {\n"
-      "          a[mi][e] = to_tf32(v[e]);\n"
+      "          const float v = __uint_as_float(a[mi][e]);\n"
+      "          a[mi][e] = to_tf32(v);\n"
       "%s"
       "        }\n"
       "      }\n"
@@ -89,7 +98,7 @@ static void emit_k_step(struct tb_strbuf *b, bool split) {
       "%s"
       "        }\n",
       split ? "      unsigned a_lo[MI][4], b_lo[NI][2]; /* the TF32 remainders */\n" : "",
-      split ? "          a_lo[mi][e] = to_tf32(v[e] - __uint_as_float(a[mi][e]));\n" : "",
+      split ? "          a_lo[mi][e] = to_tf32(v - __uint_as_float(a[mi][e]));\n" : "",
       split ? "          b_lo[ni][e] = to_tf32(v[e] - __uint_as_float(bf[ni][e]));\n" : "",
       split ? "          /* small terms first, then the main product */\n"
               "          mma_tf32(part[mi][ni], a_lo[mi], bf[ni]);\n"

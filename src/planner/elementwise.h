@@ -3,6 +3,7 @@
 #ifndef TB_PLANNER_ELEMENTWISE_H
 #define TB_PLANNER_ELEMENTWISE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "cases/ops.h"
@@ -13,13 +14,19 @@
 struct tb_elementwise_plan {
   enum tb_op op;
   size_t m, n;
+  /* packed rows are one contiguous run of m*n floats: the kernel walks it as
+   * a single row, so every 4-float group is 16-byte aligned whatever n is */
+  bool flat;
+  size_t rows, cols; /* what the kernel walks: 1 x m*n when flat, else m x n */
   unsigned elements_per_thread;
   unsigned threads_per_block;
-  unsigned long long threads_per_row; /* ceil(n / 4) */
-  unsigned long long thread_blocks;   /* ceil(m * threads_per_row / threads_per_block) */
+  unsigned long long threads_per_row; /* ceil(cols / 4) */
+  unsigned long long thread_blocks;   /* ceil(rows * threads_per_row / threads_per_block) */
   const char *rule;
 };
 
-void tb_plan_elementwise(enum tb_op op, size_t m, size_t n, struct tb_elementwise_plan *plan);
+/* packed: the inputs' rows are contiguous (row stride n, no offset). */
+void tb_plan_elementwise(enum tb_op op, size_t m, size_t n, bool packed,
+                         struct tb_elementwise_plan *plan);
 
 #endif

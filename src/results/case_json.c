@@ -67,7 +67,8 @@ static json_t *plans_json(const struct tb_case_result *r) {
   } else if (!r->c.op->is_row_reduction && !r->c.op->is_matmul &&
              strcmp(r->c.provider, "native") == 0) {
     struct tb_elementwise_plan ep;
-    tb_plan_elementwise(r->c.op->op, r->c.shape.m, r->c.shape.n, &ep);
+    tb_plan_elementwise(r->c.op->op, r->c.shape.m, r->c.shape.n, r->c.view.kind == TB_VIEW_PACKED,
+                        &ep);
     json_array_append_new(plans, tb_elementwise_plan_to_json(&ep));
   }
   return plans;

@@ -86,12 +86,14 @@ json_t *tb_plan_to_json(const struct tb_plan *plan) {
 }
 
 json_t *tb_elementwise_plan_to_json(const struct tb_elementwise_plan *plan) {
-  return json_pack("{s:s, s:s, s:I, s:I, s:s, s:i, s:i, s:I, s:I, s:s}", "kind", "elementwise",
-                   "op", tb_op_info(plan->op)->name, "m", (json_int_t)plan->m, "n",
-                   (json_int_t)plan->n, "profile", "fixed", "elements_per_thread",
-                   plan->elements_per_thread, "threads_per_block", plan->threads_per_block,
-                   "threads_per_row", (json_int_t)plan->threads_per_row, "thread_blocks",
-                   (json_int_t)plan->thread_blocks, "rule", plan->rule);
+  json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:s, s:i, s:i, s:I, s:I, s:s}", "kind", "elementwise",
+                        "op", tb_op_info(plan->op)->name, "m", (json_int_t)plan->m, "n",
+                        (json_int_t)plan->n, "profile", "fixed", "elements_per_thread",
+                        plan->elements_per_thread, "threads_per_block", plan->threads_per_block,
+                        "threads_per_row", (json_int_t)plan->threads_per_row, "thread_blocks",
+                        (json_int_t)plan->thread_blocks, "rule", plan->rule);
+  json_object_set_new(j, "flat", json_boolean(plan->flat));
+  return j;
 }
 
 json_t *tb_gemm_plan_to_json(const struct tb_gemm_plan *p) {

@@ -333,7 +333,12 @@ def audit_plan(a, record, case):
     if record["kind"] == "gemm":
         return audit_gemm_plan(a, record, case)
     if record["kind"] == "elementwise":
-        n, m = record["n"], record["m"]
+        # Packed rows are walked as one row of m*n; records made before that
+        # rule carry no "flat" and were planned row by row.
+        flat = "flat" in record and case["input_view"]["kind"] == "packed"
+        if "flat" in record:
+            a.same("plan.flat", record["flat"], flat)
+        n, m = (record["m"] * record["n"], 1) if flat else (record["n"], record["m"])
         tpr = -(-n // 4)
         a.same("plan.threads_per_row", record["threads_per_row"], tpr)
         a.same("plan.thread_blocks", record["thread_blocks"], -(-(m * tpr) // 256))

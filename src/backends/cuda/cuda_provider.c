@@ -88,7 +88,7 @@ static enum tb_status generate(struct cuda_state *s, const struct tb_case *c,
     return tb_codegen_reduction(&s->plan, c, &s->gen, err);
   }
   struct tb_elementwise_plan ep;
-  tb_plan_elementwise(c->op->op, c->shape.m, c->shape.n, &ep);
+  tb_plan_elementwise(c->op->op, c->shape.m, c->shape.n, c->view.kind == TB_VIEW_PACKED, &ep);
   return tb_codegen_elementwise(&ep, c, &s->gen, err);
 }
 
