@@ -213,6 +213,17 @@ static CUptiResult f_cuptiGetStreamIdEx(CUcontext c, CUstream s, uint8_t per_thr
   *id = (uint32_t)(uintptr_t)s;
   return CUPTI_SUCCESS;
 }
+static CUptiResult f_cuptiFinalize(void) {
+  F.finalize_calls++;
+  F.subscribed = 0;
+  F.activity_enabled = 0;
+  callback = NULL;
+  request_buffer = NULL;
+  complete_buffer = NULL;
+  memset(enabled, 0, sizeof enabled);
+  F.enabled_callbacks = 0;
+  return CUPTI_SUCCESS;
+}
 static CUptiResult f_cuptiGetResultString(CUptiResult rc, const char **s) {
   *s = "fake CUPTI error";
   return CUPTI_SUCCESS;
@@ -318,6 +329,7 @@ void fake_install(void) {
       .cuptiActivityGetNumDroppedRecords = f_cuptiActivityGetNumDroppedRecords,
       .cuptiGetTimestamp = f_cuptiGetTimestamp,
       .cuptiGetStreamIdEx = f_cuptiGetStreamIdEx,
+      .cuptiFinalize = f_cuptiFinalize,
       .cuptiGetResultString = f_cuptiGetResultString,
   };
   tb_timing_install_api(&table);

@@ -25,7 +25,7 @@ struct fake_cuda {
   int records_per_buffer;       /* 0: all pending records in one buffer */
   size_t drops_to_report;
   /* observed state */
-  int events_live, subscribed, activity_enabled, unsubscribe_calls;
+  int events_live, subscribed, activity_enabled, finalize_calls, unsubscribe_calls;
   int enabled_callbacks;
 };
 

@@ -49,6 +49,7 @@ struct tb_timing_api {
   CUptiResult (*cuptiActivityGetNumDroppedRecords)(CUcontext, uint32_t, size_t *);
   CUptiResult (*cuptiGetTimestamp)(uint64_t *);
   CUptiResult (*cuptiGetStreamIdEx)(CUcontext, CUstream, uint8_t, uint32_t *);
+  CUptiResult (*cuptiFinalize)(void);
   CUptiResult (*cuptiGetResultString)(CUptiResult, const char **);
   /* NVML (NULL when unavailable) */
   tb_nvml_return (*nvmlInit_v2)(void);

@@ -63,6 +63,7 @@ static int load_cupti(void) {
            BIND(h, cuptiActivityGetNumDroppedRecords, "cuptiActivityGetNumDroppedRecords") &&
            BIND(h, cuptiGetTimestamp, "cuptiGetTimestamp") &&
            BIND(h, cuptiGetStreamIdEx, "cuptiGetStreamIdEx") &&
+           BIND(h, cuptiFinalize, "cuptiFinalize") &&
            BIND(h, cuptiGetResultString, "cuptiGetResultString");
   if (!ok) {
     cupti_why = "libcupti.so.13 lacks an entry point the probe needs (CUPTI older than 13.0?)";

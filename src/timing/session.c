@@ -42,6 +42,7 @@ struct session {
 static struct session S;
 static pthread_mutex_t session_lock = PTHREAD_MUTEX_INITIALIZER;
 static char last_error[768];
+static volatile int detach_requested, detached;
 
 static uint64_t host_ns(void) {
   struct timespec ts;
@@ -112,6 +113,15 @@ static const CUpti_CallbackId driver_launches[] = {
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                  const void *data) {
   const CUpti_CallbackData *info = data;
+  if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent) {
+    /* CUPTI's documented way to detach: cuptiFinalize at an API exit site,
+     * here of a cuCtxGetCurrent the library itself calls at the end. */
+    if (detach_requested && info->callbackSite == CUPTI_API_EXIT && !detached) {
+      S.api->cuptiFinalize();
+      detached = 1;
+    }
+    return;
+  }
   tb_probe_on_launch(domain, cbid, info->callbackSite, info->correlationId);
 }
 
@@ -160,17 +170,28 @@ static void stop_collection(size_t *dropped) {
   }
 }
 
-/* Detaches: with records and callbacks already disabled, unsubscribing
- * frees the one CUPTI subscriber slot for a later session or PyTorch's
- * profiler. No cuptiFinalize: on CUDA 13.0 each finalize and re-initialise
- * costs ~0.6 MB of device memory for good (measured on the H200:
- * tests/gpu/cupti_lifecycle_memory.c), and the GPU tests show control
- * timing unchanged after probe sessions without it. */
+/* Detaches CUPTI so later sessions, and PyTorch's profiler, start clean.
+ * cuptiFinalize, not only cuptiUnsubscribe: measured on the H200 (CUDA
+ * 13.0), a CUPTI left initialised made every later driver call slower
+ * (200 empty launches under control: 1303 vs 1132 µs before any probe), which
+ * would bias the control samples that alternate with probe samples. The
+ * price, CUPTI 13.0's own: each finalize and re-initialise keeps ~0.6 MB of
+ * device memory (tests/gpu/cupti_lifecycle_memory.c, without this library). */
 static void detach_cupti(void) {
   if (!S.subscribed) {
     return;
   }
-  S.api->cuptiUnsubscribe(S.subscriber);
+  detach_requested = 1;
+  detached = 0;
+  S.api->cuptiEnableCallback(1, S.subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                             CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent);
+  CUcontext ignored = NULL;
+  S.api->cuCtxGetCurrent(&ignored);
+  if (!detached) { /* the callback did not run: detach directly */
+    S.api->cuptiUnsubscribe(S.subscriber);
+    S.api->cuptiFinalize();
+  }
+  detach_requested = 0;
   S.subscribed = 0;
   S.subscriber = NULL;
 }

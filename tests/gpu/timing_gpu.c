@@ -526,9 +526,9 @@ static int setup(void) {
 }
 
 /* Control time of a launch-bound batch (200 empty kernels) and of a 1 ms
- * kernel, taken before any probe and again after every probe session: CUPTI
- * stays initialised between sessions (a per-session cuptiFinalize loses
- * ~0.6 MB of device memory each time), so this shows it slows nothing. */
+ * kernel, taken before any probe and again after every probe session: what
+ * a probe session leaves behind must not slow what control measures (a
+ * CUPTI left initialised did: +15 % on the batch, see session.c). */
 struct control_baseline {
   double batch_ns, spin_ns;
 };
