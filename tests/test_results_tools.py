@@ -230,7 +230,13 @@ class EvidenceTest(unittest.TestCase):
         runs = ["2026-11-29-h200-final/perf", "2026-11-29-h200-final/validation-long-rows",
                 "2026-11-29-h200-replays/reference-vs-candidate",
                 "2026-11-29-h200-replays/reference-vs-automatic",
-                "2026-11-29-h200-native-vs-torch"]
+                "2026-11-29-h200-native-vs-torch",
+                "2026-11-29-h200-perf-flat/perf",
+                "2026-11-29-h200-gemm/run", "2026-11-29-h200-gemm/strided",
+                "2026-11-29-h200-gemm/block-128,64,16"]
+        runs += [os.path.join("2026-11-29-h200-torch-all", s) for s in
+                 ("17x257", "37x769", "64x4096", "1024x1024", "4096x1024", "16384x257", "8x65536",
+                  "262144x257", "8192x32768", "32768x8192")]
         for run_dir in runs:
             result = audit(os.path.join(root, run_dir))
             self.assertEqual(result.returncode, 0, f"{run_dir}: {result.stderr}")
