@@ -1,8 +1,10 @@
 /* The CPU backend through the provider interface against the fp64 oracle,
  * over awkward shapes (n = 1, m = 1, n not a multiple of 4, strided views). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "measure/case_runner.h"
 #include "oracle/oracle.h"
 #include "providers/provider.h"
@@ -146,11 +148,25 @@ static void unknown_provider_and_backend(void **state) {
   assert_null(p);
 }
 
+/* TF32 keeps 10 of fp32's 23 mantissa bits, rounding to nearest with ties
+ * away from zero (cvt.rna.tf32.f32); 2^-10 is one TF32 ulp at 1. */
+static void tf32_rounding(void **state) {
+  assert_true(tb_round_tf32(1.0f) == 1.0f);
+  assert_true(tb_round_tf32(1.0f + 0x1p-12f) == 1.0f);              /* below half an ulp */
+  assert_true(tb_round_tf32(1.0f + 0x1p-11f) == 1.0f + 0x1p-10f);   /* a tie: away from 0 */
+  assert_true(tb_round_tf32(-1.0f - 0x1p-11f) == -1.0f - 0x1p-10f); /* symmetric */
+  assert_true(tb_round_tf32(1.0f + 0x1p-10f + 0x1p-13f) == 1.0f + 0x1p-10f);
+  assert_true(tb_round_tf32(3.99999f) == 4.0f); /* carries into the exponent */
+  assert_true(isinf(tb_round_tf32(INFINITY)));
+  assert_true(isnan(tb_round_tf32(NAN)));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_op_on_awkward_shapes),
       cmocka_unit_test(unwritten_tail_makes_the_case_invalid),
       cmocka_unit_test(gemm_on_odd_shapes),
+      cmocka_unit_test(tf32_rounding),
       cmocka_unit_test(unknown_provider_and_backend),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -24,17 +24,9 @@ def audit(*dirs, extra=()):
     return subprocess.run([sys.executable, AUDIT, *dirs, *extra], capture_output=True, text=True)
 
 
-class AuditTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="tb-audit-")
-        cls.run_dir = os.path.join(cls.tmp, "run")
-        cls.replay_dir = os.path.join(cls.tmp, "replay")
-        r = run("run", "--shapes", "37x769,3x5", "--variants", "reference,automatic", *FAST,
-                "--out", cls.run_dir)
-        assert r.returncode == 0, r.stderr
-        r = run("replay", "--shapes", "37x769,64x258", "--rounds", "4", *FAST, "--out", cls.replay_dir)
-        assert r.returncode == 0, r.stderr
+class Corruptions:
+    """Plants a change in a copy of a run and expects the audit to name it;
+    the test class provides `tmp`."""
 
     @classmethod
     def tearDownClass(cls):
@@ -58,6 +50,19 @@ class AuditTest(unittest.TestCase):
         self.assertEqual(result.returncode, 1, result.stdout + result.stderr)
         self.assertIn("DISCREPANCY", result.stderr)
         self.assertIn(field, result.stderr)
+
+
+class AuditTest(Corruptions, unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="tb-audit-")
+        cls.run_dir = os.path.join(cls.tmp, "run")
+        cls.replay_dir = os.path.join(cls.tmp, "replay")
+        r = run("run", "--shapes", "37x769,3x5", "--variants", "reference,automatic", *FAST,
+                "--out", cls.run_dir)
+        assert r.returncode == 0, r.stderr
+        r = run("replay", "--shapes", "37x769,64x258", "--rounds", "4", *FAST, "--out", cls.replay_dir)
+        assert r.returncode == 0, r.stderr
 
     def test_clean_run_and_replay_pass(self):
         for d in (self.run_dir, self.replay_dir):
@@ -240,6 +245,44 @@ class EvidenceTest(unittest.TestCase):
         for run_dir in runs:
             result = audit(os.path.join(root, run_dir))
             self.assertEqual(result.returncode, 0, f"{run_dir}: {result.stderr}")
+
+
+class GemmAuditTest(Corruptions, unittest.TestCase):
+    """The audit's gemm checks on a real H200 run (committed evidence): the
+    precision label, the realization's tolerance and the tile rule."""
+    RUN = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "evidence",
+                       "2026-11-29-h200-gemm", "run")
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="tb-audit-gemm-")
+
+    def case(self, doc, provider, realization, m=4096):
+        return next(c for c in doc["cases"] if c["provider"] == provider
+                    and c["realization"] == realization and c["m"] == m)
+
+    def test_clean_run_passes(self):
+        self.assertEqual(audit(self.RUN).returncode, 0)
+
+    def test_precision_label(self):
+        self.assert_caught(self.RUN, lambda d: self.case(d, "cublas", "tensor").update(precision="fp32"),
+                           "precision")
+
+    def test_tf32_tolerance_on_an_fp32_realization(self):
+        def m(d):
+            simt = self.case(d, "native", "simt")
+            simt["validation"]["atol"] = self.case(d, "native", "tensor")["validation"]["atol"]
+        self.assert_caught(self.RUN, m, "validation.atol")
+
+    def test_tile_not_the_rule(self):
+        def m(d):
+            self.case(d, "native", "simt")["execution_plans"][0]["tile"]["block_n"] = 128
+        self.assert_caught(self.RUN, m, "plan.tile")
+
+    def test_vector_width(self):
+        def m(d):
+            self.case(d, "native", "tensor")["execution_plans"][0]["vector_width"] = 1
+        self.assert_caught(self.RUN, m, "plan.vector_width")
 
 
 class CompareTest(unittest.TestCase):
