@@ -278,6 +278,21 @@ static void plan_command(void **state) {
   assert_non_null(strstr(out, "split_row"));
   expect_usage_error(RUN("plan", "--op", "add", "--shape", "4x4"), "not a row reduction");
   expect_usage_error(RUN("plan", "--op", "softmax"), "needs --op and --shape");
+  expect_usage_error(RUN("plan", "--op", "softmax", "--shape", "64x64x64"), "MxNxK is for gemm");
+  expect_usage_error(RUN("plan", "--op", "gemm", "--shape", "64x64"), "MxNxK shape");
+  expect_usage_error(RUN("plan", "--op", "gemm", "--shape", "64x64x64", "--gemm-block", "96,96,8"),
+                     "--gemm-block for simt");
+  expect_usage_error(RUN("plan", "--op", "gemm", "--shape", "8x8x8", "--matrix-realization", "x"),
+                     "unknown matrix realization");
+  /* gemm: the rule's tile, as run records it */
+  assert_int_equal(RUN("plan", "--op", "gemm", "--shape", "4096x4096x4096", "--json"), 0);
+  json_t *gemm = json_loads(out, 0, &jerr);
+  assert_non_null(gemm);
+  json_t *tile = json_object_get(gemm, "tile");
+  assert_int_equal(json_integer_value(json_object_get(tile, "block_m")), 128);
+  assert_int_equal(json_integer_value(json_object_get(tile, "block_n")), 64);
+  assert_int_equal(json_integer_value(json_object_get(gemm, "thread_blocks")), 2048);
+  json_decref(gemm);
   expect_usage_error(RUN("plan", "--op", "softmax", "--shape", "0x4"), "0x4");
   expect_usage_error(RUN("plan", "--op", "softmax", "--shape", "4x4", "--variant", "best"),
                      "unknown variant");

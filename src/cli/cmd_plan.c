@@ -5,13 +5,18 @@
 
 #include "cases/shape.h"
 #include "cli/commands.h"
+#include "planner/gemm.h"
 #include "planner/planner.h"
 #include "results/plan_json.h"
 
 static const char usage[] =
     "usage: tilebench plan --op OP --shape MxN [--variant V] [--profile P] [--json]\n"
-    "  --op OP        sum, softmax, rmsnorm or layernorm\n"
-    "  --shape MxN    rows x elements per row\n"
+    "       tilebench plan --op gemm --shape MxNxK [--matrix-realization R] [--gemm-block M,N,K]\n"
+    "                      [--json]\n"
+    "  --op OP        sum, softmax, rmsnorm, layernorm, or gemm\n"
+    "  --shape MxN    rows x elements per row (MxNxK for gemm)\n"
+    "  --matrix-realization R  gemm: simt (default), tensor or tensor-3xtf32\n"
+    "  --gemm-block M,N,K      gemm: a tile instead of the rule's\n"
     "  --variant V    automatic (default), reference (1 warp x 8 rows) or candidate (2 warps x 4 "
     "rows)\n"
     "  --profile P    cost profile (default analytic; the only one so far)\n"
@@ -51,15 +56,53 @@ static void print_table(const struct tb_plan *plan) {
   }
 }
 
+/* gemm: the tile rule for a packed, 16-byte aligned case on the default
+ * device (132 multiprocessors), as `tilebench run` would record it. */
+static int plan_gemm(struct tb_shape shape, const char *realization_text, const char *block_text,
+                     int as_json, struct tb_error *err) {
+  enum tb_realization realization;
+  struct tb_gemm_block block = {0, 0, 0};
+  struct tb_gemm_plan plan;
+  struct tb_device_limits limits = tb_device_limits_default();
+  bool aligned = shape.k % 4 == 0 && shape.n % 4 == 0;
+  if (tb_realization_parse(realization_text, &realization, err) != TB_OK ||
+      (block_text != NULL && tb_gemm_block_parse(block_text, &block, err) != TB_OK) ||
+      tb_plan_gemm(shape.m, shape.n, shape.k, realization, block, limits.multiprocessors, aligned,
+                   &plan, err) != TB_OK) {
+    return tb_cli_fail(err);
+  }
+  json_t *j = tb_gemm_plan_to_json(&plan);
+  if (as_json) {
+    json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+    putchar('\n');
+  } else {
+    printf("gemm %zux%zux%zu, realization %s (%s), packed inputs, %s\n", shape.m, shape.n, shape.k,
+           tb_realization_name(realization), tb_realization_precision(realization), limits.source);
+    printf("tile %ux%ux%u, %u threads, %s %ux%u, %u stages, %u-float loads\n", plan.block_m,
+           plan.block_n, plan.block_k, plan.threads,
+           realization == TB_REALIZATION_SIMT ? "outputs per thread" : "warp tile", plan.thread_m,
+           plan.thread_n, plan.stages, plan.vector_width);
+    printf("grid %llu x %llu = %llu blocks, %llu wave(s) over %u multiprocessors, %u B shared\n",
+           plan.grid_m, plan.grid_n, plan.blocks, plan.waves, plan.multiprocessors,
+           plan.shared_bytes);
+    printf("rule: %s\n", plan.rule);
+  }
+  json_decref(j);
+  return 0;
+}
+
 int tb_cmd_plan(int argc, char **argv) {
   static const struct option options[] = {{"op", required_argument, NULL, 'o'},
                                           {"shape", required_argument, NULL, 's'},
                                           {"variant", required_argument, NULL, 'v'},
                                           {"profile", required_argument, NULL, 'p'},
                                           {"json", no_argument, NULL, 'j'},
+                                          {"matrix-realization", required_argument, NULL, 'r'},
+                                          {"gemm-block", required_argument, NULL, 'g'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
   const char *op_name = NULL, *shape_text = NULL, *variant_text = "automatic";
+  const char *realization_text = "simt", *block_text = NULL;
   const char *profile = TB_PLANNER_PROFILE_ANALYTIC;
   int as_json = 0, opt;
   optind = 1;
@@ -72,6 +115,8 @@ int tb_cmd_plan(int argc, char **argv) {
     case 'v': variant_text = optarg; break;
     case 'p': profile = optarg; break;
     case 'j': as_json = 1; break;
+    case 'r': realization_text = optarg; break;
+    case 'g': block_text = optarg; break;
     case 'h': fputs(usage, stdout); return 0;
     default:
       tb_fail(&err, TB_ERR_USAGE, "unknown or incomplete option '%s'\n%s", argv[optind - 1], usage);
@@ -89,10 +134,24 @@ int tb_cmd_plan(int argc, char **argv) {
     tb_fail(&err, TB_ERR_USAGE, "unknown operation '%s' (known: %s)", op_name, tb_op_names());
     return tb_cli_fail(&err);
   }
+  if (op->is_matmul) {
+    if (tb_shape_parse(shape_text, &shape, &err) != TB_OK) {
+      return tb_cli_fail(&err);
+    }
+    if (shape.k == 0) {
+      tb_fail(&err, TB_ERR_USAGE, "gemm takes an MxNxK shape, not %s", shape_text);
+      return tb_cli_fail(&err);
+    }
+    return plan_gemm(shape, realization_text, block_text, as_json, &err);
+  }
   struct tb_plan plan;
   struct tb_device_limits limits = tb_device_limits_default();
-  if (tb_shape_parse(shape_text, &shape, &err) != TB_OK ||
-      tb_variant_parse(variant_text, &variant, &err) != TB_OK ||
+  if (tb_shape_parse(shape_text, &shape, &err) == TB_OK && shape.k != 0) {
+    tb_fail(&err, TB_ERR_USAGE, "%s takes an MxN shape, not %s (MxNxK is for gemm)", op->name,
+            shape_text);
+    return tb_cli_fail(&err);
+  }
+  if (err.status != TB_OK || tb_variant_parse(variant_text, &variant, &err) != TB_OK ||
       tb_plan_reduction(op->op, shape.m, shape.n, variant, &limits, profile, &plan, &err) !=
           TB_OK) {
     return tb_cli_fail(&err);
