@@ -7,11 +7,15 @@
  *   finalize     + cuptiFinalize after each cycle
  *   pinned       finalize, profiling buffers in pinned host memory
  *   small        finalize, one device buffer of 256 KiB (default: 3 of 3 MiB)
+ * After each stage it also times a batch of 200 empty launches on the host
+ * clock (median of 15), against the same batch before any CUPTI call: does
+ * a CUPTI left initialised (no finalize) slow later launches?
  * Run by scripts/gpu.sh tests; writes JSON to argv[1]. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cupti.h>
 #include <jansson.h>
@@ -20,6 +24,13 @@
 #include "core/dlfind.h"
 
 #define CYCLES 20
+#define BATCH 200
+#define BATCH_REPS 15
+
+/* An empty kernel, JIT-compiled by the driver for the device. */
+static const char empty_ptx[] = ".version 7.0\n.target sm_52\n.address_size 64\n"
+                                ".visible .entry tb_empty()\n{\n  ret;\n}\n";
+static CUfunction empty_kernel;
 
 static CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
 static CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
@@ -81,8 +92,34 @@ static void set_buffer_attributes(int stage) {
   }
 }
 
-/* One cycle of a stage: subscribe; from ACTIVITY on, kernel records; from
- * FINALIZE on, cuptiFinalize at the end. */
+static void launch_empty(const struct tb_cuda *cu) {
+  cu->cuLaunchKernel(empty_kernel, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
+}
+
+static int compare_doubles(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Host time of BATCH launches and their synchronisation, median of reps. */
+static double batch_us(const struct tb_cuda *cu) {
+  double t[BATCH_REPS];
+  for (int r = 0; r < BATCH_REPS; ++r) {
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (int i = 0; i < BATCH; ++i) {
+      launch_empty(cu);
+    }
+    cu->cuCtxSynchronize();
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    t[r] = (double)(b.tv_sec - a.tv_sec) * 1e6 + (double)(b.tv_nsec - a.tv_nsec) / 1e3;
+  }
+  qsort(t, BATCH_REPS, sizeof t[0], compare_doubles);
+  return t[BATCH_REPS / 2];
+}
+
+/* One cycle of a stage: subscribe; from ACTIVITY on, kernel records around
+ * one launch; from FINALIZE on, cuptiFinalize at the end. */
 static void cycle(const struct tb_cuda *cu, int stage) {
   CUpti_SubscriberHandle h;
   set_buffer_attributes(stage);
@@ -90,6 +127,7 @@ static void cycle(const struct tb_cuda *cu, int stage) {
   if (stage >= ACTIVITY) {
     register_callbacks(on_request, on_complete);
     enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    launch_empty(cu);
     cu->cuCtxSynchronize();
     disable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -111,8 +149,18 @@ int main(int argc, char **argv) {
   cu->cuDeviceGet(&dev, 0);
   cu->cuDevicePrimaryCtxRetain(&ctx, dev);
   cu->cuCtxSetCurrent(ctx);
+  CUmodule module;
+  if (cu->cuModuleLoadData(&module, empty_ptx) != CUDA_SUCCESS ||
+      cu->cuModuleGetFunction(&empty_kernel, module, "tb_empty") != CUDA_SUCCESS) {
+    printf("cannot load the empty kernel\n0 passed, 1 failed\n");
+    return 1;
+  }
   static const char *const stages[] = {"subscribe", "activity", "finalize", "pinned", "small"};
   json_t *out = json_object();
+  batch_us(cu); /* warm-up */
+  double baseline = batch_us(cu);
+  printf("INFO before any CUPTI call: %d empty launches %.1f µs\n", BATCH, baseline);
+  json_object_set_new(out, "launch_batch_us_before_cupti", json_real(baseline));
   for (int stage = 0; stage < STAGES; ++stage) {
     cycle(cu, stage); /* first cycle: one-time setup, not counted */
     size_t before = 0, after = 0, total = 0;
@@ -122,8 +170,14 @@ int main(int argc, char **argv) {
     }
     cu->cuMemGetInfo(&after, &total);
     double kib_per_cycle = ((double)before - (double)after) / 1024.0 / CYCLES;
-    printf("INFO %-9s device memory lost per cycle: %.1f KiB\n", stages[stage], kib_per_cycle);
+    double batch = batch_us(cu);
+    printf("INFO %-9s device memory lost per cycle: %.1f KiB; then %d empty launches %.1f µs "
+           "(%.2f of before any CUPTI call)\n",
+           stages[stage], kib_per_cycle, BATCH, batch, batch / baseline);
     json_object_set_new(out, stages[stage], json_real(kib_per_cycle));
+    char key[64];
+    snprintf(key, sizeof key, "launch_batch_us_after_%s", stages[stage]);
+    json_object_set_new(out, key, json_real(batch));
   }
   if (argc > 1) {
     json_dump_file(out, argv[1], JSON_INDENT(2));
