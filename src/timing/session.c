@@ -172,10 +172,10 @@ static void stop_collection(size_t *dropped) {
 
 /* Detaches CUPTI so later sessions, and PyTorch's profiler, start clean.
  * cuptiFinalize, not only cuptiUnsubscribe: on the H200 (CUDA 13.0) a CUPTI
- * left initialised made the probe's own sessions 15-23 % longer on a 1 ms
- * kernel (twice; 1-2 % with finalize) and, in one of two runs, later
- * launches under control 15 % slower, which would bias the control samples
- * that alternate with probe samples (evidence/2026-11-29-h200-timing-finalize).
+ * that recorded kernels and was not finalized made every later launch ~25 %
+ * slower (tests/gpu/cupti_lifecycle_memory.c, twice), which would bias the
+ * control samples that alternate with probe samples; finalize restores it
+ * (evidence/2026-11-29-h200-timing-finalize).
  * The price, CUPTI 13.0's own: each finalize and re-initialise keeps ~0.6 MB
  * of device memory (tests/gpu/cupti_lifecycle_memory.c, without this
  * library). */
