@@ -90,14 +90,20 @@ class TorchProviderTest(unittest.TestCase):
             self.assertEqual(c["provider_details"]["buffers"]["sets"], 3)
 
     def test_gemm_through_torch_matmul(self):
-        r, doc = self.run_tb("--providers", "native,torch", "--ops", "gemm", "--shapes", "17x9x33,1x1x1")
+        r, doc = self.run_tb("--providers", "native,torch", "--ops", "gemm", "--shapes", "17x9x33,1x1x1",
+                             "--matrix-realization", "simt,tensor")
         self.assertEqual(r.returncode, 0, r.stderr)
         torch_cases = [c for c in doc["cases"] if c["provider"] == "torch"]
-        self.assertEqual(len(torch_cases), 4)  # shapes x views
+        self.assertEqual(len(torch_cases), 8)  # shapes x views x realizations
         for c in torch_cases:
             self.assertTrue(c["valid"], c["error"])
             self.assertEqual(c["output_allocation"], "preallocated_out")
-            self.assertIn("torch.matmul", c["provider_details"]["implementation"])
+            implementation = c["provider_details"]["implementation"]
+            self.assertIn("torch.matmul", implementation)
+            # TF32 exactly when the realization compared is TF32
+            tf32 = c["realization"] == "tensor"
+            self.assertIn(f"allow_tf32={tf32}", implementation)
+            self.assertEqual(c["precision"], "tf32" if tf32 else "fp32")
 
     def assert_torch_invalid(self, doc, fragment):
         native = [c for c in doc["cases"] if c["provider"] == "native"]
