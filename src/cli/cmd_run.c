@@ -33,8 +33,8 @@
 static const char usage[] =
     "usage: tilebench run [options]\n"
     "  --ops LIST           operations (default: all of "
-    "sum,softmax,rmsnorm,layernorm,add,gelu_add)\n"
-    "  --shapes LIST        MxN shapes (default: " DEFAULT_SHAPES ")\n"
+    "sum,softmax,rmsnorm,layernorm,add,gelu_add,gemm)\n"
+    "  --shapes LIST        MxN shapes, MxNxK for gemm (default: " DEFAULT_SHAPES ")\n"
     "  --input-views LIST   packed,strided (default: both); strided rows have stride n+3 and\n"
     "                       start at element 1, so kernels cannot assume packed or aligned rows\n"
     "  --providers LIST     native, torch, torch-compile, cublas (default: native); the torch\n"
