@@ -279,6 +279,18 @@ class GemmAuditTest(Corruptions, unittest.TestCase):
             self.case(d, "native", "simt")["execution_plans"][0]["tile"]["block_n"] = 128
         self.assert_caught(self.RUN, m, "plan.tile")
 
+    def test_cublas_math_mode(self):
+        def m(d):
+            self.case(d, "cublas", "simt")["provider_details"]["cublas"]["math_mode"] = \
+                "CUBLAS_TF32_TENSOR_OP_MATH"
+        self.assert_caught(self.RUN, m, "provider_details.cublas.math_mode")
+
+    def test_torch_tf32_not_matched(self):
+        def m(d):
+            c = self.case(d, "torch", "tensor-3xtf32")
+            c["provider_details"]["implementation"] = "torch.matmul(out=), allow_tf32=True"
+        self.assert_caught(self.RUN, m, "allow_tf32")
+
     def test_vector_width(self):
         def m(d):
             self.case(d, "native", "tensor")["execution_plans"][0]["vector_width"] = 1

@@ -279,6 +279,24 @@ def audit_candidate(a, recorded, expected, field):
 GEMM_PRECISION = {"simt": "fp32", "tensor": "tf32", "tensor-3xtf32": "fp32 (3xTF32 split)"}
 
 
+def audit_gemm_precision(a, case):
+    """The label every report carries, and every provider computing at it:
+    TF32 exactly for the `tensor` realization (docs/gemm.md)."""
+    realization = case["realization"]
+    a.same("precision", case["precision"], GEMM_PRECISION[realization])
+    a.same("id (realization suffix)", case["id"].rsplit("/", 1)[1], realization)
+    details = case.get("provider_details") or {}
+    tf32 = realization == "tensor"
+    if "cublas" in details:
+        a.same("provider_details.cublas.math_mode", details["cublas"]["math_mode"],
+               "CUBLAS_TF32_TENSOR_OP_MATH" if tf32 else "CUBLAS_DEFAULT_MATH")
+        a.same("provider_details.cublas.precision", details["cublas"]["precision"],
+               "tf32" if tf32 else "fp32")
+    if case["provider"] in ("torch", "torch-compile") and details.get("implementation"):
+        a.same("provider_details.implementation (allow_tf32)",
+               f"allow_tf32={tf32}" in details["implementation"], True)
+
+
 def ceil_div(x, y):
     return -(-x // y)
 
@@ -575,9 +593,8 @@ def audit_run(a, run_dir, check_current):
     for case in doc["cases"]:
         a.where = f"{path} case {case['id']}" + (f" round {case['round']}" if "round" in case else "")
         valid += audit_validity(a, case, samples)
-        if case["op"] == "gemm":  # the label every report carries
-            a.same("precision", case["precision"], GEMM_PRECISION[case["realization"]])
-            a.same("id (realization suffix)", case["id"].rsplit("/", 1)[1], case["realization"])
+        if case["op"] == "gemm":
+            audit_gemm_precision(a, case)
         plans = [audit_plan(a, p, case) for p in case["execution_plans"]]
         if case["execution_plans"]:
             audit_source(a, run_dir, case, plans[0])
