@@ -191,10 +191,19 @@ enum tb_status tb_codegen_gemm(const struct tb_gemm_plan *plan, const struct tb_
   struct tb_strbuf b = {0};
   tb_emit_gemm_constants(&b, plan, c);
   emit_simt_kernel(&b, plan);
+  return tb_gemm_finish(&b, plan, false, g, err);
+}
+
+enum tb_status tb_gemm_finish(struct tb_strbuf *b, const struct tb_gemm_plan *plan,
+                              bool dynamic_shared, struct tb_generated *g, struct tb_error *err) {
   g->kernel_count = 1;
   snprintf(g->kernels[0].name, sizeof g->kernels[0].name, "tb_main");
   g->kernels[0].threads_per_block = plan->threads;
   g->kernels[0].blocks = plan->blocks;
-  g->kernels[0].static_shared_bytes = plan->shared_bytes;
-  return tb_emit_finish(&b, g, err);
+  if (dynamic_shared) {
+    g->kernels[0].dynamic_shared_bytes = plan->shared_bytes;
+  } else {
+    g->kernels[0].static_shared_bytes = plan->shared_bytes;
+  }
+  return tb_emit_finish(b, g, err);
 }

@@ -195,12 +195,7 @@ enum tb_status tb_codegen_gemm_tensor(const struct tb_gemm_plan *plan, const str
   struct tb_strbuf b = {0};
   tb_emit_gemm_constants(&b, plan, c);
   emit_kernel(&b, plan);
-  g->kernel_count = 1;
-  snprintf(g->kernels[0].name, sizeof g->kernels[0].name, "tb_main");
-  g->kernels[0].threads_per_block = plan->threads;
-  g->kernels[0].blocks = plan->blocks;
-  g->kernels[0].dynamic_shared_bytes = plan->shared_bytes;
-  enum tb_status st = tb_emit_finish(&b, g, err);
+  enum tb_status st = tb_gemm_finish(&b, plan, true, g, err);
   /* cp.async and TF32 mma.sync: Ampere (8.0) and newer */
   g->min_cc_major = 8;
   g->min_cc_minor = 0;

@@ -42,6 +42,13 @@ enum tb_status tb_gemm_block_parse(const char *text, struct tb_gemm_block *out,
   return TB_OK;
 }
 
+static void take_user_block(struct tb_gemm_plan *p, struct tb_gemm_block user) {
+  p->block_m = user.m;
+  p->block_n = user.n;
+  p->block_k = user.k;
+  p->block_from_user = true;
+}
+
 /* simt: 256 threads, each (block_m/16) x (block_n/16) outputs; a tile side
  * is 32, 64 or 128 and the k step 8, 16 or 32, with at least 4 floats of A
  * and of B per thread and step (block_m * block_k and block_n * block_k of
@@ -58,10 +65,7 @@ static enum tb_status simt_shape(struct tb_gemm_plan *p, struct tb_gemm_block us
                      "M*K and N*K at least 1024 (got %u,%u,%u)",
                      user.m, user.n, user.k);
     }
-    p->block_m = user.m;
-    p->block_n = user.n;
-    p->block_k = user.k;
-    p->block_from_user = true;
+    take_user_block(p, user);
   } else {
     /* the first tile whose grid still fills every multiprocessor; 128x64x16
      * was the fastest of five tiles at 4096^3 on the H200 (docs/gemm.md) */
@@ -99,10 +103,7 @@ static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block 
                      "--gemm-block for tensor: M and N of 64 or 128, K of 16 or 32 (got %u,%u,%u)",
                      user.m, user.n, user.k);
     }
-    p->block_m = user.m;
-    p->block_n = user.n;
-    p->block_k = user.k;
-    p->block_from_user = true;
+    take_user_block(p, user);
   } else {
     bool large = ((p->m + 127) / 128) * ((p->n + 127) / 128) >= p->multiprocessors;
     p->block_m = p->block_n = large ? 128 : 64;
