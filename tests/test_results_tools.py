@@ -279,6 +279,19 @@ class GemmAuditTest(Corruptions, unittest.TestCase):
             self.case(d, "native", "simt")["execution_plans"][0]["tile"]["block_n"] = 128
         self.assert_caught(self.RUN, m, "plan.tile")
 
+    def test_report_pairs_like_with_like(self):
+        """Native / frameworks: each native gemm case once against cublas and
+        once against torch, never across realizations."""
+        report = os.path.join(self.tmp, "report.md")
+        r = run("report", self.RUN, "--output", report)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(report) as f:
+            text = f.read()
+        section = text.split("## Native / frameworks")[1].split("\n## ")[0]
+        rows = [line.split(" | ")[:2] for line in section.splitlines() if line.startswith("| gemm/")]
+        self.assertEqual(len(rows), 5 * 3 * 2)  # shapes x realizations x (cublas, torch)
+        self.assertEqual(len({tuple(r) for r in rows}), len(rows))
+
     def test_cublas_math_mode(self):
         def m(d):
             self.case(d, "cublas", "simt")["provider_details"]["cublas"]["math_mode"] = \

@@ -310,9 +310,29 @@ static void markdown_load(struct tb_strbuf *b, const json_t *doc) {
   }
 }
 
-/* Native / torch per case (same op, shape and view; the native automatic
- * variant): ratios of p50s, < 1 when native is faster. A single run's ratio
- * is not a verdict: replays give ranges. */
+/* Whether two cases agree on `key`, both lacking it included. */
+static bool same_field(const json_t *a, const json_t *b, const char *key) {
+  const json_t *x = json_object_get(a, key), *y = json_object_get(b, key);
+  return (x == NULL && y == NULL) || (x != NULL && y != NULL && json_equal(x, y));
+}
+
+/* The same computation: op, shape (k too), input view and, for gemm, the
+ * realization (so precisions are never mixed). */
+static bool same_computation(const json_t *a, const json_t *b) {
+  return same_field(a, b, "op") && same_field(a, b, "m") && same_field(a, b, "n") &&
+         same_field(a, b, "k") && same_field(a, b, "realization") &&
+         json_equal(json_object_get(json_object_get(a, "input_view"), "kind"),
+                    json_object_get(json_object_get(b, "input_view"), "kind"));
+}
+
+static bool is_framework(const char *provider) {
+  return strncmp(provider, "torch", 5) == 0 || strcmp(provider, "cublas") == 0;
+}
+
+/* Native / frameworks (torch, torch-compile, cublas) per case (the same
+ * computation; the native automatic variant): ratios of p50s, < 1 when
+ * native is faster. A single run's ratio is not a verdict: replays give
+ * ranges. */
 static void markdown_ratios(struct tb_strbuf *b, const json_t *cases) {
   size_t i, j, shown = 0;
   json_t *n, *t;
@@ -325,17 +345,13 @@ static void markdown_ratios(struct tb_strbuf *b, const json_t *cases) {
     }
     json_array_foreach(cases, j, t) {
       const char *other = str_or(json_object_get(t, "provider"), "");
-      if (strncmp(other, "torch", 5) != 0 ||
-          !json_equal(json_object_get(n, "op"), json_object_get(t, "op")) ||
-          !json_equal(json_object_get(n, "m"), json_object_get(t, "m")) ||
-          !json_equal(json_object_get(n, "n"), json_object_get(t, "n")) ||
-          !json_equal(json_object_get(json_object_get(n, "input_view"), "kind"),
-                      json_object_get(json_object_get(t, "input_view"), "kind"))) {
+      if (!is_framework(other) || json_object_get(t, "round") || !same_computation(n, t)) {
         continue;
       }
       if (shown++ == 0) {
         tb_strbuf_printf(b,
-                         "## Native / torch (one run: ratios of p50s, < 1 = native faster)\n\n"
+                         "## Native / frameworks (one run: ratios of p50s, < 1 = native "
+                         "faster)\n\n"
                          "| case | vs | GPU control throughput | host throughput | host latency |\n"
                          "|---|---|---:|---:|---:|\n");
       }
