@@ -169,6 +169,16 @@ static void markdown_cases(struct tb_strbuf *b, const json_t *cases, double ceil
   tb_strbuf_printf(b, "\n");
 }
 
+/* TFLOP/s of a gemm case: 2mnk over the time per call that bandwidth uses
+ * (GPU control, else host E2E); "n/a" without a time. */
+static void fmt_tflops(char *buf, size_t size, const json_t *c) {
+  double flops = 2.0 * json_number_value(json_object_get(c, "m")) *
+                 json_number_value(json_object_get(c, "n")) *
+                 json_number_value(json_object_get(c, "k"));
+  double ns = bandwidth_basis_ns(c);
+  snprintf(buf, size, isnan(ns) || ns <= 0.0 ? "n/a" : "%.2f", flops / ns / 1e3);
+}
+
 /* gemm is judged by arithmetic, not bytes: TFLOP/s = 2mnk / time per call,
  * with the precision every number was computed at. */
 static void markdown_gemm(struct tb_strbuf *b, const json_t *cases) {
@@ -189,14 +199,10 @@ static void markdown_gemm(struct tb_strbuf *b, const json_t *cases) {
                           "lat p50 (µs) | max abs error | atol |\n"
                           "|---|---|---|---:|---:|---:|---:|---:|\n");
     }
-    double flops = 2.0 * json_number_value(json_object_get(c, "m")) *
-                   json_number_value(json_object_get(c, "n")) *
-                   json_number_value(json_object_get(c, "k"));
-    double ns = bandwidth_basis_ns(c);
     char time[32], rate[32], lat[32], err[32], atol[32];
-    fmt_us(time, sizeof time, ns);
+    fmt_us(time, sizeof time, bandwidth_basis_ns(c));
     fmt_us(lat, sizeof lat, control_p50_ns(c, "latency"));
-    snprintf(rate, sizeof rate, isnan(ns) || ns <= 0.0 ? "n/a" : "%.2f", flops / ns / 1e3);
+    fmt_tflops(rate, sizeof rate, c);
     fmt_error(err, sizeof err, c, "max_abs_error");
     fmt_error(atol, sizeof atol, c, "atol");
     tb_strbuf_printf(
@@ -493,6 +499,24 @@ char *tb_report_markdown(const json_t *doc, struct tb_error *err) {
   return text;
 }
 
+/* gemm's own figure below the table: TFLOP/s at the stated precision. */
+static void terminal_gemm(struct tb_strbuf *b, const json_t *cases) {
+  size_t i, shown = 0;
+  json_t *c;
+  json_array_foreach(cases, i, c) {
+    if (!json_is_string(json_object_get(c, "realization"))) {
+      continue;
+    }
+    if (shown++ == 0) {
+      tb_strbuf_printf(b, "\n%-44s %-20s %9s\n", "gemm case", "precision", "TFLOP/s");
+    }
+    char rate[32];
+    fmt_tflops(rate, sizeof rate, c);
+    tb_strbuf_printf(b, "%-44s %-20s %9s\n", str_or(json_object_get(c, "id"), "?"),
+                     str_or(json_object_get(c, "precision"), "?"), rate);
+  }
+}
+
 char *tb_report_terminal_table(const json_t *doc, struct tb_error *err) {
   const json_t *cases = json_object_get(doc, "cases");
   if (!json_is_array(cases)) {
@@ -516,6 +540,7 @@ char *tb_report_terminal_table(const json_t *doc, struct tb_error *err) {
         &b, "%-44s %5s %12s %12s %12s %8s %7s\n", str_or(json_object_get(c, "id"), "?"),
         json_is_true(json_object_get(c, "valid")) ? "yes" : "NO", thr, lat, cthr, gbps, frac);
   }
+  terminal_gemm(&b, cases);
   char *text = tb_strbuf_take(&b);
   if (text == NULL) {
     tb_fail(err, TB_ERR_SYSTEM, "out of memory building the table");
