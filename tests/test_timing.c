@@ -11,15 +11,6 @@
 #define STREAM_A ((uintptr_t)7)
 #define STREAM_B ((uintptr_t)9)
 
-static struct tb_timing_result fresh_result(struct tb_timing_kernel *kernels, uint64_t capacity) {
-  struct tb_timing_result r;
-  memset(&r, 0, sizeof r);
-  r.struct_size = sizeof r;
-  r.kernels = kernels;
-  r.kernels_capacity = capacity;
-  return r;
-}
-
 /* Nothing of a session is left: no subscriber, records, callbacks or events. */
 static void assert_restored(void) {
   assert_int_equal(F.subscribed, 0);
@@ -32,7 +23,7 @@ static void assert_restored(void) {
 static void assert_probe_works(void) {
   assert_int_equal(tb_timing_begin_probe((void *)STREAM_A, 16), TB_TIMING_OK);
   fake_launch(STREAM_A, FAKE_RUNTIME);
-  struct tb_timing_result r = fresh_result(NULL, 0);
+  struct tb_timing_result r = tb_timing_result_for(NULL, 0);
   assert_int_equal(tb_timing_end(&r), TB_TIMING_OK);
   assert_int_equal(r.kernels_seen, 1);
   assert_restored();
@@ -73,7 +64,7 @@ static void control_measures_event_time(void **state) {
     fake_launch(STREAM_A, FAKE_RUNTIME);
   }
   assert_int_equal(tb_timing_declare_launches(3), TB_TIMING_OK);
-  struct tb_timing_result r = fresh_result(NULL, 0);
+  struct tb_timing_result r = tb_timing_result_for(NULL, 0);
   assert_int_equal(tb_timing_end(&r), TB_TIMING_OK);
   assert_int_equal(r.scope, TB_TIMING_SCOPE_CONTROL);
   assert_int_equal(r.launches, 3);
@@ -86,7 +77,7 @@ static void control_measures_event_time(void **state) {
 }
 
 static void misuse_fails_closed(void **state) {
-  struct tb_timing_result r = fresh_result(NULL, 0);
+  struct tb_timing_result r = tb_timing_result_for(NULL, 0);
   assert_int_equal(tb_timing_end(&r), TB_TIMING_E_NOT_ACTIVE);
   assert_non_null(strstr(tb_timing_last_error(), "end without begin"));
   assert_int_equal(tb_timing_declare_launches(1), TB_TIMING_E_NOT_ACTIVE);
@@ -107,7 +98,7 @@ static void misuse_fails_closed(void **state) {
   assert_restored();
   /* a wrong struct size closes the session without writing a result */
   assert_int_equal(tb_timing_begin_control((void *)STREAM_A), TB_TIMING_OK);
-  struct tb_timing_result small = fresh_result(NULL, 0);
+  struct tb_timing_result small = tb_timing_result_for(NULL, 0);
   small.struct_size = 64;
   assert_int_equal(tb_timing_end(&small), TB_TIMING_E_ARGUMENT);
   assert_restored();
@@ -128,7 +119,7 @@ static void nested_begin_refused(void **state) {
       assert_non_null(strstr(tb_timing_last_error(), "nested begin"));
       fake_launch(STREAM_A, FAKE_RUNTIME);
       tb_timing_declare_launches(1);
-      struct tb_timing_result r = fresh_result(NULL, 0);
+      struct tb_timing_result r = tb_timing_result_for(NULL, 0);
       assert_int_equal(tb_timing_end(&r), TB_TIMING_OK);
       assert_int_equal(r.scope, outer ? TB_TIMING_SCOPE_PROBE : TB_TIMING_SCOPE_CONTROL);
       assert_restored();
@@ -149,7 +140,7 @@ static void probe_counts_launches_and_kernels(void **state) {
     fake_launch(STREAM_B, FAKE_DRIVER);
     fake_launch(STREAM_B, FAKE_DRIVER);
     fake_graph_launch(STREAM_A, 3);
-    struct tb_timing_result r = fresh_result(kernels, 32);
+    struct tb_timing_result r = tb_timing_result_for(kernels, 32);
     assert_int_equal(tb_timing_end(&r), TB_TIMING_OK);
     assert_int_equal(r.scope, TB_TIMING_SCOPE_PROBE);
     assert_int_equal(r.launches, 8);      /* 5 runtime + 2 driver + 1 graph */
@@ -177,7 +168,7 @@ static void capacity_overflow_fails_closed(void **state) {
   for (int i = 0; i < 100; ++i) {
     fake_launch(STREAM_A, FAKE_RUNTIME);
   }
-  struct tb_timing_result r = fresh_result(kernels, 10);
+  struct tb_timing_result r = tb_timing_result_for(kernels, 10);
   assert_int_equal(tb_timing_end(&r), TB_TIMING_E_CAPACITY);
   assert_int_equal(r.kernels_written, 0); /* no intervals */
   assert_int_equal(r.kernels_seen, 0);
@@ -190,7 +181,7 @@ static void dropped_records_fail_closed(void **state) {
   assert_int_equal(tb_timing_begin_probe((void *)STREAM_A, 16), TB_TIMING_OK);
   fake_launch(STREAM_A, FAKE_RUNTIME);
   F.drops_to_report = 3;
-  struct tb_timing_result r = fresh_result(NULL, 0);
+  struct tb_timing_result r = tb_timing_result_for(NULL, 0);
   assert_int_equal(tb_timing_end(&r), TB_TIMING_E_DROPPED);
   assert_restored();
   /* no buffer left: every record in its own buffer exhausts the slabs */
@@ -207,7 +198,7 @@ static void dropped_records_fail_closed(void **state) {
 }
 
 static void empty_mismatched_and_untimed_probes(void **state) {
-  struct tb_timing_result r = fresh_result(NULL, 0);
+  struct tb_timing_result r = tb_timing_result_for(NULL, 0);
   assert_int_equal(tb_timing_begin_probe((void *)STREAM_A, 16), TB_TIMING_OK);
   assert_int_equal(tb_timing_end(&r), TB_TIMING_E_EMPTY);
   assert_restored();
@@ -241,7 +232,7 @@ static void refusals_name_their_cause(void **state) {
   assert_int_equal(tb_timing_begin_control((void *)STREAM_A),
                    TB_TIMING_OK); /* control still works */
   tb_timing_declare_launches(1);
-  struct tb_timing_result r = fresh_result(NULL, 0);
+  struct tb_timing_result r = tb_timing_result_for(NULL, 0);
   fake_launch(STREAM_A, FAKE_RUNTIME);
   assert_int_equal(tb_timing_end(&r), TB_TIMING_OK);
 }
@@ -282,7 +273,7 @@ static void fifty_cycles(void **state) {
     assert_int_equal(tb_timing_begin_control((void *)STREAM_A), TB_TIMING_OK);
     fake_launch(STREAM_A, FAKE_RUNTIME);
     tb_timing_declare_launches(1);
-    struct tb_timing_result r = fresh_result(NULL, 0);
+    struct tb_timing_result r = tb_timing_result_for(NULL, 0);
     assert_int_equal(tb_timing_end(&r), TB_TIMING_OK);
   }
   assert_int_equal(F.finalize_calls - before, 50);

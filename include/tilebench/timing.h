@@ -103,6 +103,17 @@ struct tb_timing_result {
   uint64_t end_host_ns;           /* out: CLOCK_MONOTONIC after the final synchronisation */
 };
 
+/* A result ready for tb_timing_end: zeroed, struct_size set, and the
+ * caller's kernel array (NULL, 0 for none). Header-only: no ABI change. */
+static inline struct tb_timing_result tb_timing_result_for(struct tb_timing_kernel *kernels,
+                                                           uint64_t capacity) {
+  struct tb_timing_result r = {0};
+  r.struct_size = sizeof r;
+  r.kernels = kernels;
+  r.kernels_capacity = capacity;
+  return r;
+}
+
 /* NVML snapshot of the device of the current context (read-only; never
  * changes a setting). valid = 0 when NVML is unavailable (reason in
  * tb_timing_last_error, which is otherwise untouched). */

@@ -86,8 +86,7 @@ static int timed_sample(struct tb_provider *p, int probe, unsigned calls, unsign
       return TB_TIMING_E_CUDA;
     }
     tb_timing_declare_launches(calls);
-    memset(r, 0, sizeof *r);
-    r->struct_size = sizeof *r;
+    *r = tb_timing_result_for(NULL, 0);
     rc = tb_timing_end(r);
   }
   if (rc != TB_TIMING_OK) {

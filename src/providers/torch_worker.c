@@ -303,8 +303,7 @@ static int torch_device_sample(struct tb_provider *p, bool probe, unsigned calls
     return TB_TIMING_E_CUDA;
   }
   int code = (int)json_integer_value(json_object_get(reply, "code"));
-  memset(r, 0, sizeof *r);
-  r->struct_size = sizeof *r;
+  *r = tb_timing_result_for(NULL, 0);
   r->scope = probe ? TB_TIMING_SCOPE_PROBE : TB_TIMING_SCOPE_CONTROL;
   r->gpu_elapsed_ns = number(reply, "gpu_elapsed_ns");
   r->launches = (uint64_t)number(reply, "launches");

@@ -22,6 +22,7 @@
 
 #include "backends/cuda/driver.h"
 #include "core/dlfind.h"
+#include "stats/stats.h"
 
 #define CYCLES 20
 #define BATCH 200
@@ -96,11 +97,6 @@ static void launch_empty(const struct tb_cuda *cu) {
   cu->cuLaunchKernel(empty_kernel, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
 }
 
-static int compare_doubles(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* Host time of BATCH launches and their synchronisation, median of reps. */
 static double batch_us(const struct tb_cuda *cu) {
   double t[BATCH_REPS];
@@ -114,8 +110,7 @@ static double batch_us(const struct tb_cuda *cu) {
     clock_gettime(CLOCK_MONOTONIC, &b);
     t[r] = (double)(b.tv_sec - a.tv_sec) * 1e6 + (double)(b.tv_nsec - a.tv_nsec) / 1e3;
   }
-  qsort(t, BATCH_REPS, sizeof t[0], compare_doubles);
-  return t[BATCH_REPS / 2];
+  return tb_median(t, BATCH_REPS);
 }
 
 /* One cycle of a stage: subscribe; from ACTIVITY on, kernel records around

@@ -64,15 +64,6 @@ static void launch_empty(CUstream s, unsigned blocks) {
   launch(k_empty, blocks, 32, s, NULL);
 }
 
-static struct tb_timing_result fresh(struct tb_timing_kernel *k, uint64_t cap) {
-  struct tb_timing_result r;
-  memset(&r, 0, sizeof r);
-  r.struct_size = sizeof r;
-  r.kernels = k;
-  r.kernels_capacity = cap;
-  return r;
-}
-
 static int end_session(struct tb_timing_result *r) {
   int rc = tb_timing_end(r);
   if (rc != TB_TIMING_OK) {
@@ -107,7 +98,7 @@ static void transparency(void) {
     launch(k_scale, N / 256, 256, stream_a, args);
     if (mode > 0) {
       tb_timing_declare_launches(1);
-      struct tb_timing_result r = fresh(NULL, 0);
+      struct tb_timing_result r = tb_timing_result_for(NULL, 0);
       end_session(&r);
     }
     cu->cuStreamSynchronize(stream_a);
@@ -130,7 +121,7 @@ static void counts_on_two_streams(void) {
     launch_empty(stream_b, 1);
   }
   tb_timing_declare_launches(5);
-  struct tb_timing_result r = fresh(kernels, 64);
+  struct tb_timing_result r = tb_timing_result_for(kernels, 64);
   rc = rc == TB_TIMING_OK ? end_session(&r) : rc;
   CHECK(rc == TB_TIMING_OK && r.launches == 8 && r.kernels_seen == 8,
         "probe counts 5 + 3 launches on two streams exactly (launches %llu, kernels %llu)",
@@ -168,7 +159,7 @@ static void launch_ex(void) {
   launch_kernel_ex(&config, k_empty, NULL, NULL);
   launch_kernel_ex(&config, k_empty, NULL, NULL);
   tb_timing_declare_launches(2);
-  struct tb_timing_result r = fresh(NULL, 0);
+  struct tb_timing_result r = tb_timing_result_for(NULL, 0);
   rc = rc == TB_TIMING_OK ? end_session(&r) : rc;
   CHECK(rc == TB_TIMING_OK && r.launches == 2 && r.kernels_seen == 2,
         "cuLaunchKernelEx counted: launches %llu, kernels %llu", (unsigned long long)r.launches,
@@ -206,7 +197,7 @@ static void graph_launch(void) {
     int rc = tb_timing_begin_probe(stream_a, 16);
     glaunch(exec, stream_a);
     tb_timing_declare_launches(1);
-    struct tb_timing_result r = fresh(NULL, 0);
+    struct tb_timing_result r = tb_timing_result_for(NULL, 0);
     rc = rc == TB_TIMING_OK ? end_session(&r) : rc;
     CHECK(rc == TB_TIMING_OK && r.launches == 1 && r.kernels_seen == 4,
           "graph of 4 kernels, session %d: launches %llu, kernels %llu", session + 1,
@@ -248,7 +239,7 @@ static void cublas_call(void) {
   sgemm(handle, 0, 0, D, D, D, &one, (const float *)a, D, (const float *)b, D, &zero, (float *)c,
         D);
   tb_timing_declare_launches(1);
-  struct tb_timing_result r = fresh(NULL, 0);
+  struct tb_timing_result r = tb_timing_result_for(NULL, 0);
   rc = rc == TB_TIMING_OK ? end_session(&r) : rc;
   CHECK(rc == TB_TIMING_OK && r.kernels_seen >= 1 && r.launches >= 1,
         "cuBLAS SGEMM (statically linked cudart inside cuBLAS) seen: launches %llu, kernels %llu",
@@ -263,13 +254,13 @@ static void capacity_overflow(void) {
     launch_empty(stream_a, 1);
   }
   struct tb_timing_kernel kernels[10];
-  struct tb_timing_result r = fresh(kernels, 10);
+  struct tb_timing_result r = tb_timing_result_for(kernels, 10);
   rc = rc == TB_TIMING_OK ? tb_timing_end(&r) : rc;
   CHECK(rc == TB_TIMING_E_CAPACITY && r.kernels_written == 0,
         "capacity 10 with 100 launches fails closed (%s), no intervals", tb_timing_code_name(rc));
   rc = tb_timing_begin_probe(stream_a, 16);
   launch_empty(stream_a, 1);
-  r = fresh(NULL, 0);
+  r = tb_timing_result_for(NULL, 0);
   rc = rc == TB_TIMING_OK ? end_session(&r) : rc;
   CHECK(rc == TB_TIMING_OK && r.kernels_seen == 1, "the next probe works");
 }
@@ -292,7 +283,7 @@ static void foreign_subscriber(void) {
   unsubscribe(mine);
   rc = tb_timing_begin_probe(stream_a, 8);
   launch_empty(stream_a, 1);
-  struct tb_timing_result r = fresh(NULL, 0);
+  struct tb_timing_result r = tb_timing_result_for(NULL, 0);
   rc = rc == TB_TIMING_OK ? end_session(&r) : rc;
   CHECK(rc == TB_TIMING_OK, "the probe works once that client left");
 }
@@ -325,12 +316,12 @@ static int open_fds(void) {
 static int one_cycle(void) {
   int rc = tb_timing_begin_probe(stream_a, 8);
   launch_empty(stream_a, 1);
-  struct tb_timing_result r = fresh(NULL, 0);
+  struct tb_timing_result r = tb_timing_result_for(NULL, 0);
   int ok = rc == TB_TIMING_OK && tb_timing_end(&r) == TB_TIMING_OK && r.kernels_seen == 1;
   tb_timing_begin_control(stream_a);
   launch_empty(stream_a, 1);
   tb_timing_declare_launches(1);
-  r = fresh(NULL, 0);
+  r = tb_timing_result_for(NULL, 0);
   return ok + (tb_timing_end(&r) == TB_TIMING_OK);
 }
 
@@ -402,7 +393,7 @@ static double scope_ns(int probe, CUfunction f, unsigned blocks, void **args, do
   int rc = probe ? tb_timing_begin_probe(stream_a, 8) : tb_timing_begin_control(stream_a);
   launch(f, blocks, 32, stream_a, args);
   tb_timing_declare_launches(1);
-  struct tb_timing_result r = fresh(NULL, 0);
+  struct tb_timing_result r = tb_timing_result_for(NULL, 0);
   rc = rc == TB_TIMING_OK ? tb_timing_end(&r) : rc;
   if (kernel_ns) {
     *kernel_ns = r.kernel_sum_ns;
@@ -520,7 +511,7 @@ static int setup(void) {
   /* a discarded probe pass: CUPTI instruments the module on first use */
   tb_timing_begin_probe(stream_a, 8);
   launch_empty(stream_a, 1);
-  struct tb_timing_result r = fresh(NULL, 0);
+  struct tb_timing_result r = tb_timing_result_for(NULL, 0);
   tb_timing_end(&r);
   return 1;
 }
@@ -546,7 +537,7 @@ static struct control_baseline control_baseline(void) {
       launch_empty(stream_a, 1);
     }
     tb_timing_declare_launches(LAUNCHES);
-    struct tb_timing_result r = fresh(NULL, 0);
+    struct tb_timing_result r = tb_timing_result_for(NULL, 0);
     batch[i] = rc == TB_TIMING_OK && tb_timing_end(&r) == TB_TIMING_OK ? r.gpu_elapsed_ns : NAN;
     spin[i] = scope_ns(0, k_spin, 1, spin_args, NULL);
   }

@@ -4,29 +4,16 @@ torch.profiler still records GPU kernels (our CUPTI subscription is gone).
 Prints one line per check and closes with "N passed, N failed"."""
 import ctypes
 import json
+import os
 import sys
 
 import torch
 
 
-class Kernel(ctypes.Structure):
-    _fields_ = [("start_ns", ctypes.c_uint64), ("end_ns", ctypes.c_uint64),
-                ("stream_id", ctypes.c_uint32), ("correlation_id", ctypes.c_uint32),
-                ("device_id", ctypes.c_uint32), ("graph_id", ctypes.c_uint32)]
-
-
-class Result(ctypes.Structure):
-    _fields_ = [("struct_size", ctypes.c_uint32), ("scope", ctypes.c_uint32),
-                ("kernels", ctypes.POINTER(Kernel)), ("kernels_capacity", ctypes.c_uint64),
-                ("kernels_written", ctypes.c_uint64), ("gpu_elapsed_ns", ctypes.c_double),
-                ("launches", ctypes.c_uint64), ("kernels_seen", ctypes.c_uint64),
-                ("kernel_sum_ns", ctypes.c_double), ("kernel_span_ns", ctypes.c_double),
-                ("streams_seen", ctypes.c_uint64), ("side_stream_kernels", ctypes.c_uint64),
-                ("timed_stream_id", ctypes.c_uint32), ("reserved0", ctypes.c_uint32),
-                ("clock_offset_begin_ns", ctypes.c_double), ("clock_offset_end_ns", ctypes.c_double),
-                ("clock_drift_ns", ctypes.c_double), ("calibration_width_ns", ctypes.c_double),
-                ("kernels_before_launch", ctypes.c_uint64), ("begin_host_ns", ctypes.c_uint64),
-                ("end_host_ns", ctypes.c_uint64)]
+# The ABI's result struct as the worker declares it: one definition for both.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python",
+                                "tilebench_torch"))
+from worker import TimingResult as Result  # noqa: E402
 
 
 results = {"passed": 0, "failed": 0}

@@ -42,9 +42,7 @@ json_t *tb_measure_copy_ceiling(void) {
     json_t *samples = json_array();
     size_t taken = 0;
     for (int i = 0; i < TB_COPY_CEILING_SAMPLES; ++i) {
-      struct tb_timing_result r;
-      memset(&r, 0, sizeof r);
-      r.struct_size = sizeof r;
+      struct tb_timing_result r = tb_timing_result_for(NULL, 0);
       if (tb_timing_begin_control(stream) != TB_TIMING_OK) {
         break;
       }
