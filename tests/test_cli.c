@@ -44,6 +44,8 @@ static void bad_flags_exit_2(void **state) {
   expect_usage_error(RUN("run", "--providers", "magic"), "unknown provider 'magic'");
   expect_usage_error(RUN("run", "--backend", "fpga"), "unknown backend");
   expect_usage_error(RUN("run", "--ops", "sum,sum"), "twice");
+  expect_usage_error(RUN("run", "--providers", "native,native"),
+                     "--providers names 'native' twice");
   expect_usage_error(RUN("run", "--ops", "softmax", "--shapes", "3x4x5"), "takes shape 3x4xK");
   expect_usage_error(RUN("run", "--ops", "gemm", "--matrix-realization", "fp8"),
                      "unknown matrix realization 'fp8'");

@@ -4,11 +4,7 @@
 
 void tb_case_id(const struct tb_case *c, char *buf, size_t size) {
   char dims[64];
-  if (c->shape.k > 0) {
-    snprintf(dims, sizeof dims, "%zux%zux%zu", c->shape.m, c->shape.n, c->shape.k);
-  } else {
-    snprintf(dims, sizeof dims, "%zux%zu", c->shape.m, c->shape.n);
-  }
+  tb_shape_format(c->shape, dims, sizeof dims);
   const char *suffix = c->op->is_matmul ? tb_realization_name(c->realization)
                        : c->planned     ? tb_variant_name(c->variant)
                                         : NULL;

@@ -63,3 +63,11 @@ struct tb_view tb_view_for(enum tb_view_kind kind, size_t n) {
   }
   return view;
 }
+
+void tb_shape_format(struct tb_shape shape, char *buf, size_t size) {
+  if (shape.k > 0) {
+    snprintf(buf, size, "%zux%zux%zu", shape.m, shape.n, shape.k);
+  } else {
+    snprintf(buf, size, "%zux%zu", shape.m, shape.n);
+  }
+}

@@ -18,6 +18,8 @@ struct tb_shape {
 /* Parses "MxN" or, for gemm, "MxNxK", each >= 1 in decimal; refuses signs,
  * spaces, overflow. */
 enum tb_status tb_shape_parse(const char *text, struct tb_shape *out, struct tb_error *err);
+/* "MxN", or "MxNxK" when k is set: the form tb_shape_parse reads. */
+void tb_shape_format(struct tb_shape shape, char *buf, size_t size);
 
 /* How the input matrices are laid out in memory.
  * packed:  row stride = n, starting at element 0 of its allocation.

@@ -255,6 +255,11 @@ static enum tb_status build_campaign(struct run_options *o, struct tb_campaign *
       return tb_fail(err, TB_ERR_USAGE, "unknown provider '%s' (known: %s)", o->providers.items[i],
                      tb_provider_names());
     }
+    for (size_t k = 0; k < i; ++k) {
+      if (strcmp(o->providers.items[k], o->providers.items[i]) == 0) {
+        return tb_fail(err, TB_ERR_USAGE, "--providers names '%s' twice", o->providers.items[i]);
+      }
+    }
   }
   for (size_t i = 0; i < o->variants.count; ++i) {
     enum tb_variant v;

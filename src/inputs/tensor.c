@@ -97,10 +97,12 @@ static enum tb_status alloc_tensor(struct tb_tensor *t, const char *role, size_t
 enum tb_status tb_case_fits_memory(const struct tb_case *c, struct tb_error *err) {
   double need = tb_case_host_bytes(c), have = tb_available_memory_bytes();
   if (need > TB_MEMORY_SHARE * have) {
+    char dims[64];
+    tb_shape_format(c->shape, dims, sizeof dims);
     return tb_fail(err, TB_ERR_INPUT,
-                   "shape %zux%zu for %s needs %.3g GB of host memory but only %.3g GB is "
-                   "available; choose a smaller shape",
-                   c->shape.m, c->shape.n, c->op->name, need / 1e9, have / 1e9);
+                   "shape %s for %s needs %.3g GB of host memory but only %.3g GB is available; "
+                   "choose a smaller shape",
+                   dims, c->op->name, need / 1e9, have / 1e9);
   }
   return TB_OK;
 }
