@@ -13,6 +13,18 @@ cp "$TB_ROOT"/build/src/tilebench "$TB_ROOT"/build/src/libtilebench_timing.so* \
    "$TB_ROOT"/build/tests/timing_gpu "$TB_ROOT"/build/tests/cupti_lifecycle_memory \
    "$TB_ROOT/.device/bin/"
 cp -L /usr/lib/x86_64-linux-gnu/libjansson.so.4 "$TB_ROOT/.device/lib/"
+# BASELINE=<commit>: that commit's tilebench too, under .device/baseline/, for
+# the ab stage of scripts/gpu.sh (before and after a change in one call).
+if [[ -n "${BASELINE:-}" ]]; then
+  tree=$(mktemp -d)
+  git -C "$TB_ROOT" worktree add --detach "$tree" "$BASELINE" >/dev/null 2>&1
+  cmake -S "$tree" -B "$tree/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
+    cmake --build "$tree/build" -j"$(nproc)" --target tilebench >/dev/null
+  mkdir -p "$TB_ROOT/.device/baseline"
+  cp "$tree"/build/src/tilebench "$tree"/build/src/libtilebench_timing.so* "$TB_ROOT/.device/baseline/"
+  git -C "$TB_ROOT" rev-parse "$BASELINE" > "$TB_ROOT/.device/baseline/commit"
+  git -C "$TB_ROOT" worktree remove --force "$tree"
+fi
 # The source commit these binaries were built from, for the evidence notes.
 git -C "$TB_ROOT" rev-parse HEAD > "$TB_ROOT/.device/commit"
 git -C "$TB_ROOT" status --porcelain > "$TB_ROOT/.device/dirty"

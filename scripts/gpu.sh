@@ -2,6 +2,7 @@
 # Everything GPU-side in one call (run on the GPU machine, from the repo root,
 # after scripts/gpu-pack.sh here; the device tool carries .device/):
 #   scripts/gpu.sh [tests] [validate] [sanitize] [perf] [replay] [torch] [torch-all] [gemm]
+#                  [ab] [cupti-variants]
 #   (default: tests validate sanitize perf)
 # Writes full results under $OUT (bundled: the tool returns few files) and
 # prints a short table last.
@@ -150,6 +151,47 @@ if has gemm; then
       tail -1 | tee -a "$SUMMARY"
   done
   tar -C "$WORK" -czf "$OUT/gemm.tgz" gemm
+fi
+
+if has ab; then
+  # Before and after a change, in one call: the baseline build (BASELINE= for
+  # scripts/gpu-pack.sh) and this build run AB_ARGS in the order A B B A, and
+  # `tilebench compare` pairs each baseline run with the build run beside it.
+  mkdir -p "$WORK/ab"
+  cp "$ROOT/.device/baseline/commit" "$WORK/ab/baseline-commit"
+  cp "$ROOT/.device/commit" "$WORK/ab/commit"
+  for run in A1 B1 B2 A2; do
+    bin=$BIN/tilebench; [[ $run == A* ]] && bin=$ROOT/.device/baseline/tilebench
+    timeout 200 "$bin" run --backend cuda ${AB_ARGS:---ops layernorm --shapes 8192x32768} \
+      --input-views packed --variants automatic --samples 9 --quiet --out "$WORK/ab/$run" \
+      > "$WORK/ab/$run.log" 2>&1
+    note "ab $run ($(cat "$WORK/ab/$( [[ $run == A* ]] && echo baseline-commit || echo commit)" | cut -c1-7)): $(grep -E 'cases valid' "$WORK/ab/$run.log" || tail -1 "$WORK/ab/$run.log")"
+    grep -E '^(sum|softmax|rmsnorm|layernorm|add|gelu_add|gemm)' "$WORK/ab/$run.log" | tee -a "$SUMMARY"
+  done
+  for pair in "A1 B1" "A2 B2"; do
+    set -- $pair
+    "$BIN/tilebench" compare "$WORK/ab/$1" "$WORK/ab/$2" 2>&1 | tee "$WORK/ab/compare-$1-$2.txt" | tee -a "$SUMMARY"
+  done
+  tar -C "$WORK" -czf "$OUT/ab.tgz" ab
+fi
+
+if has cupti-variants; then
+  # Issue 4: does another CUPTI 13 build keep the device memory a finalize
+  # loses? Every libcupti.so.13 on the machine, CUPTI's lifecycle alone with each.
+  mkdir -p "$WORK/cupti-variants"
+  find / -xdev -name 'libcupti.so.13*' -type f 2>/dev/null | sort > "$WORK/cupti-variants/found.txt"
+  i=0
+  while read -r lib; do
+    i=$((i + 1)); dir=$WORK/cupti-variants/$i; mkdir -p "$dir/lib"
+    echo "$lib" > "$dir/path"; sha256sum "$lib" > "$dir/sha256"
+    ln -s "$lib" "$dir/lib/libcupti.so.13"
+    LD_LIBRARY_PATH=$dir/lib:$LD_LIBRARY_PATH timeout 120 "$BIN/cupti_lifecycle_memory" \
+      "$dir/cupti_lifecycle.json" > "$dir/cupti_lifecycle.log" 2>&1
+    note "CUPTI $i: $lib ($(cut -c1-12 "$dir/sha256"))"
+    grep INFO "$dir/cupti_lifecycle.log" | tee -a "$SUMMARY"
+    rm -rf "$dir/lib"
+  done < "$WORK/cupti-variants/found.txt"
+  tar -C "$WORK" -czf "$OUT/cupti-variants.tgz" cupti-variants
 fi
 
 if has perf; then

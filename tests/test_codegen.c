@@ -110,6 +110,47 @@ static void reductions(void **state) {
   }
 }
 
+/* The planner's register rule (cached floats + the op's overhead <= the
+ * budget) is a claim about ptxas: every register-row candidate it accepts on
+ * the H200, for long rows where the budget binds, compiles without spills. */
+static void register_rule_holds(void **state) {
+  const size_t long_rows[] = {8192, 12289, 20000, 32768, 40000};
+  struct tb_device_limits h200 = tb_device_limits_h200();
+  for (int op = 0; op < TB_OP_COUNT; ++op) {
+    if (!tb_op_info((enum tb_op)op)->is_row_reduction) {
+      continue;
+    }
+    for (size_t i = 0; i < sizeof long_rows / sizeof long_rows[0]; ++i) {
+      size_t n = long_rows[i];
+      struct tb_case c = {.op = tb_op_info((enum tb_op)op),
+                          .shape = {64, n, 0},
+                          .view = tb_view_for(TB_VIEW_PACKED, n),
+                          .provider = "native",
+                          .planned = true,
+                          .variant = TB_VARIANT_AUTOMATIC};
+      struct tb_plan plan;
+      struct tb_error err = {0};
+      assert_int_equal(tb_plan_reduction((enum tb_op)op, 64, n, TB_VARIANT_AUTOMATIC, &h200,
+                                         "analytic", &plan, &err),
+                       TB_OK);
+      for (unsigned k = 0; k < plan.candidate_count; ++k) {
+        if (plan.candidates[k].rejected || plan.candidates[k].packing != 1) {
+          continue;
+        }
+        plan.mapping = TB_MAPPING_REGISTER_ROWS;
+        plan.selected = plan.candidates[k];
+        struct tb_generated g;
+        assert_int_equal(tb_codegen_reduction(&plan, &c, &g, &err), TB_OK);
+        char what[96];
+        snprintf(what, sizeof what, "%s 64x%zu s=%u (accepted by the register rule)", c.op->name, n,
+                 plan.candidates[k].subgroups);
+        compile_without_spills(&g, what);
+        tb_generated_free(&g);
+      }
+    }
+  }
+}
+
 static void elementwise(void **state) {
   for (size_t s = 0; s < SHAPES; ++s) {
     for (int view = 0; view < TB_VIEW_COUNT; ++view) {
@@ -234,11 +275,9 @@ static void plan_case_mismatch_refused(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(reductions),
-      cmocka_unit_test(elementwise),
-      cmocka_unit_test(gemm_kernels),
-      cmocka_unit_test(gemm_user_blocks),
-      cmocka_unit_test(plan_case_mismatch_refused),
+      cmocka_unit_test(reductions),       cmocka_unit_test(register_rule_holds),
+      cmocka_unit_test(elementwise),      cmocka_unit_test(gemm_kernels),
+      cmocka_unit_test(gemm_user_blocks), cmocka_unit_test(plan_case_mismatch_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -102,29 +102,43 @@ static void emit_output_group(struct tb_strbuf *b, enum tb_op op, const char *va
 /* ---- register rows ----------------------------------------------------- */
 
 /* One reduction site across the s warps of a row: warp shuffle, then (s > 1)
- * a shared array and one barrier. Emitted inline so the source holds exactly
- * one __syncthreads() per barrier site of the plan. */
+ * a shared array and one barrier, after which every warp of the row combines
+ * the s partials the same way (identical results, no second barrier).
+ * Up to 16 warps a serial loop combines them; beyond, a second warp shuffle
+ * does, because ptxas keeps the unrolled loop's loads live: the 1024-thread
+ * layernorm row spilled at 64 registers with the loop and needs 62 without.
+ * (With the shuffle at 512 threads, ptxas aimed at 40 registers and spilled.)
+ * Emitted inline so the source holds exactly one __syncthreads() per barrier
+ * site of the plan. */
 static void emit_row_reduce(struct tb_strbuf *b, const struct tb_candidate *cand, const char *var,
                             int site, int is_max) {
-  tb_strbuf_printf(b, "  %s = tb_warp_%s(%s);\n", var, is_max ? "max" : "sum", var);
+  const char *kind = is_max ? "max" : "sum";
+  tb_strbuf_printf(b, "  %s = tb_warp_%s(%s);\n", var, kind, var);
   if (cand->subgroups == 1) {
     return;
-  }
-  char combine[96];
-  if (is_max) {
-    snprintf(combine, sizeof combine, "%s = fmaxf(%s, tb_red%d[slot * S + i])", var, var, site);
-  } else {
-    snprintf(combine, sizeof combine, "%s += tb_red%d[slot * S + i]", var, site);
   }
   tb_strbuf_printf(b,
                    "  {\n"
                    "    __shared__ float tb_red%d[P * S];\n"
                    "    if ((lane & 31) == 0) tb_red%d[slot * S + lane / 32] = %s;\n"
-                   "    __syncthreads();\n"
-                   "    %s = tb_red%d[slot * S];\n"
-                   "    for (int i = 1; i < S; ++i) %s;\n"
-                   "  }\n",
-                   site, site, var, var, site, combine);
+                   "    __syncthreads();\n",
+                   site, site, var);
+  if (cand->subgroups > 16) {
+    tb_strbuf_printf(
+        b, "    %s = tb_warp_%s((lane & 31) < S ? tb_red%d[slot * S + (lane & 31)] : %s);\n", var,
+        kind, site, is_max ? "-TB_INF" : "0.0f");
+  } else if (is_max) {
+    tb_strbuf_printf(b,
+                     "    %s = tb_red%d[slot * S];\n"
+                     "    for (int i = 1; i < S; ++i) %s = fmaxf(%s, tb_red%d[slot * S + i]);\n",
+                     var, site, var, var, site);
+  } else {
+    tb_strbuf_printf(b,
+                     "    %s = tb_red%d[slot * S];\n"
+                     "    for (int i = 1; i < S; ++i) %s += tb_red%d[slot * S + i];\n",
+                     var, site, var, site);
+  }
+  tb_strbuf_printf(b, "  }\n");
 }
 
 static void emit_row_reduce_sum(struct tb_strbuf *b, const struct tb_candidate *cand,

@@ -57,10 +57,18 @@ static void CUPTIAPI on_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer
 static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain d, CUpti_CallbackId id,
                                  const void *data) {}
 
+static char cupti_path[512];
+static uint32_t cupti_version;
+
 static int load(void) {
-  void *h = tb_dlopen_cuda_library("libcupti.so.13", NULL, 0);
+  void *h = tb_dlopen_cuda_library("libcupti.so.13", cupti_path, sizeof cupti_path);
   if (h == NULL) {
     return 0;
+  }
+  CUptiResult (*get_version)(uint32_t *);
+  *(void **)&get_version = dlsym(h, "cuptiGetVersion");
+  if (get_version != NULL) {
+    get_version(&cupti_version);
   }
   *(void **)&subscribe = dlsym(h, "cuptiSubscribe");
   *(void **)&unsubscribe = dlsym(h, "cuptiUnsubscribe");
@@ -154,6 +162,9 @@ int main(int argc, char **argv) {
   json_t *out = json_object();
   batch_us(cu); /* warm-up */
   double baseline = batch_us(cu);
+  printf("INFO CUPTI API version %u from %s\n", cupti_version, cupti_path);
+  json_object_set_new(out, "cupti_path", json_string(cupti_path));
+  json_object_set_new(out, "cupti_api_version", json_integer(cupti_version));
   printf("INFO before any CUPTI call: %d empty launches %.1f µs\n", BATCH, baseline);
   json_object_set_new(out, "launch_batch_us_before_cupti", json_real(baseline));
   for (int stage = 0; stage < STAGES; ++stage) {

@@ -161,7 +161,10 @@ def audit_validity(a, case, samples):
 # ---- planner (METHOD.md §7 and docs/results-schema.md), re-implemented ------------
 
 REDUCTIONS = {"sum": 1, "rmsnorm": 1, "softmax": 2, "layernorm": 2}
-OVERHEAD = {"sum": 24, "softmax": 32, "rmsnorm": 36, "layernorm": 40}
+OVERHEAD = {"sum": 24, "softmax": 32, "rmsnorm": 36, "layernorm": 32}
+# Calibrations that earlier planners used (layernorm 40 until its 1024-thread row combined the
+# warps' partials by shuffle and fitted 64 registers): their records re-derive with their value.
+EARLIER_OVERHEADS = {"layernorm": {40}}
 STAT_WORDS = {"sum": 1, "rmsnorm": 1, "softmax": 2, "layernorm": 3}
 PAYLOAD = {  # global read, global write, private write, private read (bytes per element)
     "sum": (4, 0, 4, 4), "rmsnorm": (8, 4, 4, 8), "softmax": (4, 4, 8, 12), "layernorm": (12, 4, 8, 12)}
@@ -189,7 +192,7 @@ def register_budget(threads, per_block):
     return min(per_thread, 255)
 
 
-def candidate(op, m, n, s, p, limits):
+def candidate(op, m, n, s, p, limits, overhead):
     red = REDUCTIONS[op]
     width = 32 * s
     threads = width * p
@@ -216,7 +219,7 @@ def candidate(op, m, n, s, p, limits):
         rejected |= c["shared_bytes"] > limits["max_shared_bytes_per_block"]
         per_block = limits.get("max_registers_per_block", 0)
         if per_block and threads <= 1024:
-            rejected |= slots + OVERHEAD[op] > register_budget(threads, per_block)
+            rejected |= slots + overhead > register_budget(threads, per_block)
     c["rejected"] = rejected
     return c
 
@@ -225,7 +228,8 @@ def expected_plan(record):
     op, m, n, variant = record["op"], record["m"], record["n"], record["variant"]
     limits = record["device_limits"]
     pairs = [(1, p) for p in range(1, 9)] + [(s, 1) for s in range(2, 33)]
-    cands = [candidate(op, m, n, s, p, limits) for s, p in pairs]
+    overhead = record["constants"]["register_overhead"]
+    cands = [candidate(op, m, n, s, p, limits, overhead) for s, p in pairs]
     best = None
     for i, c in enumerate(cands):
         if not c["rejected"] and (best is None or c["kernel_score"] < cands[best]["kernel_score"]):
@@ -241,7 +245,7 @@ def expected_plan(record):
             plan["mapping"] = "block_streaming"
     else:
         s, p = (1, 8) if variant == "reference" else (2, 4)
-        fixed = candidate(op, m, n, s, p, limits)
+        fixed = candidate(op, m, n, s, p, limits, overhead)
         plan["fixed"] = fixed
         if not fixed["rejected"]:
             plan["mapping"], plan["selected"] = "register_rows", fixed
@@ -362,8 +366,9 @@ def audit_plan(a, record, case):
         a.same("plan.thread_blocks", record["thread_blocks"], -(-(m * tpr) // 256))
         return None
     a.same("plan.profile", record["profile"], "analytic")
-    a.same("plan.constants.register_overhead", record["constants"]["register_overhead"],
-           OVERHEAD[record["op"]])
+    overhead = record["constants"]["register_overhead"]
+    if overhead not in EARLIER_OVERHEADS.get(record["op"], set()):
+        a.same("plan.constants.register_overhead", overhead, OVERHEAD[record["op"]])
     plan = expected_plan(record)
     a.same("plan.candidates (count)", len(record["candidates"]), 39)
     for i, (rec, exp) in enumerate(zip(record["candidates"], plan["candidates"])):
