@@ -266,7 +266,7 @@ static void gemm_simt_rule(void **state) {
   assert_int_equal(p.thread_m * 100 + p.thread_n, 804);
   assert_int_equal(p.blocks, 2048);
   assert_int_equal(p.waves, 16);
-  assert_int_equal(p.shared_bytes, 4 * 2 * 16 * (132 + 64));
+  assert_int_equal(p.shared_bytes, 4 * 3 * (128 * 20 + 16 * 68)); /* 43776 */
   /* 1024^2: 8 x 16 = 128 blocks of 128x64 < 132, 16 x 16 = 256 of 64x64 */
   p = gemm_plan(1024, 1024, 1024, TB_REALIZATION_SIMT);
   assert_int_equal(p.block_m * 1000 + p.block_n * 10 + p.block_k / 16, 64641);

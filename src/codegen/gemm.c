@@ -26,139 +26,145 @@ void tb_emit_gemm_constants(struct tb_strbuf *b, const struct tb_gemm_plan *plan
                    "#define THREADS %u\n#define VW %u\n",
                    c->shape.m, c->shape.n, c->shape.k, sa, sb, plan->block_m, plan->block_n,
                    plan->block_k, plan->threads, plan->vector_width);
+  bool wide = (unsigned long long)plan->block_m * sa >= (1ULL << 31) ||
+              (unsigned long long)plan->block_k * sb >= (1ULL << 31);
+  tb_strbuf_printf(b, "#define TILE_OFFSET %s\n", wide ? "long long" : "int");
 }
 
-/* Global -> registers (RA floats of A and RB of B per thread and step), then
- * registers -> shared, A transposed so each thread reads its rows as float4. */
-static void emit_simt_tile_io(struct tb_strbuf *b) {
+void tb_emit_gemm_stage_loader(struct tb_strbuf *b) {
   tb_strbuf_printf(
       b,
-      "#define RA (BM * BK / THREADS)\n#define RB (BK * BN / THREADS)\n"
-      "static __device__ __forceinline__ void load_tiles(const float *__restrict__ x,\n"
-      "    const float *__restrict__ y, long long bm, long long bn, long long k0, int tid,\n"
-      "    float *ra, float *rb) {\n"
+      "static __device__ __forceinline__ void copy_async(float *dst, const float *src, "
+      "bool valid) {\n"
+      "  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);\n"
+      "  const int bytes = valid ? VW * 4 : 0; /* 0: the destination is zero-filled */\n"
       "#if VW == 4\n"
-      "  _Pragma(\"unroll\") for (int q = 0; q < RA / 4; ++q) {\n"
-      "    const int l = tid + q * THREADS, r = l / (BK / 4), c = (l %% (BK / 4)) * 4;\n"
-      "    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);\n"
-      "    if (bm * BM + r < M && k0 + c < K)\n"
-      "      v = *reinterpret_cast<const float4 *>(x + (bm * BM + r) * SA + k0 + c);\n"
-      "    ra[4 * q] = v.x; ra[4 * q + 1] = v.y; ra[4 * q + 2] = v.z; ra[4 * q + 3] = v.w;\n"
-      "  }\n"
-      "  _Pragma(\"unroll\") for (int q = 0; q < RB / 4; ++q) {\n"
-      "    const int l = tid + q * THREADS, r = l / (BN / 4), c = (l %% (BN / 4)) * 4;\n"
-      "    float4 v = make_float4(0.f, 0.f, 0.f, 0.f);\n"
-      "    if (k0 + r < K && bn * BN + c < N)\n"
-      "      v = *reinterpret_cast<const float4 *>(y + (k0 + r) * SB + bn * BN + c);\n"
-      "    rb[4 * q] = v.x; rb[4 * q + 1] = v.y; rb[4 * q + 2] = v.z; rb[4 * q + 3] = v.w;\n"
-      "  }\n"
+      "  asm volatile(\"cp.async.cg.shared.global [%%0], [%%1], 16, %%2;\\n\" :: \"r\"(d), "
+      "\"l\"(src), \"r\"(bytes));\n"
       "#else\n"
-      "  _Pragma(\"unroll\") for (int j = 0; j < RA; ++j) {\n"
-      "    const int l = tid + j * THREADS;\n"
-      "    const long long r = bm * BM + l / BK, c = k0 + l %% BK;\n"
-      "    ra[j] = r < M && c < K ? x[r * SA + c] : 0.0f;\n"
-      "  }\n"
-      "  _Pragma(\"unroll\") for (int j = 0; j < RB; ++j) {\n"
-      "    const int l = tid + j * THREADS;\n"
-      "    const long long r = k0 + l / BN, c = bn * BN + l %% BN;\n"
-      "    rb[j] = r < K && c < N ? y[r * SB + c] : 0.0f;\n"
-      "  }\n"
+      "  asm volatile(\"cp.async.ca.shared.global [%%0], [%%1], 4, %%2;\\n\" :: \"r\"(d), "
+      "\"l\"(src), \"r\"(bytes));\n"
       "#endif\n"
       "}\n"
-      "static __device__ __forceinline__ void store_tiles(float (*as)[BM + 4], float (*bs)[BN],\n"
-      "    int tid, const float *ra, const float *rb) {\n"
-      "#if VW == 4\n"
-      "  _Pragma(\"unroll\") for (int q = 0; q < RA / 4; ++q) {\n"
-      "    const int l = tid + q * THREADS, r = l / (BK / 4), c = (l %% (BK / 4)) * 4;\n"
-      "    _Pragma(\"unroll\") for (int j = 0; j < 4; ++j) as[c + j][r] = ra[4 * q + j];\n"
+      "/* One stage: the block's A tile (BM x BK) and B tile (BK x BN); rows or\n"
+      " * columns past the matrix are zero-filled, the source clamped to x or y.\n"
+      " * Offsets from the tile's corner (TILE_OFFSET: int unless a tile spans 2^31\n"
+      " * floats) and the rows and columns left are 32-bit: 64-bit addresses per\n"
+      " * copy cost registers (the 128x128 tiles spilled). */\n"
+      "static __device__ __forceinline__ void load_stage(float *as, float *bs,\n"
+      "    const float *__restrict__ x, const float *__restrict__ y, long long bm, long long bn,\n"
+      "    long long k0, int tid) {\n"
+      "  const float *const xa = x + bm * BM * SA + k0, *const yb = y + k0 * SB + bn * BN;\n"
+      "  const int rows_a = (int)(M - bm * BM < BM ? M - bm * BM : BM);\n"
+      "  const int ks = (int)(K - k0 < BK ? K - k0 : BK);\n"
+      "  const int cols_b = (int)(N - bn * BN < BN ? N - bn * BN : BN);\n"
+      "  _Pragma(\"unroll\") for (int c = tid; c < BM * BK / VW; c += THREADS) {\n"
+      "    const int r = c / (BK / VW), col = (c %% (BK / VW)) * VW;\n"
+      "    const bool ok = r < rows_a && col < ks;\n"
+      "    copy_async(as + r * AS_STRIDE + col, ok ? xa + (TILE_OFFSET)r * SA + col : x, ok);\n"
       "  }\n"
-      "  _Pragma(\"unroll\") for (int q = 0; q < RB / 4; ++q) {\n"
-      "    const int l = tid + q * THREADS, r = l / (BN / 4), c = (l %% (BN / 4)) * 4;\n"
-      "    *reinterpret_cast<float4 *>(&bs[r][c]) =\n"
-      "        make_float4(rb[4 * q], rb[4 * q + 1], rb[4 * q + 2], rb[4 * q + 3]);\n"
+      "  _Pragma(\"unroll\") for (int c = tid; c < BK * BN / VW; c += THREADS) {\n"
+      "    const int r = c / (BN / VW), col = (c %% (BN / VW)) * VW;\n"
+      "    const bool ok = r < ks && col < cols_b;\n"
+      "    copy_async(bs + r * BS_STRIDE + col, ok ? yb + (TILE_OFFSET)r * SB + col : y, ok);\n"
       "  }\n"
-      "#else\n"
-      "  _Pragma(\"unroll\") for (int j = 0; j < RA; ++j) {\n"
-      "    const int l = tid + j * THREADS;\n"
-      "    as[l %% BK][l / BK] = ra[j];\n"
-      "  }\n"
-      "  _Pragma(\"unroll\") for (int j = 0; j < RB; ++j) {\n"
-      "    const int l = tid + j * THREADS;\n"
-      "    bs[l / BN][l %% BN] = rb[j];\n"
-      "  }\n"
-      "#endif\n"
+      "  asm volatile(\"cp.async.commit_group;\\n\" ::);\n"
       "}\n");
 }
 
-/* Reads `count` values of one k row of a shared tile into registers: float4
- * groups when the thread owns groups of 4. */
-static void emit_shared_reads(struct tb_strbuf *b, const char *reg, const char *tile,
-                              const char *index, const char *count, unsigned n) {
-  if (n >= 4) {
-    tb_strbuf_printf(
-        b,
-        "      _Pragma(\"unroll\") for (int i = 0; i < %s; i += 4) {\n"
-        "        const float4 v = *reinterpret_cast<const float4 *>(&%s[cur][kk][%s(i)]);\n"
-        "        %s[i] = v.x; %s[i + 1] = v.y; %s[i + 2] = v.z; %s[i + 3] = v.w;\n"
-        "      }\n",
-        count, tile, index, reg, reg, reg, reg);
-  } else {
-    tb_strbuf_printf(
-        b, "      _Pragma(\"unroll\") for (int i = 0; i < %s; ++i) %s[i] = %s[cur][kk][%s(i)];\n",
-        count, reg, tile, index);
-  }
+void tb_emit_gemm_pipeline_open(struct tb_strbuf *b) {
+  tb_strbuf_printf(
+      b,
+      "  extern __shared__ __align__(16) float smem[];\n"
+      "  float *const a_tiles = smem, *const b_tiles = smem + STAGES * BM * AS_STRIDE;\n"
+      "  const long long grid_n = (N + BN - 1) / BN;\n"
+      "  const long long bm = blockIdx.x / grid_n, bn = blockIdx.x %% grid_n;\n"
+      "  const int tiles = (int)((K + BK - 1) / BK);\n"
+      "  _Pragma(\"unroll\") for (int s = 0; s < STAGES - 1; ++s) {\n"
+      "    if (s < tiles) load_stage(a_tiles + s * BM * AS_STRIDE, b_tiles + s * BK * BS_STRIDE,\n"
+      "                              x, y, bm, bn, (long long)s * BK, threadIdx.x);\n"
+      "    else asm volatile(\"cp.async.commit_group;\\n\" ::); /* uniform group count */\n"
+      "  }\n"
+      "  for (int tile = 0; tile < tiles; ++tile) {\n"
+      "    asm volatile(\"cp.async.wait_group %%0;\\n\" :: \"n\"(STAGES - 2));\n"
+      "    /* tile is in shared memory, and every warp is done with tile - 1's stage */\n"
+      "    __syncthreads();\n"
+      "    const int next = tile + STAGES - 1;\n"
+      "    if (next < tiles) load_stage(a_tiles + (next %% STAGES) * BM * AS_STRIDE,\n"
+      "                                 b_tiles + (next %% STAGES) * BK * BS_STRIDE, x, y, bm, "
+      "bn,\n"
+      "                                 (long long)next * BK, threadIdx.x);\n"
+      "    else asm volatile(\"cp.async.commit_group;\\n\" ::);\n"
+      "    const float *const stage_a = a_tiles + (tile %% STAGES) * BM * AS_STRIDE;\n"
+      "    const float *const stage_b = b_tiles + (tile %% STAGES) * BK * BS_STRIDE;\n");
+}
+
+/* Blocks per multiprocessor for __launch_bounds__: two 256-thread blocks
+ * leave 128 registers a thread, room for 64 accumulators and 32 A values. */
+#define SIMT_MIN_BLOCKS 2
+
+/* k values of A read at once (KV): 4 (one float4) unless 64 accumulators
+ * leave too few of the 128 registers for 4 per row (ptxas spilled): 2. */
+static unsigned simt_k_values(const struct tb_gemm_plan *plan) {
+  return plan->thread_m * plan->thread_n >= 64 ? 2 : 4;
 }
 
 /* Thread (tx, ty) of 16 x 16 owns rows ROW(i) and columns COL(j): groups of
  * 4 spaced 64 apart, so a warp's float4 reads from shared memory hit
- * distinct banks or broadcast. */
+ * distinct banks or broadcast. A stays k-contiguous in shared memory (as
+ * cp.async copies it): one float4 read gives a row's next 4 k values. */
 static void emit_simt_kernel(struct tb_strbuf *b, const struct tb_gemm_plan *plan) {
   tb_strbuf_printf(
       b,
-      "#define TM %u\n#define TN %u\n"
+      "#define TM %u\n#define TN %u\n#define KV %u\n#define STAGES %u\n#define AS_STRIDE (BK + 4)\n"
+      "#define BS_STRIDE (BN + 4)\n"
       "#define ROW(i) (TM >= 4 ? ((i) / 4) * 64 + ty * 4 + (i) %% 4 : ty * TM + (i))\n"
       "#define COL(j) (TN >= 4 ? ((j) / 4) * 64 + tx * 4 + (j) %% 4 : tx * TN + (j))\n",
-      plan->thread_m, plan->thread_n);
-  emit_simt_tile_io(b);
-  /* 64 accumulators, or 32 with the scalar loads' extra addresses, need more
-   * than the 128 registers two blocks per SM leave (ptxas spills): then one
-   * block per SM, else two */
-  unsigned outputs = plan->thread_m * plan->thread_n;
-  bool roomy = outputs >= 64 || (plan->vector_width == 1 && outputs >= 32);
-  tb_emit_signature(b, "tb_main", plan->threads, roomy ? 1 : 2);
+      plan->thread_m, plan->thread_n, simt_k_values(plan), plan->stages);
+  tb_emit_gemm_stage_loader(b);
+  tb_emit_signature(b, "tb_main", plan->threads, SIMT_MIN_BLOCKS);
+  tb_strbuf_printf(b, "  const int tx = threadIdx.x %% 16, ty = threadIdx.x / 16;\n"
+                      "  float acc[TM][TN];\n"
+                      "  _Pragma(\"unroll\") for (int i = 0; i < TM; ++i)\n"
+                      "    _Pragma(\"unroll\") for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;\n");
+  tb_emit_gemm_pipeline_open(b);
   tb_strbuf_printf(
-      b, "  __shared__ __align__(16) float as[2][BK][BM + 4];\n"
-         "  __shared__ __align__(16) float bs[2][BK][BN];\n"
-         "  const long long grid_n = (N + BN - 1) / BN;\n"
-         "  const long long bm = blockIdx.x / grid_n, bn = blockIdx.x %% grid_n;\n"
-         "  const int tid = threadIdx.x, tx = tid %% 16, ty = tid / 16;\n"
-         "  float acc[TM][TN], ra[RA], rb[RB];\n"
-         "  _Pragma(\"unroll\") for (int i = 0; i < TM; ++i)\n"
-         "    _Pragma(\"unroll\") for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;\n"
-         "  const int tiles = (int)((K + BK - 1) / BK);\n"
-         "  load_tiles(x, y, bm, bn, 0, tid, ra, rb);\n"
-         "  store_tiles(as[0], bs[0], tid, ra, rb);\n"
-         "  __syncthreads();\n"
-         "  for (int t = 0; t < tiles; ++t) {\n"
-         "    const int cur = t & 1;\n"
-         "    /* the next tile travels to registers while this one is multiplied */\n"
-         "    if (t + 1 < tiles) load_tiles(x, y, bm, bn, (long long)(t + 1) * BK, tid, ra, rb);\n"
-         "    _Pragma(\"unroll\") for (int kk = 0; kk < BK; ++kk) {\n"
-         "      float av[TM], bv[TN];\n");
-  emit_shared_reads(b, "av", "as", "ROW", "TM", plan->thread_m);
-  emit_shared_reads(b, "bv", "bs", "COL", "TN", plan->thread_n);
-  tb_strbuf_printf(
-      b, "      _Pragma(\"unroll\") for (int i = 0; i < TM; ++i)\n"
-         "        _Pragma(\"unroll\") for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(av[i], bv[j], "
-         "acc[i][j]);\n"
-         "    }\n"
-         "    /* the other buffer: nobody reads it until after the barrier */\n"
-         "    if (t + 1 < tiles) store_tiles(as[cur ^ 1], bs[cur ^ 1], tid, ra, rb);\n"
-         "    __syncthreads();\n"
-         "  }\n"
-         "  _Pragma(\"unroll\") for (int i = 0; i < TM; ++i) {\n"
-         "    const long long row = bm * BM + ROW(i);\n"
-         "    if (row >= M) continue;\n");
+      b,
+      "    _Pragma(\"unroll\") for (int kq = 0; kq < BK; kq += KV) {\n"
+      "      float ak[TM][KV];\n"
+      "      _Pragma(\"unroll\") for (int i = 0; i < TM; ++i) {\n"
+      "#if KV == 4\n"
+      "        const float4 v = *reinterpret_cast<const float4 *>(stage_a + ROW(i) * AS_STRIDE + "
+      "kq);\n"
+      "        ak[i][0] = v.x; ak[i][1] = v.y; ak[i][2] = v.z; ak[i][3] = v.w;\n"
+      "#else\n"
+      "        const float2 v = *reinterpret_cast<const float2 *>(stage_a + ROW(i) * AS_STRIDE + "
+      "kq);\n"
+      "        ak[i][0] = v.x; ak[i][1] = v.y;\n"
+      "#endif\n"
+      "      }\n"
+      "      _Pragma(\"unroll\") for (int kk = 0; kk < KV; ++kk) {\n"
+      "        const float *const brow = stage_b + (kq + kk) * BS_STRIDE;\n"
+      "        float bv[TN];\n");
+  if (plan->thread_n >= 4) {
+    tb_strbuf_printf(
+        b, "        _Pragma(\"unroll\") for (int j = 0; j < TN; j += 4) {\n"
+           "          const float4 v = *reinterpret_cast<const float4 *>(brow + COL(j));\n"
+           "          bv[j] = v.x; bv[j + 1] = v.y; bv[j + 2] = v.z; bv[j + 3] = v.w;\n"
+           "        }\n");
+  } else {
+    tb_strbuf_printf(
+        b, "        _Pragma(\"unroll\") for (int j = 0; j < TN; ++j) bv[j] = brow[COL(j)];\n");
+  }
+  tb_strbuf_printf(b, "        _Pragma(\"unroll\") for (int i = 0; i < TM; ++i)\n"
+                      "          _Pragma(\"unroll\") for (int j = 0; j < TN; ++j)\n"
+                      "            acc[i][j] = fmaf(ak[i][kk], bv[j], acc[i][j]);\n"
+                      "      }\n"
+                      "    }\n"
+                      "  }\n"
+                      "  _Pragma(\"unroll\") for (int i = 0; i < TM; ++i) {\n"
+                      "    const long long row = bm * BM + ROW(i);\n"
+                      "    if (row >= M) continue;\n");
   if (plan->vector_width == 4 && plan->thread_n >= 4) {
     /* N % 4 == 0: a group of 4 columns is wholly inside or outside */
     tb_strbuf_printf(
@@ -191,19 +197,19 @@ enum tb_status tb_codegen_gemm(const struct tb_gemm_plan *plan, const struct tb_
   struct tb_strbuf b = {0};
   tb_emit_gemm_constants(&b, plan, c);
   emit_simt_kernel(&b, plan);
-  return tb_gemm_finish(&b, plan, false, g, err);
+  enum tb_status st = tb_gemm_finish(&b, plan, g, err);
+  /* cp.async: Ampere (8.0) and newer */
+  g->min_cc_major = 8;
+  g->min_cc_minor = 0;
+  return st;
 }
 
 enum tb_status tb_gemm_finish(struct tb_strbuf *b, const struct tb_gemm_plan *plan,
-                              bool dynamic_shared, struct tb_generated *g, struct tb_error *err) {
+                              struct tb_generated *g, struct tb_error *err) {
   g->kernel_count = 1;
   snprintf(g->kernels[0].name, sizeof g->kernels[0].name, "tb_main");
   g->kernels[0].threads_per_block = plan->threads;
   g->kernels[0].blocks = plan->blocks;
-  if (dynamic_shared) {
-    g->kernels[0].dynamic_shared_bytes = plan->shared_bytes;
-  } else {
-    g->kernels[0].static_shared_bytes = plan->shared_bytes;
-  }
+  g->kernels[0].dynamic_shared_bytes = plan->shared_bytes;
   return tb_emit_finish(b, g, err);
 }

@@ -12,10 +12,21 @@
 void tb_emit_gemm_constants(struct tb_strbuf *b, const struct tb_gemm_plan *plan,
                             const struct tb_case *c);
 
-/* Records the one kernel `tb_main` of the plan (its shared memory static, or
- * dynamic beyond the 48 KiB static limit) and finishes g from the text. */
+/* The helpers copy_async (16 bytes, or 4 when VW is 1; zero-fill past the
+ * matrix) and load_stage (one stage's A tile, BM x BK at row stride
+ * AS_STRIDE, and B tile, BK x BN at BS_STRIDE, then a cp.async group). */
+void tb_emit_gemm_stage_loader(struct tb_strbuf *b);
+
+/* The kernel body's STAGES-deep cp.async pipeline up to the multiply: the
+ * block's tile (bm, bn), the prologue, and the loop over k tiles opened with
+ * stage_a and stage_b pointing at this tile in shared memory. The caller
+ * emits the multiply and closes the loop with "  }". */
+void tb_emit_gemm_pipeline_open(struct tb_strbuf *b);
+
+/* Records the one kernel `tb_main` of the plan (its shared memory dynamic:
+ * the tiles can exceed the 48 KiB static limit) and finishes g. */
 enum tb_status tb_gemm_finish(struct tb_strbuf *b, const struct tb_gemm_plan *plan,
-                              bool dynamic_shared, struct tb_generated *g, struct tb_error *err);
+                              struct tb_generated *g, struct tb_error *err);
 
 /* The tensor-core kernel (TF32, or 3xTF32 when the plan says so). */
 enum tb_status tb_codegen_gemm_tensor(const struct tb_gemm_plan *plan, const struct tb_case *c,

@@ -12,20 +12,9 @@
 #include "codegen/gemm.h"
 
 static void emit_helpers(struct tb_strbuf *b) {
+  tb_emit_gemm_stage_loader(b);
   tb_strbuf_printf(
       b,
-      "static __device__ __forceinline__ void copy_async(float *dst, const float *src, "
-      "bool valid) {\n"
-      "  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);\n"
-      "  const int bytes = valid ? VW * 4 : 0; /* 0: the destination is zero-filled */\n"
-      "#if VW == 4\n"
-      "  asm volatile(\"cp.async.cg.shared.global [%%0], [%%1], 16, %%2;\\n\" :: \"r\"(d), "
-      "\"l\"(src), \"r\"(bytes));\n"
-      "#else\n"
-      "  asm volatile(\"cp.async.ca.shared.global [%%0], [%%1], 4, %%2;\\n\" :: \"r\"(d), "
-      "\"l\"(src), \"r\"(bytes));\n"
-      "#endif\n"
-      "}\n"
       "/* A's four fragment registers of one m16 x k8 tile in one instruction: the\n"
       " * 8x8 b16 matrices are 8 rows x 4 floats (rows 0-7, 8-15 at k 0-3, then 4-7). */\n"
       "static __device__ __forceinline__ void load_a_fragment(unsigned *a, const float *p) {\n"
@@ -45,25 +34,6 @@ static void emit_helpers(struct tb_strbuf *b) {
       "               : \"+f\"(c[0]), \"+f\"(c[1]), \"+f\"(c[2]), \"+f\"(c[3])\n"
       "               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), "
       "\"r\"(b[1]));\n"
-      "}\n"
-      "/* One stage: the block's A tile (BM x BK) and B tile (BK x BN); rows or\n"
-      " * columns past the matrix are zero-filled, the source clamped to x or y. */\n"
-      "static __device__ __forceinline__ void load_stage(float *as, float *bs,\n"
-      "    const float *__restrict__ x, const float *__restrict__ y, long long bm, long long bn,\n"
-      "    long long k0, int tid) {\n"
-      "  for (int c = tid; c < BM * BK / VW; c += THREADS) {\n"
-      "    const int r = c / (BK / VW), col = (c %% (BK / VW)) * VW;\n"
-      "    const long long gr = bm * BM + r, gk = k0 + col;\n"
-      "    const bool ok = gr < M && gk < K;\n"
-      "    copy_async(as + r * AS_STRIDE + col, ok ? x + gr * SA + gk : x, ok);\n"
-      "  }\n"
-      "  for (int c = tid; c < BK * BN / VW; c += THREADS) {\n"
-      "    const int r = c / (BN / VW), col = (c %% (BN / VW)) * VW;\n"
-      "    const long long gk = k0 + r, gn = bn * BN + col;\n"
-      "    const bool ok = gk < K && gn < N;\n"
-      "    copy_async(bs + r * BS_STRIDE + col, ok ? y + gk * SB + gn : y, ok);\n"
-      "  }\n"
-      "  asm volatile(\"cp.async.commit_group;\\n\" ::);\n"
       "}\n");
 }
 
@@ -115,39 +85,22 @@ static void emit_kernel(struct tb_strbuf *b, const struct tb_gemm_plan *plan) {
                    "#define BS_STRIDE (BN + 8)\n",
                    plan->warps_n, plan->thread_m, plan->thread_n, plan->stages);
   emit_helpers(b);
-  /* 64 accumulators and the fragments need more than the 128 registers of
-   * two 256-thread blocks per SM (ptxas spills): then one block per SM */
-  tb_emit_signature(b, "tb_main", plan->threads, plan->threads == 256 ? 1 : 2);
+  /* Two blocks per SM (128 registers a thread at 256 threads: TF32 needs
+   * 122 with 32-bit tile offsets); the 3xTF32 split's remainders and partial
+   * sums need 220 at 256 threads: then one */
+  tb_emit_signature(b, "tb_main", plan->threads, split && plan->threads == 256 ? 1 : 2);
+  tb_strbuf_printf(
+      b, "  const int warp = threadIdx.x / 32, lane = threadIdx.x %% 32;\n"
+         "  const int wm = warp / WARPS_N, wn = warp %% WARPS_N, g = lane / 4, t = lane %% 4;\n"
+         "  float acc[MI][NI][4];\n"
+         "  _Pragma(\"unroll\") for (int mi = 0; mi < MI; ++mi)\n"
+         "    _Pragma(\"unroll\") for (int ni = 0; ni < NI; ++ni)\n"
+         "      _Pragma(\"unroll\") for (int e = 0; e < 4; ++e) acc[mi][ni][e] = 0.0f;\n");
+  tb_emit_gemm_pipeline_open(b);
   tb_strbuf_printf(
       b,
-      "  extern __shared__ __align__(16) float smem[];\n"
-      "  float *const a_tiles = smem, *const b_tiles = smem + STAGES * BM * AS_STRIDE;\n"
-      "  const long long grid_n = (N + BN - 1) / BN;\n"
-      "  const long long bm = blockIdx.x / grid_n, bn = blockIdx.x %% grid_n;\n"
-      "  const int tid = threadIdx.x, warp = tid / 32, lane = tid %% 32;\n"
-      "  const int wm = warp / WARPS_N, wn = warp %% WARPS_N, g = lane / 4, t = lane %% 4;\n"
-      "  float acc[MI][NI][4];\n"
-      "  _Pragma(\"unroll\") for (int mi = 0; mi < MI; ++mi)\n"
-      "    _Pragma(\"unroll\") for (int ni = 0; ni < NI; ++ni)\n"
-      "      _Pragma(\"unroll\") for (int e = 0; e < 4; ++e) acc[mi][ni][e] = 0.0f;\n"
-      "  const int tiles = (int)((K + BK - 1) / BK);\n"
-      "  _Pragma(\"unroll\") for (int s = 0; s < STAGES - 1; ++s) {\n"
-      "    if (s < tiles) load_stage(a_tiles + s * BM * AS_STRIDE, b_tiles + s * BK * BS_STRIDE,\n"
-      "                              x, y, bm, bn, (long long)s * BK, tid);\n"
-      "    else asm volatile(\"cp.async.commit_group;\\n\" ::); /* uniform group count */\n"
-      "  }\n"
-      "  for (int tile = 0; tile < tiles; ++tile) {\n"
-      "    asm volatile(\"cp.async.wait_group %%0;\\n\" :: \"n\"(STAGES - 2));\n"
-      "    /* tile is in shared memory, and every warp is done with tile - 1's stage */\n"
-      "    __syncthreads();\n"
-      "    const int next = tile + STAGES - 1;\n"
-      "    if (next < tiles) load_stage(a_tiles + (next %% STAGES) * BM * AS_STRIDE,\n"
-      "                                 b_tiles + (next %% STAGES) * BK * BS_STRIDE, x, y, bm, "
-      "bn,\n"
-      "                                 (long long)next * BK, tid);\n"
-      "    else asm volatile(\"cp.async.commit_group;\\n\" ::);\n"
-      "    const float *as = a_tiles + (tile %% STAGES) * BM * AS_STRIDE + wm * WTM * AS_STRIDE;\n"
-      "    const float *bs = b_tiles + (tile %% STAGES) * BK * BS_STRIDE + wn * WTN;\n"
+      "    const float *as = stage_a + wm * WTM * AS_STRIDE;\n"
+      "    const float *bs = stage_b + wn * WTN;\n"
       "%s"
       "    _Pragma(\"unroll\") for (int kk = 0; kk < BK; kk += 8) {\n",
       split ? "    /* the split accumulates each tile from zero and adds it in fp32 with\n"
@@ -195,7 +148,7 @@ enum tb_status tb_codegen_gemm_tensor(const struct tb_gemm_plan *plan, const str
   struct tb_strbuf b = {0};
   tb_emit_gemm_constants(&b, plan, c);
   emit_kernel(&b, plan);
-  enum tb_status st = tb_gemm_finish(&b, plan, true, g, err);
+  enum tb_status st = tb_gemm_finish(&b, plan, g, err);
   /* cp.async and TF32 mma.sync: Ampere (8.0) and newer */
   g->min_cc_major = 8;
   g->min_cc_minor = 0;

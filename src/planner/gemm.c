@@ -81,14 +81,14 @@ static enum tb_status simt_shape(struct tb_gemm_plan *p, struct tb_gemm_block us
     p->block_k = tiles[t][2];
     p->rule = "simt: the first of 128x64x16, 64x64x16, 32x32x32 whose grid has at least one "
               "block per multiprocessor (else 32x32x32); 256 threads, (tile m/16) x (tile n/16) "
-              "outputs each; two tiles in flight (register prefetch)";
+              "outputs each; 3 stages of cp.async";
   }
   p->thread_m = p->block_m / 16;
   p->thread_n = p->block_n / 16;
   p->threads = 256;
-  p->stages = 2;
-  /* A transposed with 4 floats of padding per k row; B as is */
-  p->shared_bytes = 4 * p->stages * p->block_k * ((p->block_m + 4) + p->block_n);
+  p->stages = 3;
+  /* A as [block_m][block_k + 4], B as [block_k][block_n + 4], per stage */
+  p->shared_bytes = 4 * p->stages * (p->block_m * (p->block_k + 4) + p->block_k * (p->block_n + 4));
   return TB_OK;
 }
 

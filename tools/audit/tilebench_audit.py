@@ -329,8 +329,14 @@ def audit_gemm_plan(a, record, case):
                 and bm * bk >= 1024 and bn * bk >= 1024):
             a.fail("plan.tile", f"simt does not support the tile {bm}x{bn}x{bk}")
         warps_m = warps_n = 0
-        tm, tn, threads, stages, barriers = bm // 16, bn // 16, 256, 2, 2
-        shared = 4 * stages * bk * ((bm + 4) + bn)
+        if record["stages"] == 2:
+            # the register-prefetch kernel (two buffers, A transposed) that planned simt
+            # before the cp.async pipeline: its records re-derive with its own layout
+            tm, tn, threads, stages, barriers = bm // 16, bn // 16, 256, 2, 2
+            shared = 4 * stages * bk * ((bm + 4) + bn)
+        else:
+            tm, tn, threads, stages, barriers = bm // 16, bn // 16, 256, 3, 1
+            shared = 4 * stages * (bm * (bk + 4) + bk * (bn + 4))
     else:
         warps_m, warps_n = 2, (4 if bn == 128 else 2)
         tm, tn, threads, stages, barriers = bm // warps_m, bn // warps_n, 32 * warps_m * warps_n, 3, 1
