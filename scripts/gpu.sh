@@ -2,7 +2,7 @@
 # Everything GPU-side in one call (run on the GPU machine, from the repo root,
 # after scripts/gpu-pack.sh here; the device tool carries .device/):
 #   scripts/gpu.sh [tests] [validate] [sanitize] [perf] [replay] [torch] [torch-all] [gemm]
-#                  [ab] [cupti-variants]
+#                  [ab] [cupti-variants] [ncu]
 #   (default: tests validate sanitize perf)
 # Writes full results under $OUT (bundled: the tool returns few files) and
 # prints a short table last.
@@ -192,6 +192,28 @@ if has cupti-variants; then
     rm -rf "$dir/lib"
   done < "$WORK/cupti-variants/found.txt"
   tar -C "$WORK" -czf "$OUT/cupti-variants.tgz" cupti-variants
+fi
+
+if has ncu; then
+  # Why a kernel runs at the speed it does: Nsight Compute (a CUPTI client, so
+  # the probe is off) on the first launch of each NCU_CASES entry, one
+  # `tilebench run` argument list per line.
+  mkdir -p "$WORK/ncu"
+  ncu=$(ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
+  i=0
+  while read -r args; do
+    [[ -z "$args" ]] && continue
+    i=$((i + 1))
+    echo "$args" > "$WORK/ncu/$i.args"
+    timeout 150 "$ncu" --kernel-name tb_main --launch-count 1 --section SpeedOfLight \
+      --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section Occupancy \
+      --section LaunchStats --section SchedulerStats --section WarpStateStats \
+      --section InstructionStats "$BIN/tilebench" run --backend cuda --probe off --samples 1 \
+      --warmup-ms 1 --sample-ms 1 --quiet --out "$WORK/ncu/run-$i" $args > "$WORK/ncu/$i.txt" 2>&1
+    note "ncu $i ($args): exit $?"
+    grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Stall" "$WORK/ncu/$i.txt" | head -20 | tee -a "$SUMMARY"
+  done <<< "${NCU_CASES:-}"
+  tar -C "$WORK" -czf "$OUT/ncu.tgz" ncu
 fi
 
 if has perf; then
