@@ -292,8 +292,8 @@ static void plan_command(void **state) {
   assert_non_null(gemm);
   json_t *tile = json_object_get(gemm, "tile");
   assert_int_equal(json_integer_value(json_object_get(tile, "block_m")), 128);
-  assert_int_equal(json_integer_value(json_object_get(tile, "block_n")), 64);
-  assert_int_equal(json_integer_value(json_object_get(gemm, "thread_blocks")), 2048);
+  assert_int_equal(json_integer_value(json_object_get(tile, "block_n")), 128);
+  assert_int_equal(json_integer_value(json_object_get(gemm, "thread_blocks")), 1024);
   json_decref(gemm);
   expect_usage_error(RUN("plan", "--op", "softmax", "--shape", "0x4"), "0x4");
   expect_usage_error(RUN("plan", "--op", "softmax", "--shape", "4x4", "--variant", "best"),

@@ -258,16 +258,19 @@ static struct tb_gemm_plan gemm_plan(size_t m, size_t n, size_t k, enum tb_reali
 }
 
 static void gemm_simt_rule(void **state) {
-  /* 4096^2: 32 x 64 = 2048 blocks of 128x64 >= 132 */
+  /* 4096^2: 32 x 32 = 1024 blocks of 128x128 >= 132 */
   struct tb_gemm_plan p = gemm_plan(4096, 4096, 4096, TB_REALIZATION_SIMT);
   assert_int_equal(p.block_m, 128);
-  assert_int_equal(p.block_n, 64);
-  assert_int_equal(p.block_k, 16);
-  assert_int_equal(p.thread_m * 100 + p.thread_n, 804);
-  assert_int_equal(p.blocks, 2048);
-  assert_int_equal(p.waves, 16);
-  assert_int_equal(p.shared_bytes, 4 * 3 * (128 * 20 + 16 * 68)); /* 43776 */
-  /* 1024^2: 8 x 16 = 128 blocks of 128x64 < 132, 16 x 16 = 256 of 64x64 */
+  assert_int_equal(p.block_n, 128);
+  assert_int_equal(p.block_k, 32);
+  assert_int_equal(p.thread_m * 100 + p.thread_n, 808);
+  assert_int_equal(p.blocks, 1024);
+  assert_int_equal(p.waves, 8);
+  assert_int_equal(p.shared_bytes, 4 * 3 * (128 * 36 + 32 * 132)); /* 105984 */
+  /* 2048 x 1024: 16 x 8 = 128 blocks of 128x128 < 132, 16 x 16 = 256 of 128x64 */
+  p = gemm_plan(2048, 1024, 64, TB_REALIZATION_SIMT);
+  assert_int_equal(p.block_m * 1000 + p.block_n * 10 + p.block_k / 16, 128642);
+  /* 1024^2: 128 blocks of 128x64 < 132, 16 x 16 = 256 of 64x64 */
   p = gemm_plan(1024, 1024, 1024, TB_REALIZATION_SIMT);
   assert_int_equal(p.block_m * 1000 + p.block_n * 10 + p.block_k / 16, 64641);
   /* 127x193: 2 x 4 = 8 blocks of 64x64: the smallest tile, 4 x 7 of 32x32 */

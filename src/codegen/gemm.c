@@ -100,14 +100,9 @@ void tb_emit_gemm_pipeline_open(struct tb_strbuf *b) {
 }
 
 /* Blocks per multiprocessor for __launch_bounds__: two 256-thread blocks
- * leave 128 registers a thread, room for 64 accumulators and 32 A values. */
+ * leave 128 registers a thread, room for 64 accumulators, 32 A values (4 k
+ * of 8 rows) and 8 B values with 32-bit tile offsets (ptxas: 128, no spill). */
 #define SIMT_MIN_BLOCKS 2
-
-/* k values of A read at once (KV): 4 (one float4) unless 64 accumulators
- * leave too few of the 128 registers for 4 per row (ptxas spilled): 2. */
-static unsigned simt_k_values(const struct tb_gemm_plan *plan) {
-  return plan->thread_m * plan->thread_n >= 64 ? 2 : 4;
-}
 
 /* Thread (tx, ty) of 16 x 16 owns rows ROW(i) and columns COL(j): groups of
  * 4 spaced 64 apart, so a warp's float4 reads from shared memory hit
@@ -116,11 +111,11 @@ static unsigned simt_k_values(const struct tb_gemm_plan *plan) {
 static void emit_simt_kernel(struct tb_strbuf *b, const struct tb_gemm_plan *plan) {
   tb_strbuf_printf(
       b,
-      "#define TM %u\n#define TN %u\n#define KV %u\n#define STAGES %u\n#define AS_STRIDE (BK + 4)\n"
+      "#define TM %u\n#define TN %u\n#define STAGES %u\n#define AS_STRIDE (BK + 4)\n"
       "#define BS_STRIDE (BN + 4)\n"
       "#define ROW(i) (TM >= 4 ? ((i) / 4) * 64 + ty * 4 + (i) %% 4 : ty * TM + (i))\n"
       "#define COL(j) (TN >= 4 ? ((j) / 4) * 64 + tx * 4 + (j) %% 4 : tx * TN + (j))\n",
-      plan->thread_m, plan->thread_n, simt_k_values(plan), plan->stages);
+      plan->thread_m, plan->thread_n, plan->stages);
   tb_emit_gemm_stage_loader(b);
   tb_emit_signature(b, "tb_main", plan->threads, SIMT_MIN_BLOCKS);
   tb_strbuf_printf(b, "  const int tx = threadIdx.x %% 16, ty = threadIdx.x / 16;\n"
@@ -130,20 +125,14 @@ static void emit_simt_kernel(struct tb_strbuf *b, const struct tb_gemm_plan *pla
   tb_emit_gemm_pipeline_open(b);
   tb_strbuf_printf(
       b,
-      "    _Pragma(\"unroll\") for (int kq = 0; kq < BK; kq += KV) {\n"
-      "      float ak[TM][KV];\n"
+      "    _Pragma(\"unroll\") for (int kq = 0; kq < BK; kq += 4) {\n"
+      "      float ak[TM][4];\n"
       "      _Pragma(\"unroll\") for (int i = 0; i < TM; ++i) {\n"
-      "#if KV == 4\n"
       "        const float4 v = *reinterpret_cast<const float4 *>(stage_a + ROW(i) * AS_STRIDE + "
       "kq);\n"
       "        ak[i][0] = v.x; ak[i][1] = v.y; ak[i][2] = v.z; ak[i][3] = v.w;\n"
-      "#else\n"
-      "        const float2 v = *reinterpret_cast<const float2 *>(stage_a + ROW(i) * AS_STRIDE + "
-      "kq);\n"
-      "        ak[i][0] = v.x; ak[i][1] = v.y;\n"
-      "#endif\n"
       "      }\n"
-      "      _Pragma(\"unroll\") for (int kk = 0; kk < KV; ++kk) {\n"
+      "      _Pragma(\"unroll\") for (int kk = 0; kk < 4; ++kk) {\n"
       "        const float *const brow = stage_b + (kq + kk) * BS_STRIDE;\n"
       "        float bv[TN];\n");
   if (plan->thread_n >= 4) {

@@ -312,7 +312,9 @@ def gemm_rule_tile(record):
     if user:
         return tile["block_m"], tile["block_n"], tile["block_k"]
     if record["realization"] == "simt":
-        tiles = [(128, 64, 16), (64, 64, 16)]
+        # the rule's tiles; records of the register-prefetch kernel (2 stages) used 128x64x16 first
+        tiles = [(128, 64, 16), (64, 64, 16)] if record["stages"] == 2 else \
+            [(128, 128, 32), (128, 64, 32), (64, 64, 16)]
         return next((t for t in tiles if ceil_div(m, t[0]) * ceil_div(n, t[1]) >= sms), (32, 32, 32))
     large = ceil_div(m, 128) * ceil_div(n, 128) >= sms
     return (128, 128, 32) if large else (64, 64, 32)
