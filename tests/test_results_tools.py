@@ -3,6 +3,8 @@ audit (passes clean runs and replays, fails naming the field on each planted
 corruption), replay refusals and frozen replays, and compare.
 Run by CTest with TB_BINARY (the tilebench executable) and TB_AUDIT (the script)."""
 import copy
+import gzip
+import hashlib
 import json
 import os
 import shutil
@@ -243,12 +245,40 @@ class EvidenceTest(unittest.TestCase):
                  for r in ("A1", "B1", "B2", "A2")]
         runs += [os.path.join("2026-11-29-h200-gemm-cp-async/call4", r)
                  for r in ("run", "strided", "ab/B1", "ab/B2", "block-128,128,32", "block-128,64,32")]
+        runs += ["2026-11-29-h200-final-2/perf", "2026-11-29-h200-final-2/validation"]
         runs += [os.path.join("2026-11-29-h200-torch-all", s) for s in
                  ("17x257", "37x769", "64x4096", "1024x1024", "4096x1024", "16384x257", "8x65536",
                   "262144x257", "8192x32768", "32768x8192")]
         for run_dir in runs:
             result = audit(os.path.join(root, run_dir))
             self.assertEqual(result.returncode, 0, f"{run_dir}: {result.stderr}")
+
+
+class CompressedEvidenceTest(unittest.TestCase):
+    """Large committed runs are stored as results.json.gz: the audit reads them, and its
+    receipt names the digest of the file as written (the decompressed bytes)."""
+
+    def test_gzipped_results_audit_with_the_original_digest(self):
+        root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "evidence")
+        run = os.path.join(root, "2026-11-29-h200-gemm-cp-async", "call4", "block-128,64,32")
+        tmp = tempfile.mkdtemp()
+        try:
+            copy = os.path.join(tmp, "run")
+            shutil.copytree(run, copy)
+            with open(os.path.join(copy, "results.json"), "rb") as f:
+                original = f.read()
+            with gzip.open(os.path.join(copy, "results.json.gz"), "wb") as f:
+                f.write(original)
+            os.remove(os.path.join(copy, "results.json"))
+            receipt = os.path.join(tmp, "receipt.json")
+            result = subprocess.run([sys.executable, AUDIT, copy, "--receipt", receipt],
+                                    capture_output=True, text=True)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            with open(receipt) as f:
+                inputs = json.load(f)["inputs"]
+            self.assertEqual(inputs[0]["results_sha256"], hashlib.sha256(original).hexdigest())
+        finally:
+            shutil.rmtree(tmp)
 
 
 class GemmAuditTest(Corruptions, unittest.TestCase):

@@ -13,6 +13,7 @@ usage: tilebench_audit.py DIR... [--receipt FILE] [--check-current-artifacts]
 exit: 0 all checks passed; 1 a discrepancy; 2 bad usage or input.
 """
 import argparse
+import gzip
 import hashlib
 import json
 import math
@@ -594,11 +595,24 @@ def environment(doc):
             "gpu": devices, "driver": gpu.get("driver_cuda_version"), "executable": executable}
 
 
-def audit_run(a, run_dir, check_current):
+def results_path(run_dir):
+    """results.json, or results.json.gz where committed evidence stores a large run compressed."""
     path = os.path.join(run_dir, "results.json")
+    return path if os.path.exists(path) or not os.path.exists(path + ".gz") else path + ".gz"
+
+
+def read_results(path):
+    """The results file's bytes (decompressed: its digest is the written file's)."""
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        return f.read()
+
+
+def audit_run(a, run_dir, check_current):
+    path = results_path(run_dir)
     a.where = path
-    with open(path) as f:
-        doc = json.load(f)
+    raw = read_results(path)
+    doc = json.loads(raw)
     if doc.get("schema") != "tilebench.results" or doc.get("schema_version") != 1:
         a.fail("schema", "not a tilebench results file of schema version 1")
     samples = doc["run"]["measure"]["samples"]
@@ -620,9 +634,7 @@ def audit_run(a, run_dir, check_current):
             a.where = f"{path} artifact {art['path']}"
             with open(art["path"], "rb") as f:
                 a.same("sha256 (current file)", hashlib.sha256(f.read()).hexdigest(), art["sha256"])
-    with open(path, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()
-    return doc, digest
+    return doc, hashlib.sha256(raw).hexdigest()
 
 
 def main(argv):
@@ -642,7 +654,7 @@ def main(argv):
     inputs, environments = [], []
     try:
         for d in args.dirs:
-            if not os.path.exists(os.path.join(d, "results.json")):
+            if not os.path.exists(results_path(d)):
                 print(f"tilebench audit: {d}/results.json not found", file=sys.stderr)
                 return 2
             doc, digest = audit_run(a, d, args.check_current_artifacts)
