@@ -25,14 +25,6 @@ static const char *output_expr(enum tb_op op) {
 static void emit_constants(struct tb_strbuf *b, const struct tb_case *c) {
   tb_strbuf_printf(b, "#define M %zuLL\n#define N %zuLL\n#define SX %zuLL\n", c->shape.m,
                    c->shape.n, c->view.row_stride);
-  /* Element j, and the group of 4 at e, inside the row (j and e may be
-   * negative: register rows shifted back to a 16-byte boundary); 32-bit
-   * compares where the row allows, 64-bit ones cost registers. */
-  tb_strbuf_printf(b, c->shape.n < (1ULL << 31)
-                          ? "#define IN_ROW(j) ((unsigned)(j) < (unsigned)N)\n"
-                          : "#define IN_ROW(j) ((unsigned long long)(long long)(j) < "
-                            "(unsigned long long)N)\n");
-  tb_strbuf_printf(b, "#define GROUP_IN_ROW(e) ((e) >= 0 && (e) + 3 < N)\n");
   if (c->op->op == TB_OP_RMSNORM) {
     tb_strbuf_printf(b, "#define EPS 1e-6f\n");
   } else if (c->op->op == TB_OP_LAYERNORM) {
@@ -40,9 +32,8 @@ static void emit_constants(struct tb_strbuf *b, const struct tb_case *c) {
   }
 }
 
-/* Loads weight/bias of the group starting at e into wv/bv: 16 bytes when the
- * group lies in the row at a multiple of 4 (the vectors are packed), else
- * element by element. */
+/* Loads weight/bias of the group starting at e into wv/bv (16-byte loads:
+ * the vectors are packed and e is a multiple of 4). */
 static void emit_load_params(struct tb_strbuf *b, enum tb_op op, const char *indent) {
   if (op != TB_OP_RMSNORM && op != TB_OP_LAYERNORM) {
     return;
@@ -50,7 +41,7 @@ static void emit_load_params(struct tb_strbuf *b, enum tb_op op, const char *ind
   tb_strbuf_printf(b, op == TB_OP_LAYERNORM ? "%sfloat wv[4], bv[4];\n" : "%sfloat wv[4];\n",
                    indent);
   tb_strbuf_printf(b,
-                   "%sif (GROUP_IN_ROW(e) && (e & 3) == 0) {\n"
+                   "%sif (e + 3 < N) {\n"
                    "%s  const float4 t = *reinterpret_cast<const float4 *>(weight + e);\n"
                    "%s  wv[0] = t.x; wv[1] = t.y; wv[2] = t.z; wv[3] = t.w;\n",
                    indent, indent, indent);
@@ -62,40 +53,38 @@ static void emit_load_params(struct tb_strbuf *b, enum tb_op op, const char *ind
   }
   tb_strbuf_printf(b, "%s} else {\n%s  _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n", indent,
                    indent);
-  tb_strbuf_printf(b, "%s    wv[i] = IN_ROW(e + i) ? weight[e + i] : 0.0f;\n", indent);
+  tb_strbuf_printf(b, "%s    wv[i] = e + i < N ? weight[e + i] : 0.0f;\n", indent);
   if (op == TB_OP_LAYERNORM) {
-    tb_strbuf_printf(b, "%s    bv[i] = IN_ROW(e + i) ? bias[e + i] : 0.0f;\n", indent);
+    tb_strbuf_printf(b, "%s    bv[i] = e + i < N ? bias[e + i] : 0.0f;\n", indent);
   }
   tb_strbuf_printf(b, "%s  }\n%s}\n", indent, indent);
 }
 
 /* Loads 4 consecutive elements at e of row pointer `src` into t[4], zero
- * outside the row; one 16-byte load when `vec` says src + e is aligned and
- * the group lies in the row. */
+ * past the row end; 16-byte load when the row is aligned. */
 static void emit_load4(struct tb_strbuf *b, const char *src, const char *indent) {
-  tb_strbuf_printf(b,
-                   "%sfloat t[4];\n"
-                   "%sif (vec && GROUP_IN_ROW(e)) {\n"
-                   "%s  const float4 q4 = *reinterpret_cast<const float4 *>(%s + e);\n"
-                   "%s  t[0] = q4.x; t[1] = q4.y; t[2] = q4.z; t[3] = q4.w;\n"
-                   "%s} else {\n"
-                   "%s  _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) t[i] = IN_ROW(e + i) ? "
-                   "%s[e + i] : 0.0f;\n"
-                   "%s}\n",
-                   indent, indent, indent, src, indent, indent, indent, src, indent);
+  tb_strbuf_printf(
+      b,
+      "%sfloat t[4];\n"
+      "%sif (vec && e + 3 < N) {\n"
+      "%s  const float4 q4 = *reinterpret_cast<const float4 *>(%s + e);\n"
+      "%s  t[0] = q4.x; t[1] = q4.y; t[2] = q4.z; t[3] = q4.w;\n"
+      "%s} else {\n"
+      "%s  _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) t[i] = e + i < N ? %s[e + i] : 0.0f;\n"
+      "%s}\n",
+      indent, indent, indent, src, indent, indent, indent, src, indent);
 }
 
-/* Stores r[4] at e of `dst`: 16 bytes when dst + e is aligned and the group
- * lies in the row, else element by element inside the row. */
+/* Stores r[4] at e of `dst`, 16-byte when aligned, masked at the row end. */
 static void emit_store4(struct tb_strbuf *b, const char *dst, const char *indent) {
   tb_strbuf_printf(
       b,
-      "%sif (GROUP_IN_ROW(e) && tb_aligned16(%s + e)) {\n"
+      "%sif (ovec && e + 3 < N) {\n"
       "%s  *reinterpret_cast<float4 *>(%s + e) = make_float4(r[0], r[1], r[2], r[3]);\n"
       "%s} else {\n"
-      "%s  _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) if (IN_ROW(e + i)) %s[e + i] = r[i];\n"
+      "%s  _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) if (e + i < N) %s[e + i] = r[i];\n"
       "%s}\n",
-      indent, dst, indent, dst, indent, indent, dst, indent);
+      indent, indent, dst, indent, indent, dst, indent);
 }
 
 /* The output of one group of 4 at e: weights/bias as the op needs, r[i] from
@@ -165,7 +154,7 @@ static void emit_row_reduce_max(struct tb_strbuf *b, const struct tb_candidate *
 /* A loop over the cached groups and their 4 elements, with e and j = e + i. */
 #define FOR_CACHED                                                                                 \
   "  _Pragma(\"unroll\") for (int k = 0; k < G; ++k) {\n"                                          \
-  "    const int e = 4 * (lane + k * WIDTH) - shift;\n"                                            \
+  "    const int e = 4 * (lane + k * WIDTH);\n"                                                    \
   "    (void)e;\n"                                                                                 \
   "    _Pragma(\"unroll\") _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n"
 #define END_CACHED "    }\n  }\n"
@@ -186,10 +175,10 @@ static void emit_register_statistics(struct tb_strbuf *b, enum tb_op op,
     break;
   case TB_OP_SOFTMAX:
     tb_strbuf_printf(b, "  float mx = -TB_INF;\n" FOR_CACHED
-                        "      if (IN_ROW(e + i)) mx = fmaxf(mx, cache[k][i]);\n" END_CACHED);
+                        "      if (e + i < N) mx = fmaxf(mx, cache[k][i]);\n" END_CACHED);
     emit_row_reduce_max(b, cand, "mx", 0);
     tb_strbuf_printf(b, "  float sum = 0.0f;\n" FOR_CACHED
-                        "      if (IN_ROW(e + i)) sum += __expf(cache[k][i] - mx);\n" END_CACHED);
+                        "      if (e + i < N) sum += __expf(cache[k][i] - mx);\n" END_CACHED);
     emit_row_reduce_sum(b, cand, "sum", 1);
     tb_strbuf_printf(b, "  const float inv = 1.0f / sum;\n");
     break;
@@ -197,28 +186,13 @@ static void emit_register_statistics(struct tb_strbuf *b, enum tb_op op,
     tb_strbuf_printf(b, "  float s1 = 0.0f;\n" FOR_CACHED "      s1 += cache[k][i];\n" END_CACHED);
     emit_row_reduce_sum(b, cand, "s1", 0);
     tb_strbuf_printf(b, "  const float mean = s1 / (float)N;\n  float s2 = 0.0f;\n" FOR_CACHED
-                        "      const float d = IN_ROW(e + i) ? cache[k][i] - mean : 0.0f;\n"
+                        "      const float d = e + i < N ? cache[k][i] - mean : 0.0f;\n"
                         "      s2 += d * d;\n" END_CACHED);
     emit_row_reduce_sum(b, cand, "s2", 1);
     tb_strbuf_printf(b, "  const float inv = rsqrtf(s2 / (float)N + EPS);\n");
     break;
   default: break;
   }
-}
-
-/* Rows that may start off a 16-byte boundary (a row stride or view offset
- * not a multiple of 4 floats) are walked in groups shifted back to the
- * boundary, so that all but the first and last group load 16 bytes instead
- * of 4 scalars; only where the shift needs no more groups per lane than the
- * plan gives (at most ceil((n + 3) / 4) groups in all). */
-/* More groups a lane: ptxas spilled the shifted loads' second path (softmax
- * 37x769 strided with 4, 64x12289 with 8). */
-#define SHIFT_MAX_GROUPS 3
-static bool shifted_groups(const struct tb_case *c, const struct tb_candidate *cand,
-                           unsigned groups) {
-  bool unaligned = c->view.row_stride % 4 != 0 || c->view.offset % 4 != 0;
-  return unaligned && groups <= SHIFT_MAX_GROUPS &&
-         (c->shape.n + 6) / 4 <= (size_t)cand->width * groups;
 }
 
 static void emit_register_rows(struct tb_strbuf *b, const struct tb_plan *plan,
@@ -234,19 +208,11 @@ static void emit_register_rows(struct tb_strbuf *b, const struct tb_plan *plan,
                       "  const long long row = (long long)blockIdx.x * P + slot;\n"
                       "  // Rows past M still take part in the barriers; they never store.\n"
                       "  const bool active = row < M;\n"
-                      "  const float *xr = x + (active ? row : 0LL) * SX;\n");
-  if (shifted_groups(c, cand, groups)) {
-    tb_strbuf_printf(
-        b, "  // Groups start `shift` floats before the row, on a 16-byte boundary:\n"
-           "  // every group but the first and last loads 16 bytes.\n"
-           "  const int shift = (int)((reinterpret_cast<unsigned long long>(xr) >> 2) & 3ull);\n"
-           "  const bool vec = true;\n");
-  } else {
-    tb_strbuf_printf(b, "  const int shift = 0;\n  const bool vec = tb_aligned16(xr);\n");
-  }
-  tb_strbuf_printf(b, "  float cache[G][4];\n"
+                      "  const float *xr = x + (active ? row : 0LL) * SX;\n"
+                      "  const bool vec = tb_aligned16(xr);\n"
+                      "  float cache[G][4];\n"
                       "  _Pragma(\"unroll\") for (int k = 0; k < G; ++k) {\n"
-                      "    const int e = 4 * (lane + k * WIDTH) - shift;\n");
+                      "    const int e = 4 * (lane + k * WIDTH);\n");
   emit_load4(b, "xr", "    ");
   tb_strbuf_printf(b, "    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) cache[k][i] = active ? "
                       "t[i] : 0.0f;\n  }\n");
@@ -256,8 +222,9 @@ static void emit_register_rows(struct tb_strbuf *b, const struct tb_plan *plan,
   } else {
     tb_strbuf_printf(b, "  if (!active) return;\n"
                         "  float *orow = out + row * N;\n"
+                        "  const bool ovec = tb_aligned16(orow);\n"
                         "  _Pragma(\"unroll\") for (int k = 0; k < G; ++k) {\n"
-                        "    const int e = 4 * (lane + k * WIDTH) - shift;\n");
+                        "    const int e = 4 * (lane + k * WIDTH);\n");
     emit_output_group(b, op, "cache[k][i]");
     tb_strbuf_printf(b, "  }\n}\n");
   }
@@ -385,7 +352,7 @@ static void emit_pass_open(struct tb_strbuf *b, const char *lo, const char *hi, 
 
 static void emit_output_pass(struct tb_strbuf *b, enum tb_op op, const char *lo, const char *hi,
                              unsigned threads) {
-  tb_strbuf_printf(b, "  float *orow = out + row * N;\n");
+  tb_strbuf_printf(b, "  float *orow = out + row * N;\n  const bool ovec = tb_aligned16(orow);\n");
   emit_pass_open(b, lo, hi, threads);
   emit_load4(b, "xr", "    ");
   emit_output_group(b, op, "t[i]");
