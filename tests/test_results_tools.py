@@ -279,6 +279,13 @@ class CompressedEvidenceTest(unittest.TestCase):
             with open(receipt) as f:
                 inputs = json.load(f)["inputs"]
             self.assertEqual(inputs[0]["results_sha256"], hashlib.sha256(original).hexdigest())
+            # a truncated .gz is a malformed record (exit 1, a message), not a traceback
+            with open(os.path.join(copy, "results.json.gz"), "r+b") as f:
+                f.truncate(100)
+            result = subprocess.run([sys.executable, AUDIT, copy], capture_output=True, text=True)
+            self.assertEqual(result.returncode, 1)
+            self.assertIn("not a complete gzip file", result.stderr)
+            self.assertNotIn("Traceback", result.stderr)
         finally:
             shutil.rmtree(tmp)
 

@@ -604,8 +604,11 @@ def results_path(run_dir):
 def read_results(path):
     """The results file's bytes (decompressed: its digest is the written file's)."""
     opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
-        return f.read()
+    try:
+        with opener(path, "rb") as f:
+            return f.read()
+    except (EOFError, gzip.BadGzipFile) as e:  # a truncated or foreign .gz: malformed, not a crash
+        raise ValueError(f"not a complete gzip file ({e})") from e
 
 
 def audit_run(a, run_dir, check_current):
