@@ -5,6 +5,10 @@
 # lack (lib/). Then: scripts/gpu.sh there.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+if [[ -n "${BASELINE:-}" ]] && ! git -C "$TB_ROOT" rev-parse --verify -q "$BASELINE^{commit}" >/dev/null; then
+  echo "gpu-pack: BASELINE=$BASELINE is not a commit of this repository" >&2
+  exit 2
+fi
 tb_install_packages
 tb_build "$TB_ROOT/build"
 rm -rf "$TB_ROOT/.device"

@@ -153,7 +153,9 @@ if has gemm; then
   tar -C "$WORK" -czf "$OUT/gemm.tgz" gemm
 fi
 
-if has ab; then
+if has ab && [[ ! -x "$ROOT/.device/baseline/tilebench" ]]; then
+  note "ab: no baseline build (pack with BASELINE=<commit> scripts/gpu-pack.sh); skipped"
+elif has ab; then
   # Before and after a change, in one call: the baseline build (BASELINE= for
   # scripts/gpu-pack.sh) and this build run AB_ARGS in the order A B B A, and
   # `tilebench compare` pairs each baseline run with the build run beside it.
