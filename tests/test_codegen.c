@@ -222,6 +222,36 @@ static void gemm_kernels(void **state) {
   }
 }
 
+/* Tile offsets are 32-bit unless a tile spans 2^31 floats of A or B: a
+ * 70-million-long k (32-row tiles of A span 2.24e9 floats) takes 64-bit ones,
+ * and the kernel still compiles without spills. */
+static void gemm_wide_tile_offsets(void **state) {
+  for (int r = 0; r < TB_REALIZATION_COUNT; ++r) {
+    const size_t sizes[][3] = {{64, 64, 70000000}, {64, 64, 4096}};
+    for (size_t i = 0; i < 2; ++i) {
+      size_t m = sizes[i][0], n = sizes[i][1], k = sizes[i][2];
+      struct tb_case c = {.op = tb_op_info(TB_OP_GEMM),
+                          .shape = {m, n, k},
+                          .view = tb_view_for(TB_VIEW_PACKED, n),
+                          .provider = "native",
+                          .variant = TB_VARIANT_AUTOMATIC,
+                          .realization = (enum tb_realization)r};
+      struct tb_gemm_plan plan;
+      struct tb_error err = {0};
+      struct tb_gemm_block rule = {0, 0, 0};
+      assert_int_equal(tb_plan_gemm(m, n, k, c.realization, rule, 132, true, &plan, &err), TB_OK);
+      struct tb_generated g;
+      assert_int_equal(tb_codegen_gemm(&plan, &c, &g, &err), TB_OK);
+      bool wide = (unsigned long long)plan.block_m * k >= (1ULL << 31);
+      assert_int_equal(wide, i == 0);
+      assert_non_null(
+          strstr(g.source, wide ? "#define TILE_OFFSET long long" : "#define TILE_OFFSET int"));
+      compile_without_spills(&g, wide ? "gemm 64x64x70000000" : "gemm 64x64x4096");
+      tb_generated_free(&g);
+    }
+  }
+}
+
 /* Every SIMT tile --gemm-block accepts compiles without spills; the ones it
  * refuses are refused before any code exists. */
 static void gemm_user_blocks(void **state) {
@@ -275,9 +305,13 @@ static void plan_case_mismatch_refused(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(reductions),       cmocka_unit_test(register_rule_holds),
-      cmocka_unit_test(elementwise),      cmocka_unit_test(gemm_kernels),
-      cmocka_unit_test(gemm_user_blocks), cmocka_unit_test(plan_case_mismatch_refused),
+      cmocka_unit_test(reductions),
+      cmocka_unit_test(register_rule_holds),
+      cmocka_unit_test(elementwise),
+      cmocka_unit_test(gemm_kernels),
+      cmocka_unit_test(gemm_wide_tile_offsets),
+      cmocka_unit_test(gemm_user_blocks),
+      cmocka_unit_test(plan_case_mismatch_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
