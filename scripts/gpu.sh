@@ -199,7 +199,8 @@ fi
 if has ncu; then
   # Why a kernel runs at the speed it does: Nsight Compute (a CUPTI client, so
   # the probe is off) on the first launch of each NCU_CASES entry, one
-  # `tilebench run` argument list per line.
+  # `tilebench run` argument list per line; every section's details (the warp
+  # state section's stall reasons among them; not yet run on the H200).
   mkdir -p "$WORK/ncu"
   ncu=$(ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
   i=0
@@ -210,7 +211,7 @@ if has ncu; then
     timeout 150 "$ncu" --kernel-name tb_main --launch-count 1 --section SpeedOfLight \
       --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section Occupancy \
       --section LaunchStats --section SchedulerStats --section WarpStateStats \
-      --section InstructionStats "$BIN/tilebench" run --backend cuda --probe off --samples 1 \
+      --section InstructionStats --print-details all "$BIN/tilebench" run --backend cuda --probe off --samples 1 \
       --warmup-ms 1 --sample-ms 1 --quiet --out "$WORK/ncu/run-$i" $args > "$WORK/ncu/$i.txt" 2>&1
     note "ncu $i ($args): exit $?"
     grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Stall" "$WORK/ncu/$i.txt" | head -20 | tee -a "$SUMMARY"
