@@ -186,11 +186,7 @@ enum tb_status tb_codegen_gemm(const struct tb_gemm_plan *plan, const struct tb_
   struct tb_strbuf b = {0};
   tb_emit_gemm_constants(&b, plan, c);
   emit_simt_kernel(&b, plan);
-  enum tb_status st = tb_gemm_finish(&b, plan, g, err);
-  /* cp.async: Ampere (8.0) and newer */
-  g->min_cc_major = 8;
-  g->min_cc_minor = 0;
-  return st;
+  return tb_gemm_finish(&b, plan, g, err);
 }
 
 enum tb_status tb_gemm_finish(struct tb_strbuf *b, const struct tb_gemm_plan *plan,
@@ -200,5 +196,10 @@ enum tb_status tb_gemm_finish(struct tb_strbuf *b, const struct tb_gemm_plan *pl
   g->kernels[0].threads_per_block = plan->threads;
   g->kernels[0].blocks = plan->blocks;
   g->kernels[0].dynamic_shared_bytes = plan->shared_bytes;
-  return tb_emit_finish(b, g, err);
+  enum tb_status st = tb_emit_finish(b, g, err);
+  /* both kernels stream tiles with cp.async (and tensor adds TF32 mma.sync):
+   * Ampere (8.0) and newer */
+  g->min_cc_major = 8;
+  g->min_cc_minor = 0;
+  return st;
 }

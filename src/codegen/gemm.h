@@ -24,7 +24,8 @@ void tb_emit_gemm_stage_loader(struct tb_strbuf *b);
 void tb_emit_gemm_pipeline_open(struct tb_strbuf *b);
 
 /* Records the one kernel `tb_main` of the plan (its shared memory dynamic:
- * the tiles can exceed the 48 KiB static limit) and finishes g. */
+ * the tiles can exceed the 48 KiB static limit; compute capability 8.0 for
+ * cp.async) and finishes g. */
 enum tb_status tb_gemm_finish(struct tb_strbuf *b, const struct tb_gemm_plan *plan,
                               struct tb_generated *g, struct tb_error *err);
 

@@ -152,9 +152,5 @@ enum tb_status tb_codegen_gemm_tensor(const struct tb_gemm_plan *plan, const str
   struct tb_strbuf b = {0};
   tb_emit_gemm_constants(&b, plan, c);
   emit_kernel(&b, plan);
-  enum tb_status st = tb_gemm_finish(&b, plan, g, err);
-  /* cp.async and TF32 mma.sync: Ampere (8.0) and newer */
-  g->min_cc_major = 8;
-  g->min_cc_minor = 0;
-  return st;
+  return tb_gemm_finish(&b, plan, g, err);
 }

@@ -127,16 +127,15 @@ static void emit_row_reduce(struct tb_strbuf *b, const struct tb_candidate *cand
     tb_strbuf_printf(
         b, "    %s = tb_warp_%s((lane & 31) < S ? tb_red%d[slot * S + (lane & 31)] : %s);\n", var,
         kind, site, is_max ? "-TB_INF" : "0.0f");
-  } else if (is_max) {
-    tb_strbuf_printf(b,
-                     "    %s = tb_red%d[slot * S];\n"
-                     "    for (int i = 1; i < S; ++i) %s = fmaxf(%s, tb_red%d[slot * S + i]);\n",
-                     var, site, var, var, site);
   } else {
-    tb_strbuf_printf(b,
-                     "    %s = tb_red%d[slot * S];\n"
-                     "    for (int i = 1; i < S; ++i) %s += tb_red%d[slot * S + i];\n",
-                     var, site, var, site);
+    char combine[96];
+    if (is_max) {
+      snprintf(combine, sizeof combine, "%s = fmaxf(%s, tb_red%d[slot * S + i])", var, var, site);
+    } else {
+      snprintf(combine, sizeof combine, "%s += tb_red%d[slot * S + i]", var, site);
+    }
+    tb_strbuf_printf(b, "    %s = tb_red%d[slot * S];\n    for (int i = 1; i < S; ++i) %s;\n", var,
+                     site, combine);
   }
   tb_strbuf_printf(b, "  }\n");
 }

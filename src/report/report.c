@@ -179,13 +179,18 @@ static void fmt_tflops(char *buf, size_t size, const json_t *c) {
   snprintf(buf, size, isnan(ns) || ns <= 0.0 ? "n/a" : "%.2f", flops / ns / 1e3);
 }
 
+/* gemm records carry the realization their products were computed in. */
+static bool is_gemm_case(const json_t *c) {
+  return json_is_string(json_object_get(c, "realization"));
+}
+
 /* gemm is judged by arithmetic, not bytes: TFLOP/s = 2mnk / time per call,
  * with the precision every number was computed at. */
 static void markdown_gemm(struct tb_strbuf *b, const json_t *cases) {
   size_t i, shown = 0;
   json_t *c;
   json_array_foreach(cases, i, c) {
-    if (!json_is_string(json_object_get(c, "realization"))) {
+    if (!is_gemm_case(c)) {
       continue;
     }
     if (shown++ == 0) {
@@ -504,7 +509,7 @@ static void terminal_gemm(struct tb_strbuf *b, const json_t *cases) {
   size_t i, shown = 0;
   json_t *c;
   json_array_foreach(cases, i, c) {
-    if (!json_is_string(json_object_get(c, "realization"))) {
+    if (!is_gemm_case(c)) {
       continue;
     }
     if (shown++ == 0) {

@@ -149,11 +149,9 @@ int main(int argc, char **argv) {
   }
   CUdevice dev;
   CUcontext ctx;
-  cu->cuDeviceGet(&dev, 0);
-  cu->cuDevicePrimaryCtxRetain(&ctx, dev);
-  cu->cuCtxSetCurrent(ctx);
   CUmodule module;
-  if (cu->cuModuleLoadData(&module, empty_ptx) != CUDA_SUCCESS ||
+  if (tb_cuda_enter_device0(cu, &dev, &ctx) != CUDA_SUCCESS ||
+      cu->cuModuleLoadData(&module, empty_ptx) != CUDA_SUCCESS ||
       cu->cuModuleGetFunction(&empty_kernel, module, "tb_empty") != CUDA_SUCCESS) {
     printf("cannot load the empty kernel\n0 passed, 1 failed\n");
     return 1;

@@ -484,9 +484,10 @@ static int setup(void) {
   }
   CUdevice dev;
   CUcontext ctx;
-  cu->cuDeviceGet(&dev, 0);
-  cu->cuDevicePrimaryCtxRetain(&ctx, dev);
-  cu->cuCtxSetCurrent(ctx);
+  if (tb_cuda_enter_device0(cu, &dev, &ctx) != CUDA_SUCCESS) {
+    printf("no context on device 0\n");
+    return 0;
+  }
   cu->cuStreamCreate(&stream_a, CU_STREAM_NON_BLOCKING);
   cu->cuStreamCreate(&stream_b, CU_STREAM_NON_BLOCKING);
   int major = 0, minor = 0, khz = 0;

@@ -19,11 +19,9 @@ json_t *tb_measure_copy_ceiling(void) {
   CUdevice dev;
   CUcontext ctx;
   CUstream stream;
-  if (cu->cuDeviceGet(&dev, 0) != CUDA_SUCCESS ||
-      cu->cuDevicePrimaryCtxRetain(&ctx, dev) != CUDA_SUCCESS) {
+  if (tb_cuda_enter_device0(cu, &dev, &ctx) != CUDA_SUCCESS) {
     return failure("no context");
   }
-  cu->cuCtxSetCurrent(ctx);
   CUdeviceptr src = 0, dst = 0;
   json_t *result = NULL;
   if (cu->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) {

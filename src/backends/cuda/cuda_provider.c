@@ -365,15 +365,9 @@ static enum tb_status create_provider(bool cublas, struct tb_provider **out, str
   p->state = s;
   s->cu = tb_cuda();
   CUdevice dev = 0;
-  CUresult rc = s->cu->cuDeviceGet(&dev, 0);
+  CUresult rc = tb_cuda_enter_device0(s->cu, &dev, &s->context);
   if (rc == CUDA_SUCCESS && tb_device_info_read(s->cu, dev, &s->info, err) == TB_OK) {
-    rc = s->cu->cuDevicePrimaryCtxRetain(&s->context, dev);
-    if (rc == CUDA_SUCCESS) {
-      rc = s->cu->cuCtxSetCurrent(s->context);
-    }
-    if (rc == CUDA_SUCCESS) {
-      rc = s->cu->cuStreamCreate(&s->stream, CU_STREAM_NON_BLOCKING);
-    }
+    rc = s->cu->cuStreamCreate(&s->stream, CU_STREAM_NON_BLOCKING);
   }
   if (rc == CUDA_SUCCESS && err->status == TB_OK && cublas &&
       tb_cublas_open(s->stream, &s->blas, err) != TB_OK) {

@@ -42,6 +42,14 @@ static const char *result_text(CUresult rc) {
   return text;
 }
 
+CUresult tb_cuda_enter_device0(const struct tb_cuda *cu, CUdevice *dev, CUcontext *ctx) {
+  CUresult rc = cu->cuDeviceGet(dev, 0);
+  if (rc == CUDA_SUCCESS) {
+    rc = cu->cuDevicePrimaryCtxRetain(ctx, *dev);
+  }
+  return rc == CUDA_SUCCESS ? cu->cuCtxSetCurrent(*ctx) : rc;
+}
+
 enum tb_status tb_cuda_fail(struct tb_error *err, const char *call, CUresult rc) {
   return tb_fail(err, TB_ERR_RUN, "%s failed: %s", call, result_text(rc));
 }

@@ -47,6 +47,10 @@ struct tb_cuda {
 /* The loaded table, or NULL when there is no usable driver. */
 const struct tb_cuda *tb_cuda(void);
 
+/* Device 0's primary context, retained and made current on this thread
+ * (released with cuDevicePrimaryCtxRelease(dev)). */
+CUresult tb_cuda_enter_device0(const struct tb_cuda *cu, CUdevice *dev, CUcontext *ctx);
+
 /* "cuFoo failed: <driver's text>" into err; returns TB_ERR_RUN. */
 enum tb_status tb_cuda_fail(struct tb_error *err, const char *call, CUresult rc);
 #endif
