@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Everything GPU-side in one call (run on the GPU machine, from the repo root,
 # after scripts/gpu-pack.sh here; the device tool carries .device/):
-#   scripts/gpu.sh [tests] [validate] [sanitize] [perf] [replay] [torch] [torch-all] [gemm]
-#                  [ab] [cupti-variants] [ncu]
+#   scripts/gpu.sh [tests] [validate] [sanitize] [perf] [floor] [replay] [torch] [torch-all]
+#                  [gemm] [ab] [cupti-variants] [ncu]
 #   (default: tests validate sanitize perf)
 # Writes full results under $OUT (bundled: the tool returns few files) and
 # prints a short table last.
@@ -217,6 +217,19 @@ if has ncu; then
     grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Stall" "$WORK/ncu/$i.txt" | head -20 | tee -a "$SUMMARY"
   done <<< "${NCU_CASES:-}"
   tar -C "$WORK" -czf "$OUT/ncu.tgz" ncu
+fi
+
+if has floor; then
+  # The streaming floor at a reduction's own size: `add` moving the same bytes
+  # as sum (16.9 MB, 2.1 MB) and the row-output ops (33.6 MB, 4.2 MB) at
+  # 16384x257 and 8x65536, cold, in the same call as the reductions it explains.
+  timeout 120 "$BIN/tilebench" run --backend cuda --ops add \
+    --shapes 16384x86,16384x171,8x21845,8x43691 --input-views packed --samples 9 \
+    --quiet --out "$WORK/floor" > "$WORK/floor.log" 2>&1
+  cp "$WORK/floor.log" "$WORK/floor/" 2>/dev/null
+  tar -C "$WORK" -czf "$OUT/floor.tgz" floor
+  note "streaming floor (add at the bytes of the short and few-row reductions):"
+  grep -E '^add' "$WORK/floor.log" | tee -a "$SUMMARY"
 fi
 
 if has perf; then

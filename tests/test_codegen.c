@@ -11,9 +11,11 @@
 #include "codegen/codegen.h"
 #include "test_support.h"
 
-static const size_t shapes[][2] = {
-    {37, 769},  {1024, 1024}, {16384, 257}, {4096, 1024}, {17, 257},    {64, 4096},
-    {8, 65536}, {200, 40000}, {1, 1},       {3, 5},       {2, 1000000}, {32768, 8192},
+static const size_t shapes[][2] =
+    {
+        {37, 769},    {1024, 1024},  {16384, 257}, {4096, 1024}, {17, 257},
+        {64, 4096},   {8, 65536},    {200, 40000}, {1, 1},       {3, 5},
+        {2, 1000000}, {32768, 8192}, {100, 8195}, /* few long rows in clusters of 3 */
 };
 #define SHAPES (sizeof shapes / sizeof shapes[0])
 
@@ -86,6 +88,17 @@ static void check_reduction(enum tb_op op, size_t m, size_t n, enum tb_view_kind
   assert_non_null(strstr(g1.source, "__shfl_xor_sync"));
   assert_int_equal(strstr(g1.source, "tb_warp_max") != NULL, op == TB_OP_SOFTMAX);
   assert_int_equal(g1.kernel_count, plan.mapping == TB_MAPPING_SPLIT_ROW ? 2 : 1);
+  /* a cluster row fixes its cluster in the source and needs Hopper for it */
+  char dims[48];
+  snprintf(dims, sizeof dims, "__cluster_dims__(%u, 1, 1)", plan.stream.cluster_blocks);
+  bool clustered = plan.mapping == TB_MAPPING_CLUSTER_ROW;
+  assert_int_equal(strstr(g1.source, "__cluster_dims__") != NULL, clustered);
+  if (clustered) {
+    assert_non_null(strstr(g1.source, dims));
+    assert_int_equal(g1.kernels[0].cluster_blocks, plan.stream.blocks_per_row);
+    assert_int_equal(g1.kernels[0].blocks, m * plan.stream.blocks_per_row);
+    assert_int_equal(g1.min_cc_major, 9);
+  }
   char what[128];
   snprintf(what, sizeof what, "%s %zux%zu %s %s", tb_op_info(op)->name, m, n, tb_view_name(view),
            tb_variant_name(variant));

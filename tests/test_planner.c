@@ -172,6 +172,47 @@ static void few_long_rows_split(void **state) {
   assert_non_null(strstr(plan.rule, "few long rows"));
 }
 
+static struct tb_plan plan_on_h200(enum tb_op op, size_t m, size_t n) {
+  struct tb_plan plan;
+  struct tb_error err = {0};
+  struct tb_device_limits h200 = tb_device_limits_h200();
+  assert_int_equal(
+      tb_plan_reduction(op, m, n, TB_VARIANT_AUTOMATIC, &h200, "analytic", &plan, &err), TB_OK);
+  return plan;
+}
+
+/* With clusters (the H200: up to 16 blocks), few long rows that fill half the
+ * SMs take one launch. softmax 8x65536: k = min(16, ceil(264/8) = 33, 32) = 16
+ * blocks of 4096 elements, 8*16 = 128 >= 132/2; shared = 2 words x 8 warps
+ * x 4 B + the block's 2 words = 72 B. 100x8195: k = min(16, 3, 4) = 3, chunks
+ * of ceil(8195/3) = 2732 -> 2732 (a multiple of 4), 300 blocks. Two rows of
+ * a million fill only 32 SMs with clusters: two launches, 132 chunks each. */
+static void few_long_rows_clusters(void **state) {
+  struct tb_plan plan = plan_on_h200(TB_OP_SOFTMAX, 8, 65536);
+  assert_int_equal(plan.mapping, TB_MAPPING_CLUSTER_ROW);
+  assert_int_equal(plan.stream.blocks_per_row, 16);
+  assert_int_equal(plan.stream.cluster_blocks, 16);
+  assert_int_equal(plan.stream.chunk_elements, 4096);
+  assert_int_equal(plan.stream.thread_blocks, 128);
+  assert_int_equal(plan.stream.launches, 1);
+  assert_int_equal(plan.stream.memory_passes, 2);
+  assert_int_equal(plan.stream.shared_bytes, 72);
+  assert_non_null(strstr(plan.rule, "cluster"));
+  struct tb_plan odd = plan_on_h200(TB_OP_LAYERNORM, 100, 8195);
+  assert_int_equal(odd.mapping, TB_MAPPING_CLUSTER_ROW);
+  assert_int_equal(odd.stream.cluster_blocks, 3);
+  assert_int_equal(odd.stream.chunk_elements, 2732);
+  assert_int_equal(odd.stream.thread_blocks, 300);
+  struct tb_plan two = plan_on_h200(TB_OP_SUM, 2, 1000000);
+  assert_int_equal(two.mapping, TB_MAPPING_SPLIT_ROW);
+  assert_int_equal(two.stream.blocks_per_row, 132);
+  assert_int_equal(two.stream.cluster_blocks, 0);
+  assert_int_equal(two.stream.launches, 2);
+  /* without clusters (unknown device) the same rows split in two launches */
+  assert_int_equal(plan_of(TB_OP_SOFTMAX, 8, 65536, TB_VARIANT_AUTOMATIC).mapping,
+                   TB_MAPPING_SPLIT_ROW);
+}
+
 /* Fixed variants. softmax 4096x1024: 256 groups.
  * reference (s 1, p 8): slots 32, rounds 160, score 160 + 4 + 2 = 166; waves 64.
  * candidate (s 2, p 4): slots 16, rounds 80, score 80 + 8 + 4 = 92, kernel 92*64 = 5888,
@@ -191,7 +232,7 @@ static void fixed_variants(void **state) {
 }
 
 static void device_limits_reject(void **state) {
-  struct tb_device_limits small = {true, 256, 48, 16, "test", 0};
+  struct tb_device_limits small = {true, 256, 48, 16, "test", 0, 0};
   struct tb_plan plan;
   struct tb_error err = {0};
   assert_int_equal(tb_plan_reduction(TB_OP_SOFTMAX, 100, 3000, TB_VARIANT_AUTOMATIC, &small,
@@ -325,6 +366,7 @@ int main(void) {
       cmocka_unit_test(tie_goes_to_the_first),
       cmocka_unit_test(long_rows_every_candidate_rejected),
       cmocka_unit_test(few_long_rows_split),
+      cmocka_unit_test(few_long_rows_clusters),
       cmocka_unit_test(fixed_variants),
       cmocka_unit_test(device_limits_reject),
       cmocka_unit_test(register_budget_on_the_h200),

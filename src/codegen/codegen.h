@@ -24,6 +24,7 @@ struct tb_kernel_spec {
   unsigned long long blocks;
   unsigned static_shared_bytes;
   unsigned dynamic_shared_bytes; /* requested at launch (beyond the 48 KiB static limit) */
+  unsigned cluster_blocks;       /* blocks per cluster fixed in the source, 0 without */
 };
 
 struct tb_generated {

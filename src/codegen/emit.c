@@ -48,16 +48,33 @@ void tb_emit_prelude(struct tb_strbuf *b, const char *what, enum tb_op op) {
   tb_strbuf_printf(b, "\n");
 }
 
-void tb_emit_signature(struct tb_strbuf *b, const char *name, unsigned threads,
-                       unsigned min_blocks) {
-  char bounds[32];
-  snprintf(bounds, sizeof bounds, min_blocks > 0 ? "%u, %u" : "%u", threads, min_blocks);
+static void emit_signature(struct tb_strbuf *b, const char *name, const char *attributes) {
   tb_strbuf_printf(b,
-                   "extern \"C\" __global__ void __launch_bounds__(%s) %s(\n"
+                   "extern \"C\" __global__ void %s %s(\n"
                    "    const float *__restrict__ x, const float *__restrict__ y,\n"
                    "    const float *__restrict__ weight, const float *__restrict__ bias,\n"
                    "    float *__restrict__ out, float *__restrict__ workspace) {\n",
-                   bounds, name);
+                   attributes, name);
+}
+
+void tb_emit_signature(struct tb_strbuf *b, const char *name, unsigned threads,
+                       unsigned min_blocks) {
+  char bounds[64];
+  snprintf(bounds, sizeof bounds,
+           min_blocks > 0 ? "__launch_bounds__(%u, %u)" : "__launch_bounds__(%u)", threads,
+           min_blocks);
+  emit_signature(b, name, bounds);
+}
+
+void tb_emit_cluster_signature(struct tb_strbuf *b, const char *name, unsigned threads,
+                               unsigned cluster) {
+  /* min 1 block per SM: ptxas may take the registers the merge of a
+   * cluster's statistics needs (it spilled at its default 64 for layernorm
+   * in clusters of 16; the plan has about one block per SM anyway) */
+  char attributes[96];
+  snprintf(attributes, sizeof attributes, "__cluster_dims__(%u, 1, 1) __launch_bounds__(%u, 1)",
+           cluster, threads);
+  emit_signature(b, name, attributes);
 }
 
 static unsigned count_occurrences(const char *text, const char *needle) {

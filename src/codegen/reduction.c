@@ -23,8 +23,11 @@ static const char *output_expr(enum tb_op op) {
 }
 
 static void emit_constants(struct tb_strbuf *b, const struct tb_case *c) {
-  tb_strbuf_printf(b, "#define M %zuLL\n#define N %zuLL\n#define SX %zuLL\n", c->shape.m,
-                   c->shape.n, c->view.row_stride);
+  /* N unsuffixed: an int wherever it fits, so the per-element masks
+   * `e + i < N` compare 32-bit indices (a 64-bit compare is two ALU
+   * instructions, and the short-row softmax is instruction-bound). */
+  tb_strbuf_printf(b, "#define M %zuLL\n#define N %zu\n#define SX %zuLL\n", c->shape.m, c->shape.n,
+                   c->view.row_stride);
   if (c->op->op == TB_OP_RMSNORM) {
     tb_strbuf_printf(b, "#define EPS 1e-6f\n");
   } else if (c->op->op == TB_OP_LAYERNORM) {
@@ -87,15 +90,16 @@ static void emit_store4(struct tb_strbuf *b, const char *dst, const char *indent
       indent, indent, dst, indent, indent, dst, indent);
 }
 
-/* The output of one group of 4 at e: weights/bias as the op needs, r[i] from
- * the element value `value` (an expression in i), stored 16 bytes wide when
- * aligned. */
-static void emit_output_group(struct tb_strbuf *b, enum tb_op op, const char *value) {
+/* The output of one group of 4 at e: weights/bias as the op needs, r[i] =
+ * `expr` of the element value v = `value` (an expression in i), stored 16
+ * bytes wide when aligned. */
+static void emit_output_group(struct tb_strbuf *b, enum tb_op op, const char *value,
+                              const char *expr) {
   emit_load_params(b, op, "    ");
   tb_strbuf_printf(b,
                    "    float r[4];\n    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n"
                    "      const float v = %s;\n      r[i] = %s;\n    }\n",
-                   value, output_expr(op));
+                   value, expr);
   emit_store4(b, "orow", "    ");
 }
 
@@ -176,8 +180,11 @@ static void emit_register_statistics(struct tb_strbuf *b, enum tb_op op,
     tb_strbuf_printf(b, "  float mx = -TB_INF;\n" FOR_CACHED
                         "      if (e + i < N) mx = fmaxf(mx, cache[k][i]);\n" END_CACHED);
     emit_row_reduce_max(b, cand, "mx", 0);
+    /* The cache keeps exp(x - max) (zero past the row end): one exponential
+     * per element, as the payload model's private writes count. */
     tb_strbuf_printf(b, "  float sum = 0.0f;\n" FOR_CACHED
-                        "      if (e + i < N) sum += __expf(cache[k][i] - mx);\n" END_CACHED);
+                        "      cache[k][i] = e + i < N ? __expf(cache[k][i] - mx) : 0.0f;\n"
+                        "      sum += cache[k][i];\n" END_CACHED);
     emit_row_reduce_sum(b, cand, "sum", 1);
     tb_strbuf_printf(b, "  const float inv = 1.0f / sum;\n");
     break;
@@ -224,7 +231,8 @@ static void emit_register_rows(struct tb_strbuf *b, const struct tb_plan *plan,
                         "  const bool ovec = tb_aligned16(orow);\n"
                         "  _Pragma(\"unroll\") for (int k = 0; k < G; ++k) {\n"
                         "    const int e = 4 * (lane + k * WIDTH);\n");
-    emit_output_group(b, op, "cache[k][i]");
+    /* softmax's cache already holds exp(x - max) */
+    emit_output_group(b, op, "cache[k][i]", op == TB_OP_SOFTMAX ? "v * inv" : output_expr(op));
     tb_strbuf_printf(b, "  }\n}\n");
   }
   g->kernel_count = 1;
@@ -354,7 +362,7 @@ static void emit_output_pass(struct tb_strbuf *b, enum tb_op op, const char *lo,
   tb_strbuf_printf(b, "  float *orow = out + row * N;\n  const bool ovec = tb_aligned16(orow);\n");
   emit_pass_open(b, lo, hi, threads);
   emit_load4(b, "xr", "    ");
-  emit_output_group(b, op, "t[i]");
+  emit_output_group(b, op, "t[i]", output_expr(op));
   tb_strbuf_printf(b, "  }\n");
 }
 
@@ -395,6 +403,43 @@ static void emit_block_streaming(struct tb_strbuf *b, const struct tb_plan *plan
   g->kernels[0].static_shared_bytes = plan->stream.shared_bytes;
 }
 
+/* Merges the K partial statistics p[0..K*W) of a row in chunk order, so every
+ * thread that merges them gets the same bits. */
+static void emit_merge_partials(struct tb_strbuf *b, enum tb_op op) {
+  switch (op) {
+  case TB_OP_SOFTMAX:
+    tb_strbuf_printf(b, "  float m0 = p[0], s0 = p[1];\n"
+                        "  for (long long k = 1; k < K; ++k) tb_softmax_merge(m0, s0, p[2 * k], "
+                        "p[2 * k + 1]);\n");
+    break;
+  case TB_OP_LAYERNORM:
+    tb_strbuf_printf(b, "  float c0 = p[0], mu0 = p[1], q0 = p[2];\n"
+                        "  for (long long k = 1; k < K; ++k) tb_welford_merge(c0, mu0, q0, p[3 * "
+                        "k], p[3 * k + 1], p[3 * k + 2]);\n");
+    break;
+  default:
+    tb_strbuf_printf(b, "  float a0 = p[0];\n  for (long long k = 1; k < K; ++k) a0 += p[k];\n");
+    break;
+  }
+}
+
+/* Stores the block's statistics (after emit_block_combine) at `dst` (W floats). */
+static void emit_store_statistics(struct tb_strbuf *b, enum tb_op op, const char *dst) {
+  switch (op) {
+  case TB_OP_SOFTMAX: tb_strbuf_printf(b, "    %s[0] = m0; %s[1] = s0;\n", dst, dst); break;
+  case TB_OP_LAYERNORM:
+    tb_strbuf_printf(b, "    %s[0] = c0; %s[1] = mu0; %s[2] = q0;\n", dst, dst, dst);
+    break;
+  default: tb_strbuf_printf(b, "    %s[0] = a0;\n", dst); break;
+  }
+}
+
+/* Row `row`'s chunk [lo, hi) for blocks_per_row blocks: K and CHUNK defined. */
+#define CHUNK_BOUNDS                                                                               \
+  "  const long long row = blockIdx.x / K, chunk = blockIdx.x % K;\n"                              \
+  "  const long long lo = chunk * CHUNK, hi = lo + CHUNK < N ? lo + CHUNK : N;\n"                  \
+  "  const float *xr = x + row * SX;\n  const bool vec = tb_aligned16(xr);\n"
+
 /* Launch 1 writes each chunk's statistics to workspace[(row*K + chunk)*W];
  * launch 2 merges a row's K partials and writes its chunk (or the row sum). */
 static void emit_split_row(struct tb_strbuf *b, const struct tb_plan *plan, const struct tb_case *c,
@@ -405,19 +450,12 @@ static void emit_split_row(struct tb_strbuf *b, const struct tb_plan *plan, cons
   tb_strbuf_printf(b, "#define K %uLL\n#define CHUNK %lluLL\n#define W %u\n", f->blocks_per_row,
                    f->chunk_elements, words);
   tb_emit_signature(b, "tb_partials", threads, 0);
-  tb_strbuf_printf(b,
-                   "  const long long row = blockIdx.x / K, chunk = blockIdx.x %% K;\n"
-                   "  const long long lo = chunk * CHUNK, hi = lo + CHUNK < N ? lo + CHUNK : N;\n"
-                   "  const float *xr = x + row * SX;\n  const bool vec = tb_aligned16(xr);\n");
+  tb_strbuf_printf(b, "%s", CHUNK_BOUNDS);
   emit_stat_pass(b, op, "lo", "hi", threads);
   emit_block_combine(b, op, threads);
   tb_strbuf_printf(
       b, "  if (threadIdx.x == 0) {\n    float *p = workspace + (row * K + chunk) * W;\n");
-  switch (op) {
-  case TB_OP_SOFTMAX: tb_strbuf_printf(b, "    p[0] = m0; p[1] = s0;\n"); break;
-  case TB_OP_LAYERNORM: tb_strbuf_printf(b, "    p[0] = c0; p[1] = mu0; p[2] = q0;\n"); break;
-  default: tb_strbuf_printf(b, "    p[0] = a0;\n"); break;
-  }
+  emit_store_statistics(b, op, "p");
   tb_strbuf_printf(b, "  }\n}\n\n");
 
   unsigned finish_threads = 256;
@@ -431,26 +469,8 @@ static void emit_split_row(struct tb_strbuf *b, const struct tb_plan *plan, cons
                      "  out[row] = a0;\n}\n",
                      finish_threads);
   } else {
-    tb_strbuf_printf(b,
-                     "  const long long row = blockIdx.x / K, chunk = blockIdx.x %% K;\n"
-                     "  const long long lo = chunk * CHUNK, hi = lo + CHUNK < N ? lo + CHUNK : N;\n"
-                     "  const float *xr = x + row * SX;\n  const bool vec = tb_aligned16(xr);\n"
-                     "  const float *p = workspace + row * K * W;\n");
-    switch (op) {
-    case TB_OP_SOFTMAX:
-      tb_strbuf_printf(b, "  float m0 = p[0], s0 = p[1];\n"
-                          "  for (long long k = 1; k < K; ++k) tb_softmax_merge(m0, s0, p[2 * k], "
-                          "p[2 * k + 1]);\n");
-      break;
-    case TB_OP_LAYERNORM:
-      tb_strbuf_printf(b, "  float c0 = p[0], mu0 = p[1], q0 = p[2];\n"
-                          "  for (long long k = 1; k < K; ++k) tb_welford_merge(c0, mu0, q0, p[3 * "
-                          "k], p[3 * k + 1], p[3 * k + 2]);\n");
-      break;
-    default:
-      tb_strbuf_printf(b, "  float a0 = p[0];\n  for (long long k = 1; k < K; ++k) a0 += p[k];\n");
-      break;
-    }
+    tb_strbuf_printf(b, "%s  const float *p = workspace + row * K * W;\n", CHUNK_BOUNDS);
+    emit_merge_partials(b, op);
     emit_finish_statistics(b, op);
     emit_output_pass(b, op, "lo", "hi", finish_threads);
     tb_strbuf_printf(b, "}\n");
@@ -466,6 +486,65 @@ static void emit_split_row(struct tb_strbuf *b, const struct tb_plan *plan, cons
       has_row_output(op) ? f->thread_blocks : (c->shape.m + finish_threads - 1) / finish_threads;
   g->kernels[1].static_shared_bytes = 0;
   g->workspace_floats = (size_t)c->shape.m * f->blocks_per_row * words;
+}
+
+/* Cluster barrier (release/acquire: shared-memory writes before it are seen
+ * by every block of the cluster after it) and a read of a float at the same
+ * shared-memory offset in cluster block `rank` (distributed shared memory). */
+static void emit_cluster_helpers(struct tb_strbuf *b) {
+  tb_strbuf_printf(
+      b, "static __device__ __forceinline__ void tb_cluster_sync() {\n"
+         "  asm volatile(\"barrier.cluster.arrive.release.aligned;\\n\\t\"\n"
+         "               \"barrier.cluster.wait.acquire.aligned;\" ::: \"memory\");\n"
+         "}\n"
+         "static __device__ __forceinline__ float tb_cluster_read(const float *local, unsigned "
+         "rank) {\n"
+         "  unsigned remote;\n  float v;\n"
+         "  asm volatile(\"mapa.shared::cluster.u32 %%0, %%1, %%2;\" : \"=r\"(remote)\n"
+         "               : \"r\"((unsigned)__cvta_generic_to_shared(local)), \"r\"(rank));\n"
+         "  asm volatile(\"ld.shared::cluster.f32 %%0, [%%1];\" : \"=f\"(v) : \"r\"(remote) : "
+         "\"memory\");\n"
+         "  return v;\n}\n\n");
+}
+
+/* One launch: row `row` is cluster `row` (its K blocks, chunk = rank). Each
+ * block reduces its chunk, publishes its statistics in shared memory, reads
+ * all K in rank order after a cluster barrier, and a second barrier keeps
+ * every block's shared memory alive until all have read it. */
+static void emit_cluster_row(struct tb_strbuf *b, const struct tb_plan *plan,
+                             const struct tb_case *c, struct tb_generated *g) {
+  enum tb_op op = c->op->op;
+  const struct tb_stream_facts *f = &plan->stream;
+  unsigned threads = f->threads_per_block;
+  tb_strbuf_printf(b, "#define K %uLL\n#define CHUNK %lluLL\n#define W %u\n", f->blocks_per_row,
+                   f->chunk_elements, tb_stat_words(op));
+  emit_cluster_helpers(b);
+  tb_emit_cluster_signature(b, "tb_main", threads, f->cluster_blocks);
+  /* the block's own statistics in a scope of their own: the merge below
+   * declares the row's under the same names */
+  tb_strbuf_printf(b, "%s  __shared__ float tb_block_stats[W];\n  {\n", CHUNK_BOUNDS);
+  emit_stat_pass(b, op, "lo", "hi", threads);
+  emit_block_combine(b, op, threads);
+  tb_strbuf_printf(b, "  if (threadIdx.x == 0) {\n");
+  emit_store_statistics(b, op, "tb_block_stats");
+  tb_strbuf_printf(b, "  }\n  }\n  tb_cluster_sync();\n  float p[K * W];\n"
+                      "  _Pragma(\"unroll\") for (int k = 0; k < K * W; ++k)\n"
+                      "    p[k] = tb_cluster_read(&tb_block_stats[k %% W], (unsigned)(k / W));\n"
+                      "  tb_cluster_sync();\n");
+  emit_merge_partials(b, op);
+  if (has_row_output(op)) {
+    emit_finish_statistics(b, op);
+    emit_output_pass(b, op, "lo", "hi", threads);
+  } else {
+    tb_strbuf_printf(b, "  if (chunk == 0 && threadIdx.x == 0) out[row] = a0;\n");
+  }
+  tb_strbuf_printf(b, "}\n");
+  g->kernel_count = 1;
+  snprintf(g->kernels[0].name, sizeof g->kernels[0].name, "tb_main");
+  g->kernels[0].threads_per_block = threads;
+  g->kernels[0].blocks = f->thread_blocks;
+  g->kernels[0].static_shared_bytes = f->shared_bytes;
+  g->kernels[0].cluster_blocks = f->cluster_blocks;
 }
 
 enum tb_status tb_codegen_reduction(const struct tb_plan *plan, const struct tb_case *c,
@@ -485,7 +564,12 @@ enum tb_status tb_codegen_reduction(const struct tb_plan *plan, const struct tb_
   switch (plan->mapping) {
   case TB_MAPPING_REGISTER_ROWS: emit_register_rows(&b, plan, c, out); break;
   case TB_MAPPING_BLOCK_STREAMING: emit_block_streaming(&b, plan, c, out); break;
+  case TB_MAPPING_CLUSTER_ROW: emit_cluster_row(&b, plan, c, out); break;
   default: emit_split_row(&b, plan, c, out); break;
   }
-  return tb_emit_finish(&b, out, err);
+  enum tb_status status = tb_emit_finish(&b, out, err);
+  if (status == TB_OK && plan->mapping == TB_MAPPING_CLUSTER_ROW) {
+    out->min_cc_major = 9; /* thread-block clusters and distributed shared memory */
+  }
+  return status;
 }

@@ -24,17 +24,18 @@ const char *tb_mapping_name(enum tb_mapping m) {
   switch (m) {
   case TB_MAPPING_REGISTER_ROWS: return "register_rows";
   case TB_MAPPING_BLOCK_STREAMING: return "block_streaming";
+  case TB_MAPPING_CLUSTER_ROW: return "cluster_row";
   default: return "split_row";
   }
 }
 
 struct tb_device_limits tb_device_limits_default(void) {
-  struct tb_device_limits d = {false, 0, 0, 132, "default (H200: 132 SMs)", 0};
+  struct tb_device_limits d = {false, 0, 0, 132, "default (H200: 132 SMs)", 0, 0};
   return d;
 }
 
 struct tb_device_limits tb_device_limits_h200(void) {
-  struct tb_device_limits d = {true, 1024, 48 * 1024, 132, "H200 reference", 65536};
+  struct tb_device_limits d = {true, 1024, 48 * 1024, 132, "H200 reference", 65536, 16};
   return d;
 }
 
@@ -215,30 +216,63 @@ static void plan_block_streaming(struct tb_plan *plan) {
   plan->chosen = -1;
 }
 
-/* Split each row into chunks so that about two blocks per multiprocessor are
- * busy, but never chunks shorter than TB_SPLIT_MIN_CHUNK. Launch 1 reduces
- * each chunk to partial statistics; launch 2 combines a row's partials and,
- * for row outputs, re-reads its chunk to write it. */
-static void plan_split_row(struct tb_plan *plan) {
-  struct tb_stream_facts *f = &plan->stream;
+/* Blocks per row for the split mappings: about two blocks per multiprocessor
+ * busy, but never chunks shorter than TB_SPLIT_MIN_CHUNK, at least 2, and at
+ * most `most_blocks` (0: no limit). */
+static unsigned long long split_blocks(const struct tb_plan *plan, unsigned most_blocks) {
   unsigned long long target = (2ULL * plan->limits.multiprocessors + plan->m - 1) / plan->m;
   unsigned long long most = plan->n / TB_SPLIT_MIN_CHUNK;
   unsigned long long k = target < most ? target : most;
-  if (k < 2) {
-    k = 2;
+  if (most_blocks > 0 && k > most_blocks) {
+    k = most_blocks;
   }
+  return k < 2 ? 2 : k;
+}
+
+/* Chunks of whole groups of 4 for k blocks per row; the facts both split
+ * mappings share. */
+static void plan_chunks(struct tb_plan *plan, unsigned long long k) {
+  struct tb_stream_facts *f = &plan->stream;
   unsigned long long chunk = (plan->n + k - 1) / k;
-  chunk = (chunk + 3) / 4 * 4; /* whole groups of 4 */
+  chunk = (chunk + 3) / 4 * 4;
   f->threads_per_block = TB_SPLIT_THREADS;
   f->chunk_elements = chunk;
   f->blocks_per_row = (unsigned)((plan->n + chunk - 1) / chunk);
   f->thread_blocks = (unsigned long long)plan->m * f->blocks_per_row;
   f->memory_passes = memory_passes(plan->op);
-  f->launches = 2;
-  f->barrier_sites = 1; /* launch 1's block reduction; launch 2 has none */
   f->shared_bytes = tb_stat_words(plan->op) * (TB_SPLIT_THREADS / 32) * 4;
-  plan->mapping = TB_MAPPING_SPLIT_ROW;
+  f->barrier_sites = 1; /* the block reduction of the partial statistics */
   plan->chosen = -1;
+}
+
+/* Launch 1 reduces each chunk to partial statistics; launch 2 combines a
+ * row's partials and, for row outputs, re-reads its chunk to write it. */
+static void plan_split_row(struct tb_plan *plan) {
+  plan_chunks(plan, split_blocks(plan, 0));
+  plan->stream.launches = 2;
+  plan->mapping = TB_MAPPING_SPLIT_ROW;
+}
+
+/* One cluster per row, one launch: each block reduces its chunk, the blocks
+ * exchange their statistics through distributed shared memory, and each
+ * writes its chunk (re-read, from L2 at these sizes). */
+static void plan_cluster_row(struct tb_plan *plan, unsigned long long k) {
+  plan_chunks(plan, k);
+  struct tb_stream_facts *f = &plan->stream;
+  f->launches = 1;
+  f->cluster_blocks = f->blocks_per_row;
+  f->shared_bytes += tb_stat_words(plan->op) * 4; /* the block's statistics, read by the cluster */
+  plan->mapping = TB_MAPPING_CLUSTER_ROW;
+}
+
+/* Blocks per row a cluster row would use, or 0 when it should not: no
+ * clusters on the device, or too few rows to fill the machine with them. */
+static unsigned long long cluster_row_blocks(const struct tb_plan *plan) {
+  if (plan->limits.cluster_blocks < 2) {
+    return 0;
+  }
+  unsigned long long k = split_blocks(plan, plan->limits.cluster_blocks);
+  return plan->m * k * TB_CLUSTER_MIN_FILL >= plan->limits.multiprocessors ? k : 0;
 }
 
 static bool few_long_rows(const struct tb_plan *plan) {
@@ -247,7 +281,12 @@ static bool few_long_rows(const struct tb_plan *plan) {
 
 static void choose(struct tb_plan *plan) {
   if (plan->variant == TB_VARIANT_AUTOMATIC) {
-    if (few_long_rows(plan)) {
+    unsigned long long cluster = few_long_rows(plan) ? cluster_row_blocks(plan) : 0;
+    if (cluster > 0) {
+      plan->rule = "few long rows (m < multiprocessors, n >= 8192) whose clusters fill half the "
+                   "multiprocessors: one cluster of blocks per row";
+      plan_cluster_row(plan, cluster);
+    } else if (few_long_rows(plan)) {
       plan->rule = "few long rows (m < multiprocessors, n >= 8192): split each row over blocks";
       plan_split_row(plan);
     } else if (plan->best_register >= 0) {

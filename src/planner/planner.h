@@ -35,6 +35,8 @@ enum tb_mapping {
   TB_MAPPING_REGISTER_ROWS, /* METHOD.md §7: s warps per row, p rows per block, row in registers */
   TB_MAPPING_BLOCK_STREAMING, /* one block per row, the row re-read from memory on each pass */
   TB_MAPPING_SPLIT_ROW,       /* each row split over several blocks; partial results combined */
+  TB_MAPPING_CLUSTER_ROW,     /* each row split over one thread-block cluster; partials combined in
+                                 distributed shared memory, in one launch */
 };
 
 const char *tb_mapping_name(enum tb_mapping m);
@@ -48,6 +50,9 @@ struct tb_device_limits {
   unsigned multiprocessors;
   const char *source; /* "device", "H200 reference" or "default (H200: 132 SMs)" */
   unsigned max_registers_per_block;
+  /* Most thread blocks one cluster may hold (compute capability 9.0 and
+   * newer: 16 with non-portable sizes allowed); 0 without clusters. */
+  unsigned cluster_blocks;
 };
 
 /* Registers a register-rows thread needs beyond its cached floats (the
@@ -107,6 +112,7 @@ struct tb_stream_facts {
   unsigned launches;                 /* kernels per call */
   unsigned shared_bytes;
   unsigned barrier_sites;
+  unsigned cluster_blocks; /* blocks per cluster (cluster row: blocks_per_row), else 0 */
 };
 
 struct tb_plan {
@@ -128,7 +134,7 @@ struct tb_plan {
   struct tb_candidate
       fixed;        /* reference/candidate variants: their own evaluation, accepted or not */
   const char *rule; /* which rule chose the mapping */
-  struct tb_stream_facts stream; /* for block streaming and split row */
+  struct tb_stream_facts stream; /* for block streaming, split row and cluster row */
 };
 
 /* Split-row thresholds: rows shorter than this stay on one block; fewer rows
@@ -137,6 +143,9 @@ struct tb_plan {
 #define TB_SPLIT_MIN_CHUNK 2048
 #define TB_STREAM_THREADS 512
 #define TB_SPLIT_THREADS 256
+/* A cluster row needs its clusters to fill at least 1/TB_CLUSTER_MIN_FILL of
+ * the multiprocessors; fewer rows take the two-launch split row. */
+#define TB_CLUSTER_MIN_FILL 2
 
 /* Plans a row reduction. TB_ERR_USAGE for an op the planner does not plan
  * (elementwise ops) or an unknown profile. */

@@ -31,11 +31,12 @@ static json_t *stream_json(const struct tb_plan *plan) {
     return json_null();
   }
   const struct tb_stream_facts *f = &plan->stream;
-  return json_pack("{s:i, s:i, s:I, s:I, s:i, s:i, s:i, s:i}", "threads_per_block",
+  return json_pack("{s:i, s:i, s:I, s:I, s:i, s:i, s:i, s:i, s:i}", "threads_per_block",
                    f->threads_per_block, "blocks_per_row", f->blocks_per_row, "chunk_elements",
                    (json_int_t)f->chunk_elements, "thread_blocks", (json_int_t)f->thread_blocks,
                    "memory_passes", f->memory_passes, "launches", f->launches, "shared_bytes",
-                   f->shared_bytes, "barrier_sites", f->barrier_sites);
+                   f->shared_bytes, "barrier_sites", f->barrier_sites, "cluster_blocks",
+                   f->cluster_blocks);
 }
 
 json_t *tb_plan_to_json(const struct tb_plan *plan) {
@@ -50,18 +51,20 @@ json_t *tb_plan_to_json(const struct tb_plan *plan) {
                         (json_int_t)plan->n, "variant", tb_variant_name(plan->variant), "profile",
                         plan->profile, "cost_basis", plan->cost_basis);
   json_object_set_new(j, "device_limits",
-                      json_pack("{s:b, s:i, s:i, s:i, s:i, s:s}", "known", d->known,
+                      json_pack("{s:b, s:i, s:i, s:i, s:i, s:i, s:s}", "known", d->known,
                                 "max_threads_per_block", d->max_threads_per_block,
                                 "max_shared_bytes_per_block", d->max_shared_bytes_per_block,
                                 "max_registers_per_block", d->max_registers_per_block,
-                                "multiprocessors", d->multiprocessors, "source", d->source));
-  json_object_set_new(
-      j, "constants",
-      json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "register_overhead",
-                tb_register_overhead(plan->op), "max_threads", TB_PLANNER_MAX_THREADS,
-                "max_storage", TB_PLANNER_MAX_STORAGE, "rows_per_wave", TB_PLANNER_ROWS_PER_WAVE,
-                "split_min_row", TB_SPLIT_MIN_ROW, "split_min_chunk", TB_SPLIT_MIN_CHUNK,
-                "stream_threads", TB_STREAM_THREADS, "split_threads", TB_SPLIT_THREADS));
+                                "cluster_blocks", d->cluster_blocks, "multiprocessors",
+                                d->multiprocessors, "source", d->source));
+  json_object_set_new(j, "constants",
+                      json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}",
+                                "register_overhead", tb_register_overhead(plan->op), "max_threads",
+                                TB_PLANNER_MAX_THREADS, "max_storage", TB_PLANNER_MAX_STORAGE,
+                                "rows_per_wave", TB_PLANNER_ROWS_PER_WAVE, "split_min_row",
+                                TB_SPLIT_MIN_ROW, "split_min_chunk", TB_SPLIT_MIN_CHUNK,
+                                "stream_threads", TB_STREAM_THREADS, "split_threads",
+                                TB_SPLIT_THREADS, "cluster_min_fill", TB_CLUSTER_MIN_FILL));
   json_object_set_new(j, "payload_per_element",
                       json_pack("{s:i, s:i, s:i, s:i}", "global_read", pay.global_read,
                                 "global_write", pay.global_write, "private_write",

@@ -237,8 +237,13 @@ def expected_plan(record):
             best = i
     plan = {"candidates": cands, "best": best, "mapping": None, "selected": None, "chosen": None}
     sms = limits["multiprocessors"]
+    # clusters (docs/results-schema.md): records before them carry no cluster_blocks
+    cluster_limit = limits.get("cluster_blocks", 0)
+    cluster_k = split_chunks(m, n, sms, cluster_limit) if cluster_limit >= 2 else 0
     if variant == "automatic":
-        if m < sms and n >= 8192:
+        if m < sms and n >= 8192 and cluster_k and 2 * m * cluster_k >= sms:
+            plan["mapping"] = "cluster_row"
+        elif m < sms and n >= 8192:
             plan["mapping"] = "split_row"
         elif best is not None:
             plan["mapping"], plan["selected"], plan["chosen"] = "register_rows", cands[best], best
@@ -253,20 +258,35 @@ def expected_plan(record):
             plan["chosen"] = pairs.index((s, p)) if (s, p) in pairs else None
         else:
             plan["mapping"] = "block_streaming"
-    if plan["mapping"] in ("block_streaming", "split_row"):
+    if plan["mapping"] in ("block_streaming", "split_row", "cluster_row"):
         words = STAT_WORDS[op]
         if plan["mapping"] == "block_streaming":
             threads, per_row, chunk, blocks, launches = 512, 1, n, m, 1
         else:
-            k = max(2, min(-(-2 * sms // m), n // 2048))
+            k = cluster_k if plan["mapping"] == "cluster_row" else split_chunks(m, n, sms, 0)
             chunk = -(-(-(-n // k)) // 4) * 4
             per_row = -(-n // chunk)
-            threads, blocks, launches = 256, m * per_row, 2
+            threads, blocks = 256, m * per_row
+            launches = 1 if plan["mapping"] == "cluster_row" else 2
+        shared = words * (threads // 32) * 4
         plan["stream"] = {"threads_per_block": threads, "blocks_per_row": per_row,
                           "chunk_elements": chunk, "thread_blocks": blocks,
                           "memory_passes": 1 if op == "sum" else 2, "launches": launches,
-                          "shared_bytes": words * (threads // 32) * 4, "barrier_sites": 1}
+                          "shared_bytes": shared, "barrier_sites": 1}
+        if plan["mapping"] == "cluster_row":
+            # one cluster per row; each block also keeps its statistics for the others to read
+            plan["stream"].update(cluster_blocks=per_row, shared_bytes=shared + 4 * words)
+        elif "cluster_blocks" in (record.get("stream") or {}):
+            plan["stream"]["cluster_blocks"] = 0
     return plan
+
+
+def split_chunks(m, n, sms, most):
+    """Blocks per row of a split: ~2 per SM, chunks >= 2048 elements, at most `most` if set, >= 2."""
+    k = min(-(-2 * sms // m), n // 2048)
+    if most:
+        k = min(k, most)
+    return max(2, k)
 
 
 def audit_candidate(a, recorded, expected, field):
@@ -418,6 +438,9 @@ def audit_source(a, run_dir, case, plan):
         return
     expected = plan["selected"]["barrier_sites"] if plan["mapping"] == "register_rows" else plan["stream"]["barrier_sites"]
     a.same("source: __syncthreads() sites vs plan barrier sites", source.count("__syncthreads()"), expected)
+    clustered = plan["mapping"] == "cluster_row"
+    dims = f"__cluster_dims__({plan['stream']['cluster_blocks']}, 1, 1)" if clustered else "__cluster_dims__"
+    a.same("source: cluster dimensions as planned", dims in source, clustered)
     if "__shfl_xor_sync" not in source:
         a.fail("source", "a row reduction without warp-shuffle reduction")
     has_max = "tb_warp_max" in source or "tb_softmax_merge" in source

@@ -109,6 +109,13 @@ static enum tb_status bind_functions(struct cuda_state *s, struct tb_error *err)
         return tb_cuda_fail(err, "cuFuncSetAttribute (dynamic shared memory)", rc);
       }
     }
+    if (s->gen.kernels[k].cluster_blocks > 8) { /* 8 is the portable cluster size */
+      rc = s->cu->cuFuncSetAttribute(s->functions[k],
+                                     CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+      if (rc != CUDA_SUCCESS) {
+        return tb_cuda_fail(err, "cuFuncSetAttribute (non-portable cluster size)", rc);
+      }
+    }
     int max_threads = 0;
     s->cu->cuFuncGetAttribute(&s->registers[k], CU_FUNC_ATTRIBUTE_NUM_REGS, s->functions[k]);
     s->cu->cuFuncGetAttribute(&s->local_bytes[k], CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,

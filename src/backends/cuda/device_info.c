@@ -30,11 +30,11 @@ enum tb_status tb_device_info_read(const struct tb_cuda *cu, CUdevice dev,
 }
 
 struct tb_device_limits tb_device_limits_of(const struct tb_device_info *info) {
-  struct tb_device_limits d = {true,
-                               (unsigned)info->max_threads_per_block,
-                               (unsigned)info->max_shared_per_block,
-                               (unsigned)info->multiprocessors,
-                               "device",
-                               (unsigned)info->max_registers_per_block};
+  struct tb_device_limits d = {
+      true, (unsigned)info->max_threads_per_block, (unsigned)info->max_shared_per_block,
+      (unsigned)info->multiprocessors, "device", (unsigned)info->max_registers_per_block,
+      /* clusters since 9.0; 16 blocks with non-portable sizes (the
+       * provider allows them on every cluster kernel it binds) */
+      info->cc_major >= 9 ? 16u : 0u};
   return d;
 }
