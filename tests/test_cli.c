@@ -40,6 +40,8 @@ static void bad_flags_exit_2(void **state) {
   expect_usage_error(RUN("run", "--frobnicate"), "unknown or incomplete option");
   expect_usage_error(RUN("run", "--samples", "0"), "--samples");
   expect_usage_error(RUN("run", "--sample-ms", "-1"), "--sample-ms");
+  expect_usage_error(RUN("run", "--profile", "fast", "--out", "/tmp/tb-never-created"),
+                     "unknown planner profile 'fast'");
   expect_usage_error(RUN("run", "--input-views", "diagonal"), "unknown input view");
   expect_usage_error(RUN("run", "--providers", "magic"), "unknown provider 'magic'");
   expect_usage_error(RUN("run", "--backend", "fpga"), "unknown backend");
@@ -249,13 +251,14 @@ static void variants_and_plan_records(void **state) {
     assert_string_equal(json_string_value(json_object_get(plan, "variant")),
                         json_string_value(json_object_get(c, "variant")));
     assert_int_equal(json_array_size(json_object_get(plan, "candidates")), 39);
-    assert_string_equal(json_string_value(json_object_get(plan, "profile")), "analytic");
+    /* the default profile; sum 3x5 (s 1, p 8): slots 4, rounds 12, 12 + 2 + 32/8 = 18 */
+    assert_string_equal(json_string_value(json_object_get(plan, "profile")), "calibrated");
     if (strcmp(json_string_value(json_object_get(c, "id")), "sum/3x5/packed/native/automatic") ==
         0) {
       assert_int_equal(json_integer_value(json_object_get(plan, "chosen_candidate")), 7);
       json_t *selected = json_object_get(plan, "selected");
       assert_int_equal(json_integer_value(json_object_get(selected, "slots")), 4);
-      assert_true(json_real_value(json_object_get(selected, "kernel_score")) == 16.0);
+      assert_true(json_real_value(json_object_get(selected, "kernel_score")) == 18.0);
     }
   }
   assert_int_equal(planned, 12);
@@ -269,7 +272,21 @@ static void variants_and_plan_records(void **state) {
 static void plan_command(void **state) {
   assert_int_equal(RUN("plan", "--op", "softmax", "--shape", "129x3000"), 0);
   assert_non_null(strstr(out, "<= chosen"));
-  assert_non_null(strstr(out, "rule: analytic"));
+  assert_non_null(strstr(out, "profile calibrated"));
+  assert_non_null(strstr(out, "rule: first candidate with the least kernel score"));
+  /* n = 257: the profiles part (docs/planner.md); analytic packs one 3-warp row per block */
+  assert_int_equal(RUN("plan", "--op", "softmax", "--shape", "16384x257", "--json"), 0);
+  json_t *calibrated = json_loads(out, 0, NULL);
+  assert_int_equal(json_integer_value(json_object_get(calibrated, "chosen_candidate")), 7);
+  json_decref(calibrated);
+  assert_int_equal(
+      RUN("plan", "--op", "softmax", "--shape", "16384x257", "--profile", "analytic", "--json"), 0);
+  json_t *analytic = json_loads(out, 0, NULL);
+  assert_int_equal(json_integer_value(json_object_get(analytic, "chosen_candidate")), 9);
+  assert_string_equal(json_string_value(json_object_get(analytic, "profile")), "analytic");
+  json_decref(analytic);
+  expect_usage_error(RUN("plan", "--op", "softmax", "--shape", "4x4", "--profile", "fast"),
+                     "unknown planner profile 'fast'");
   assert_int_equal(RUN("plan", "--op", "softmax", "--shape", "129x3000", "--json"), 0);
   json_error_t jerr;
   json_t *plan = json_loads(out, 0, &jerr);

@@ -184,7 +184,8 @@ static struct tb_plan plan_on_h200(enum tb_op op, size_t m, size_t n) {
 /* With clusters (the H200: up to 16 blocks), few long rows that fill half the
  * SMs take one launch. softmax 8x65536: k = min(16, ceil(264/8) = 33, 32) = 16
  * blocks of 4096 elements, 8*16 = 128 >= 132/2; shared = 2 words x 8 warps
- * x 4 B + the block's 2 words = 72 B. 100x8195: k = min(16, 3, 4) = 3, chunks
+ * x 4 B + the block's 2 words + the row's 16 x 2 fetched = 64 + 8 + 128 =
+ * 200 B; barriers: the block's and the fetched statistics'. 100x8195: k = min(16, 3, 4) = 3, chunks
  * of ceil(8195/3) = 2732 -> 2732 (a multiple of 4), 300 blocks. Two rows of
  * a million fill only 32 SMs with clusters: two launches, 132 chunks each. */
 static void few_long_rows_clusters(void **state) {
@@ -196,7 +197,8 @@ static void few_long_rows_clusters(void **state) {
   assert_int_equal(plan.stream.thread_blocks, 128);
   assert_int_equal(plan.stream.launches, 1);
   assert_int_equal(plan.stream.memory_passes, 2);
-  assert_int_equal(plan.stream.shared_bytes, 72);
+  assert_int_equal(plan.stream.shared_bytes, 200);
+  assert_int_equal(plan.stream.barrier_sites, 2);
   assert_non_null(strstr(plan.rule, "cluster"));
   struct tb_plan odd = plan_on_h200(TB_OP_LAYERNORM, 100, 8195);
   assert_int_equal(odd.mapping, TB_MAPPING_CLUSTER_ROW);

@@ -16,6 +16,7 @@ struct tb_case {
   const char *provider;    /* "native", later "torch", ... */
   bool planned;            /* a native row reduction: the planner picks its mapping */
   enum tb_variant variant; /* which plan, when planned */
+  const char *profile;     /* the planner's cost profile, when planned (NULL: analytic) */
   /* gemm: how the products are computed (every provider matches it) */
   enum tb_realization realization;
   struct tb_gemm_block gemm_block; /* --gemm-block, zeros for the planner's rule */

@@ -19,7 +19,7 @@ static const char usage[] =
     "  --gemm-block M,N,K      gemm: a tile instead of the rule's\n"
     "  --variant V    automatic (default), reference (1 warp x 8 rows) or candidate (2 warps x 4 "
     "rows)\n"
-    "  --profile P    cost profile (default analytic; the only one so far)\n"
+    "  --profile P    cost profile: calibrated (default; docs/planner.md) or analytic (METHOD §7)\n"
     "  --json         print the plan record as JSON (the form results.json stores)\n";
 
 static void print_table(const struct tb_plan *plan) {
@@ -103,7 +103,7 @@ int tb_cmd_plan(int argc, char **argv) {
                                           {NULL, 0, NULL, 0}};
   const char *op_name = NULL, *shape_text = NULL, *variant_text = "automatic";
   const char *realization_text = "simt", *block_text = NULL;
-  const char *profile = TB_PLANNER_PROFILE_ANALYTIC;
+  const char *profile = TB_PLANNER_PROFILE_DEFAULT;
   int as_json = 0, opt;
   optind = 1;
   opterr = 0;

@@ -42,6 +42,8 @@ static const char usage[] =
     "                       the python); cublas runs gemm through cublasSgemm\n"
     "  --variants LIST      plans of native row reductions: reference (1 warp x 8 rows),\n"
     "                       candidate (2 warps x 4 rows), automatic (default; the planner's pick)\n"
+    "  --profile P          the planner's cost profile: calibrated (default; measured on the\n"
+    "                       H200, docs/planner.md) or analytic (METHOD.md §7 as written)\n"
     "  --matrix-realization LIST  how gemm computes, on every provider: simt (fp32 CUDA cores),\n"
     "                       tensor (TF32 tensor cores, TF32 tolerance), tensor-3xtf32 (tensor\n"
     "                       cores, fp32 accuracy); default simt\n"
@@ -68,8 +70,8 @@ static const char replay_usage[] =
     "                       refused when any differs\n"
     "  --ops LIST           row reductions (default: softmax,rmsnorm,layernorm)\n"
     "  --input-views LIST   default: packed\n"
-    "  and --shapes, --providers, --backend, --seed, --samples, --warmup-ms, --sample-ms,\n"
-    "  --probe, --out, --quiet as for `tilebench run`.\n";
+    "  and --shapes, --providers, --profile, --backend, --seed, --samples, --warmup-ms,\n"
+    "  --sample-ms, --probe, --out, --quiet as for `tilebench run`.\n";
 
 struct run_options {
   int replay; /* `tilebench replay`: rounds of two variants */
@@ -77,6 +79,7 @@ struct run_options {
   const char *frozen; /* pilot run directory to replay exactly */
   struct tb_strlist ops, shapes, views, providers, variants, realizations;
   const char *gemm_block;
+  const char *profile; /* the planner's cost profile */
   const char *backend;
   const char *out;
   char default_out[128];
@@ -107,6 +110,7 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
                                           {"frozen", required_argument, NULL, 'F'},
                                           {"matrix-realization", required_argument, NULL, 'X'},
                                           {"gemm-block", required_argument, NULL, 'G'},
+                                          {"profile", required_argument, NULL, 'C'},
                                           {NULL, 0, NULL, 0}};
   const char *ops = o->replay ? "softmax,rmsnorm,layernorm" : tb_op_names();
   const char *shapes = o->replay ? DEFAULT_REDUCTION_SHAPES : DEFAULT_SHAPES;
@@ -125,6 +129,7 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
     case 'V': variants = optarg; break;
     case 'X': realizations = optarg; break;
     case 'G': o->gemm_block = optarg; break;
+    case 'C': o->profile = optarg; break;
     case 'R':
     case 'F':
       if (!o->replay) {
@@ -289,6 +294,10 @@ static enum tb_status build_campaign(struct run_options *o, struct tb_campaign *
   if (o->gemm_block != NULL && tb_gemm_block_parse(o->gemm_block, &c->gemm_block, err) != TB_OK) {
     return err->status;
   }
+  if (tb_planner_profile_check(o->profile, err) != TB_OK) {
+    return err->status;
+  }
+  c->profile = o->profile;
   for (size_t i = 0; i < c->realization_count && c->gemm_block.m != 0; ++i) {
     struct tb_gemm_plan probe; /* the block must suit every realization asked for */
     if (tb_plan_gemm(1, 1, 1, c->realizations[i], c->gemm_block, 1, false, &probe, err) != TB_OK) {
@@ -358,6 +367,7 @@ static json_t *run_info(const struct run_options *o, const struct tb_campaign *c
                 "warmup_ms", c->measure.warmup_ms, "sample_ms", c->measure.sample_ms);
   json_object_set_new(json_object_get(info, "measure"), "probe", json_boolean(c->measure.probe));
   json_object_set_new(info, "variants", variants);
+  json_object_set_new(info, "planner_profile", json_string(c->profile));
   json_t *realizations = json_array();
   for (size_t i = 0; i < c->realization_count; ++i) {
     json_array_append_new(realizations, json_string(tb_realization_name(c->realizations[i])));
@@ -557,6 +567,7 @@ static int run_or_replay(int argc, char **argv, int replay) {
   o.rounds = 4;
   o.backend = "auto";
   o.seed = 1;
+  o.profile = TB_PLANNER_PROFILE_DEFAULT;
   o.samples = 9;
   o.warmup_ms = 50;
   o.sample_ms = 10;

@@ -488,29 +488,31 @@ static void emit_split_row(struct tb_strbuf *b, const struct tb_plan *plan, cons
   g->workspace_floats = (size_t)c->shape.m * f->blocks_per_row * words;
 }
 
-/* Cluster barrier (release/acquire: shared-memory writes before it are seen
- * by every block of the cluster after it) and a read of a float at the same
- * shared-memory offset in cluster block `rank` (distributed shared memory). */
+/* The two halves of a cluster barrier (arrive releases this block's shared
+ * writes, wait acquires every block's), and the address of a shared variable's
+ * counterpart in cluster block `rank` (distributed shared memory, read with
+ * ordinary loads, which the compiler may overlap). */
 static void emit_cluster_helpers(struct tb_strbuf *b) {
   tb_strbuf_printf(
-      b, "static __device__ __forceinline__ void tb_cluster_sync() {\n"
-         "  asm volatile(\"barrier.cluster.arrive.release.aligned;\\n\\t\"\n"
-         "               \"barrier.cluster.wait.acquire.aligned;\" ::: \"memory\");\n"
+      b, "static __device__ __forceinline__ void tb_cluster_arrive() {\n"
+         "  asm volatile(\"barrier.cluster.arrive.release.aligned;\" ::: \"memory\");\n"
          "}\n"
-         "static __device__ __forceinline__ float tb_cluster_read(const float *local, unsigned "
-         "rank) {\n"
-         "  unsigned remote;\n  float v;\n"
-         "  asm volatile(\"mapa.shared::cluster.u32 %%0, %%1, %%2;\" : \"=r\"(remote)\n"
-         "               : \"r\"((unsigned)__cvta_generic_to_shared(local)), \"r\"(rank));\n"
-         "  asm volatile(\"ld.shared::cluster.f32 %%0, [%%1];\" : \"=f\"(v) : \"r\"(remote) : "
-         "\"memory\");\n"
-         "  return v;\n}\n\n");
+         "static __device__ __forceinline__ void tb_cluster_wait() {\n"
+         "  asm volatile(\"barrier.cluster.wait.acquire.aligned;\" ::: \"memory\");\n"
+         "}\n"
+         "static __device__ __forceinline__ const float *tb_cluster_map(const float *local, "
+         "unsigned rank) {\n"
+         "  unsigned long long remote;\n"
+         "  asm(\"mapa.u64 %%0, %%1, %%2;\" : \"=l\"(remote) : \"l\"(local), \"r\"(rank));\n"
+         "  return reinterpret_cast<const float *>(remote);\n}\n\n");
 }
 
 /* One launch: row `row` is cluster `row` (its K blocks, chunk = rank). Each
- * block reduces its chunk, publishes its statistics in shared memory, reads
- * all K in rank order after a cluster barrier, and a second barrier keeps
- * every block's shared memory alive until all have read it. */
+ * block reduces its chunk and publishes its statistics in shared memory;
+ * after a cluster barrier K*W threads fetch the row's K*W words at once into
+ * this block's shared memory, and every thread merges them in rank order. The
+ * barrier's second half waits at the very end: a block leaves only when the
+ * whole cluster has read its statistics, and writes its chunk meanwhile. */
 static void emit_cluster_row(struct tb_strbuf *b, const struct tb_plan *plan,
                              const struct tb_case *c, struct tb_generated *g) {
   enum tb_op op = c->op->op;
@@ -527,10 +529,14 @@ static void emit_cluster_row(struct tb_strbuf *b, const struct tb_plan *plan,
   emit_block_combine(b, op, threads);
   tb_strbuf_printf(b, "  if (threadIdx.x == 0) {\n");
   emit_store_statistics(b, op, "tb_block_stats");
-  tb_strbuf_printf(b, "  }\n  }\n  tb_cluster_sync();\n  float p[K * W];\n"
-                      "  _Pragma(\"unroll\") for (int k = 0; k < K * W; ++k)\n"
-                      "    p[k] = tb_cluster_read(&tb_block_stats[k %% W], (unsigned)(k / W));\n"
-                      "  tb_cluster_sync();\n");
+  tb_strbuf_printf(
+      b,
+      "  }\n  }\n  tb_cluster_arrive();\n  tb_cluster_wait();\n"
+      "  __shared__ float tb_row_stats[K * W];\n"
+      "  if (threadIdx.x < K * W)\n"
+      "    tb_row_stats[threadIdx.x] = tb_cluster_map(tb_block_stats, threadIdx.x / W)[threadIdx.x "
+      "%% W];\n"
+      "  tb_cluster_arrive();\n  __syncthreads();\n  const float *p = tb_row_stats;\n");
   emit_merge_partials(b, op);
   if (has_row_output(op)) {
     emit_finish_statistics(b, op);
@@ -538,7 +544,7 @@ static void emit_cluster_row(struct tb_strbuf *b, const struct tb_plan *plan,
   } else {
     tb_strbuf_printf(b, "  if (chunk == 0 && threadIdx.x == 0) out[row] = a0;\n");
   }
-  tb_strbuf_printf(b, "}\n");
+  tb_strbuf_printf(b, "  tb_cluster_wait();\n}\n");
   g->kernel_count = 1;
   snprintf(g->kernels[0].name, sizeof g->kernels[0].name, "tb_main");
   g->kernels[0].threads_per_block = threads;

@@ -169,6 +169,7 @@ static enum tb_status run_one_case(const struct tb_campaign *c, struct tb_provid
       pc.provider = providers[p]->name;
       pc.planned = planned;
       pc.variant = planned ? c->variants[v] : TB_VARIANT_AUTOMATIC;
+      pc.profile = c->profile;
       pc.realization = k->op->is_matmul ? c->realizations[v] : TB_REALIZATION_SIMT;
       pc.gemm_block = c->gemm_block;
       struct tb_case_result result;

@@ -17,6 +17,7 @@ struct tb_campaign {
   size_t view_count;
   enum tb_variant variants[TB_VARIANT_COUNT]; /* for providers that plan reductions */
   size_t variant_count;
+  const char *profile;                                    /* the planner's cost profile for them */
   enum tb_realization realizations[TB_REALIZATION_COUNT]; /* gemm, on every provider */
   size_t realization_count;
   struct tb_gemm_block gemm_block; /* --gemm-block, zeros for the planner's rule */

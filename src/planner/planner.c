@@ -98,7 +98,8 @@ static void reject(struct tb_candidate *c, const char *fmt, unsigned long long v
 }
 
 void tb_candidate_evaluate(enum tb_op op, size_t m, size_t n, unsigned s, unsigned p,
-                           const struct tb_device_limits *limits, struct tb_candidate *c) {
+                           unsigned block_weight, const struct tb_device_limits *limits,
+                           struct tb_candidate *c) {
   memset(c, 0, sizeof *c);
   c->subgroups = s;
   c->packing = p;
@@ -109,7 +110,7 @@ void tb_candidate_evaluate(enum tb_op op, size_t m, size_t n, unsigned s, unsign
   unsigned heavy = c->reductions == 2;
   c->rounds = c->slots * (heavy ? 5 : 3);
   c->storage = c->slots * (heavy ? 2 : 1);
-  c->score = (double)c->rounds + 2.0 * c->reductions * s + 16.0 / p;
+  c->score = (double)c->rounds + 2.0 * c->reductions * s + (double)block_weight / p;
   c->waves = m > TB_PLANNER_ROWS_PER_WAVE
                  ? (m + TB_PLANNER_ROWS_PER_WAVE - 1) / TB_PLANNER_ROWS_PER_WAVE
                  : 1;
@@ -154,7 +155,7 @@ static void enumerate(struct tb_plan *plan) {
     unsigned max_p = s == 1 ? TB_PLANNER_MAX_PACKING : 1;
     for (unsigned p = 1; p <= max_p; ++p, ++k) {
       struct tb_candidate *c = &plan->candidates[k];
-      tb_candidate_evaluate(plan->op, plan->m, plan->n, s, p, &plan->limits, c);
+      tb_candidate_evaluate(plan->op, plan->m, plan->n, s, p, plan->block_weight, &plan->limits, c);
       c->index = k;
       plan->rejected_count += c->rejected;
       /* strict < keeps the first candidate among equal kernel scores */
@@ -261,7 +262,9 @@ static void plan_cluster_row(struct tb_plan *plan, unsigned long long k) {
   struct tb_stream_facts *f = &plan->stream;
   f->launches = 1;
   f->cluster_blocks = f->blocks_per_row;
-  f->shared_bytes += tb_stat_words(plan->op) * 4; /* the block's statistics, read by the cluster */
+  /* the block's statistics, read by the cluster, and the row's K, fetched */
+  f->shared_bytes += tb_stat_words(plan->op) * 4 * (1 + f->blocks_per_row);
+  f->barrier_sites = 2; /* and the fetched statistics before every thread merges them */
   plan->mapping = TB_MAPPING_CLUSTER_ROW;
 }
 
@@ -290,7 +293,7 @@ static void choose(struct tb_plan *plan) {
       plan->rule = "few long rows (m < multiprocessors, n >= 8192): split each row over blocks";
       plan_split_row(plan);
     } else if (plan->best_register >= 0) {
-      plan->rule = "analytic: first candidate with the least kernel score";
+      plan->rule = "first candidate with the least kernel score (the profile's)";
       select_register(plan, &plan->candidates[plan->best_register]);
     } else {
       plan->rule = "long rows: every register candidate rejected; one block streams each row";
@@ -301,7 +304,7 @@ static void choose(struct tb_plan *plan) {
   int reference = plan->variant == TB_VARIANT_REFERENCE;
   struct tb_candidate *fixed = &plan->fixed;
   tb_candidate_evaluate(plan->op, plan->m, plan->n, reference ? 1 : 2, reference ? 8 : 4,
-                        &plan->limits, fixed);
+                        plan->block_weight, &plan->limits, fixed);
   fixed->index = enumeration_index(fixed->subgroups, fixed->packing) >= 0
                      ? (unsigned)enumeration_index(fixed->subgroups, fixed->packing)
                      : 0;
@@ -315,6 +318,42 @@ static void choose(struct tb_plan *plan) {
   }
 }
 
+struct cost_profile {
+  const char *name;
+  unsigned block_weight; /* score = rounds + 2*reductions*s + block_weight/p */
+  const char *basis;
+};
+
+static const struct cost_profile cost_profiles[] = {
+    {TB_PLANNER_PROFILE_ANALYTIC, 16,
+     "METHOD.md §7: score = rounds + 2*reductions*s + 16/p; kernel score = "
+     "score * max(1, ceil(m/64))"},
+    {TB_PLANNER_PROFILE_CALIBRATED, 32,
+     "METHOD.md §7 with the block term 32/p (calibrated on the H200, docs/planner.md): "
+     "score = rounds + 2*reductions*s + 32/p; kernel score = score * max(1, ceil(m/64))"},
+};
+
+/* The profile named `name` (NULL: analytic), or NULL when there is none. */
+static const struct cost_profile *find_profile(const char *name) {
+  if (name == NULL) {
+    return &cost_profiles[0];
+  }
+  for (size_t i = 0; i < sizeof cost_profiles / sizeof cost_profiles[0]; ++i) {
+    if (strcmp(name, cost_profiles[i].name) == 0) {
+      return &cost_profiles[i];
+    }
+  }
+  return NULL;
+}
+
+enum tb_status tb_planner_profile_check(const char *profile, struct tb_error *err) {
+  if (find_profile(profile) != NULL) {
+    return TB_OK;
+  }
+  return tb_fail(err, TB_ERR_USAGE, "unknown planner profile '%s' (known: %s, %s)", profile,
+                 TB_PLANNER_PROFILE_ANALYTIC, TB_PLANNER_PROFILE_CALIBRATED);
+}
+
 enum tb_status tb_plan_reduction(enum tb_op op, size_t m, size_t n, enum tb_variant variant,
                                  const struct tb_device_limits *limits, const char *profile,
                                  struct tb_plan *plan, struct tb_error *err) {
@@ -325,16 +364,17 @@ enum tb_status tb_plan_reduction(enum tb_op op, size_t m, size_t n, enum tb_vari
                    "softmax, rmsnorm and layernorm",
                    tb_op_info(op)->name);
   }
-  if (profile != NULL && strcmp(profile, TB_PLANNER_PROFILE_ANALYTIC) != 0) {
-    return tb_fail(err, TB_ERR_USAGE, "unknown planner profile '%s' (known: analytic)", profile);
+  const struct cost_profile *cost = find_profile(profile);
+  if (cost == NULL) {
+    return tb_planner_profile_check(profile, err);
   }
+  plan->profile = cost->name;
+  plan->block_weight = cost->block_weight;
+  plan->cost_basis = cost->basis;
   plan->op = op;
   plan->m = m;
   plan->n = n;
   plan->variant = variant;
-  plan->profile = TB_PLANNER_PROFILE_ANALYTIC;
-  plan->cost_basis = "METHOD.md §7: score = rounds + 2*reductions*s + 16/p; kernel score = "
-                     "score * max(1, ceil(m/64))";
   plan->limits = limits ? *limits : tb_device_limits_default();
   plan->best_register = -1;
   plan->chosen = -1;

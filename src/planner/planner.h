@@ -12,7 +12,11 @@
 #include "cases/ops.h"
 #include "core/error.h"
 
-#define TB_PLANNER_PROFILE_ANALYTIC "analytic"
+#define TB_PLANNER_PROFILE_ANALYTIC "analytic" /* METHOD.md §7 as written */
+/* §7's formula with the per-block term 32/p instead of 16/p, measured on the
+ * H200 (docs/planner.md); what `run`, `replay` and `plan` use unless told. */
+#define TB_PLANNER_PROFILE_CALIBRATED "calibrated"
+#define TB_PLANNER_PROFILE_DEFAULT TB_PLANNER_PROFILE_CALIBRATED
 #define TB_PLANNER_CANDIDATES 39 /* s = 1 with p = 1..8, then s = 2..32 with p = 1 */
 #define TB_PLANNER_MAX_SUBGROUPS 32
 #define TB_PLANNER_MAX_PACKING 8
@@ -119,7 +123,8 @@ struct tb_plan {
   enum tb_op op;
   size_t m, n;
   enum tb_variant variant;
-  const char *profile;    /* "analytic" */
+  const char *profile;    /* "analytic" or "calibrated" */
+  unsigned block_weight;  /* the profile's per-block term: score has block_weight / p */
   const char *cost_basis; /* what the score means */
   struct tb_device_limits limits;
   struct tb_candidate candidates[TB_PLANNER_CANDIDATES];
@@ -147,15 +152,19 @@ struct tb_plan {
  * the multiprocessors; fewer rows take the two-launch split row. */
 #define TB_CLUSTER_MIN_FILL 2
 
-/* Plans a row reduction. TB_ERR_USAGE for an op the planner does not plan
- * (elementwise ops) or an unknown profile. */
+/* TB_OK when `profile` names a cost profile, else TB_ERR_USAGE naming them. */
+enum tb_status tb_planner_profile_check(const char *profile, struct tb_error *err);
+
+/* Plans a row reduction under `profile` (NULL: analytic). TB_ERR_USAGE for an
+ * op the planner does not plan (elementwise ops) or an unknown profile. */
 enum tb_status tb_plan_reduction(enum tb_op op, size_t m, size_t n, enum tb_variant variant,
                                  const struct tb_device_limits *limits, const char *profile,
                                  struct tb_plan *plan, struct tb_error *err);
 
 /* Evaluates one candidate's facts (exposed for tests and the plan table). */
 void tb_candidate_evaluate(enum tb_op op, size_t m, size_t n, unsigned subgroups, unsigned packing,
-                           const struct tb_device_limits *limits, struct tb_candidate *c);
+                           unsigned block_weight, const struct tb_device_limits *limits,
+                           struct tb_candidate *c);
 
 /* The most elements any lane owns when groups of 4 consecutive elements are
  * dealt round-robin to `width` lanes. */

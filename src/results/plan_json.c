@@ -57,14 +57,14 @@ json_t *tb_plan_to_json(const struct tb_plan *plan) {
                                 "max_registers_per_block", d->max_registers_per_block,
                                 "cluster_blocks", d->cluster_blocks, "multiprocessors",
                                 d->multiprocessors, "source", d->source));
-  json_object_set_new(j, "constants",
-                      json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}",
-                                "register_overhead", tb_register_overhead(plan->op), "max_threads",
-                                TB_PLANNER_MAX_THREADS, "max_storage", TB_PLANNER_MAX_STORAGE,
-                                "rows_per_wave", TB_PLANNER_ROWS_PER_WAVE, "split_min_row",
-                                TB_SPLIT_MIN_ROW, "split_min_chunk", TB_SPLIT_MIN_CHUNK,
-                                "stream_threads", TB_STREAM_THREADS, "split_threads",
-                                TB_SPLIT_THREADS, "cluster_min_fill", TB_CLUSTER_MIN_FILL));
+  json_object_set_new(
+      j, "constants",
+      json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "register_overhead",
+                tb_register_overhead(plan->op), "max_threads", TB_PLANNER_MAX_THREADS,
+                "max_storage", TB_PLANNER_MAX_STORAGE, "rows_per_wave", TB_PLANNER_ROWS_PER_WAVE,
+                "split_min_row", TB_SPLIT_MIN_ROW, "split_min_chunk", TB_SPLIT_MIN_CHUNK,
+                "stream_threads", TB_STREAM_THREADS, "split_threads", TB_SPLIT_THREADS,
+                "cluster_min_fill", TB_CLUSTER_MIN_FILL, "block_weight", plan->block_weight));
   json_object_set_new(j, "payload_per_element",
                       json_pack("{s:i, s:i, s:i, s:i}", "global_read", pay.global_read,
                                 "global_write", pay.global_write, "private_write",

@@ -193,14 +193,19 @@ def register_budget(threads, per_block):
     return min(per_thread, 255)
 
 
-def candidate(op, m, n, s, p, limits, overhead):
+# The per-block term of each cost profile: score = rounds + 2*reductions*s + weight/p
+# (analytic: METHOD.md §7; calibrated: docs/planner.md).
+BLOCK_WEIGHT = {"analytic": 16, "calibrated": 32}
+
+
+def candidate(op, m, n, s, p, limits, overhead, block_weight=16):
     red = REDUCTIONS[op]
     width = 32 * s
     threads = width * p
     slots = slots_of(n, width)
     rounds = slots * (5 if red == 2 else 3)
     storage = slots * (2 if red == 2 else 1)
-    score = rounds + 2 * red * s + 16 / p
+    score = rounds + 2 * red * s + block_weight / p
     waves = max(1, -(-m // 64))
     gr, gw, pw, pr = PAYLOAD[op]
     c = {
@@ -230,7 +235,8 @@ def expected_plan(record):
     limits = record["device_limits"]
     pairs = [(1, p) for p in range(1, 9)] + [(s, 1) for s in range(2, 33)]
     overhead = record["constants"]["register_overhead"]
-    cands = [candidate(op, m, n, s, p, limits, overhead) for s, p in pairs]
+    weight = BLOCK_WEIGHT[record["profile"]]
+    cands = [candidate(op, m, n, s, p, limits, overhead, weight) for s, p in pairs]
     best = None
     for i, c in enumerate(cands):
         if not c["rejected"] and (best is None or c["kernel_score"] < cands[best]["kernel_score"]):
@@ -251,7 +257,7 @@ def expected_plan(record):
             plan["mapping"] = "block_streaming"
     else:
         s, p = (1, 8) if variant == "reference" else (2, 4)
-        fixed = candidate(op, m, n, s, p, limits, overhead)
+        fixed = candidate(op, m, n, s, p, limits, overhead, weight)
         plan["fixed"] = fixed
         if not fixed["rejected"]:
             plan["mapping"], plan["selected"] = "register_rows", fixed
@@ -273,9 +279,15 @@ def expected_plan(record):
                           "chunk_elements": chunk, "thread_blocks": blocks,
                           "memory_passes": 1 if op == "sum" else 2, "launches": launches,
                           "shared_bytes": shared, "barrier_sites": 1}
-        if plan["mapping"] == "cluster_row":
-            # one cluster per row; each block also keeps its statistics for the others to read
+        if plan["mapping"] == "cluster_row" and (record.get("stream") or {}).get("barrier_sites") == 1:
+            # the first cluster kernel (0a06e8e): every thread read the row's statistics from the
+            # other blocks itself, no fetch into shared memory and no barrier for it
             plan["stream"].update(cluster_blocks=per_row, shared_bytes=shared + 4 * words)
+        elif plan["mapping"] == "cluster_row":
+            # one cluster per row; each block keeps its statistics for the others to read and
+            # fetches the row's per_row, then a barrier before every thread merges them
+            plan["stream"].update(cluster_blocks=per_row, barrier_sites=2,
+                                  shared_bytes=shared + 4 * words * (1 + per_row))
         elif "cluster_blocks" in (record.get("stream") or {}):
             plan["stream"]["cluster_blocks"] = 0
     return plan
@@ -394,7 +406,10 @@ def audit_plan(a, record, case):
         a.same("plan.threads_per_row", record["threads_per_row"], tpr)
         a.same("plan.thread_blocks", record["thread_blocks"], -(-(m * tpr) // 256))
         return None
-    a.same("plan.profile", record["profile"], "analytic")
+    a.same("plan.profile (a known cost profile)", record["profile"] in BLOCK_WEIGHT, True)
+    if "block_weight" in record["constants"]:  # recorded since the calibrated profile
+        a.same("plan.constants.block_weight", record["constants"]["block_weight"],
+               BLOCK_WEIGHT[record["profile"]])
     overhead = record["constants"]["register_overhead"]
     if overhead not in EARLIER_OVERHEADS.get(record["op"], set()):
         a.same("plan.constants.register_overhead", overhead, OVERHEAD[record["op"]])

@@ -36,8 +36,8 @@ static enum tb_status cpu_prepare(struct tb_provider *p, const struct tb_case *c
   s->lanes = TB_CPU_MIN_LANES;
   if (c->planned) {
     struct tb_device_limits limits = tb_device_limits_default();
-    if (tb_plan_reduction(c->op->op, c->shape.m, c->shape.n, c->variant, &limits,
-                          TB_PLANNER_PROFILE_ANALYTIC, &s->plan, err) != TB_OK) {
+    if (tb_plan_reduction(c->op->op, c->shape.m, c->shape.n, c->variant, &limits, c->profile,
+                          &s->plan, err) != TB_OK) {
       return err->status;
     }
     s->lanes = plan_lanes(&s->plan);

@@ -81,8 +81,8 @@ static enum tb_status generate(struct cuda_state *s, const struct tb_case *c,
   }
   if (c->planned) {
     struct tb_device_limits limits = tb_device_limits_of(&s->info);
-    if (tb_plan_reduction(c->op->op, c->shape.m, c->shape.n, c->variant, &limits,
-                          TB_PLANNER_PROFILE_ANALYTIC, &s->plan, err) != TB_OK) {
+    if (tb_plan_reduction(c->op->op, c->shape.m, c->shape.n, c->variant, &limits, c->profile,
+                          &s->plan, err) != TB_OK) {
       return err->status;
     }
     return tb_codegen_reduction(&s->plan, c, &s->gen, err);
