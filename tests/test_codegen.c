@@ -11,11 +11,12 @@
 #include "codegen/codegen.h"
 #include "test_support.h"
 
-static const size_t shapes[][2] =
-    {
-        {37, 769},    {1024, 1024},  {16384, 257}, {4096, 1024}, {17, 257},
-        {64, 4096},   {8, 65536},    {200, 40000}, {1, 1},       {3, 5},
-        {2, 1000000}, {32768, 8192}, {100, 8195}, /* few long rows in clusters of 3 */
+/* the seed shapes, odd and long ones; few long rows in clusters of 3 (100x8195)
+ * and in clusters of 16 whose chunks stream (10x500000) */
+static const size_t shapes[][2] = {
+    {37, 769},    {1024, 1024},  {16384, 257}, {4096, 1024}, {17, 257},
+    {64, 4096},   {8, 65536},    {200, 40000}, {1, 1},       {3, 5},
+    {2, 1000000}, {32768, 8192}, {100, 8195},  {10, 500000},
 };
 #define SHAPES (sizeof shapes / sizeof shapes[0])
 

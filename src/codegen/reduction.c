@@ -64,18 +64,24 @@ static void emit_load_params(struct tb_strbuf *b, enum tb_op op, const char *ind
 }
 
 /* Loads 4 consecutive elements at e of row pointer `src` into t[4], zero
- * past the row end; 16-byte load when the row is aligned. */
+ * past the row end and where `guard` (a condition and "&& ", or "") fails;
+ * 16-byte load when the row is aligned. */
+static void emit_guarded_load4(struct tb_strbuf *b, const char *src, const char *guard,
+                               const char *indent) {
+  tb_strbuf_printf(b,
+                   "%sfloat t[4];\n"
+                   "%sif (vec && %se + 3 < N) {\n"
+                   "%s  const float4 q4 = *reinterpret_cast<const float4 *>(%s + e);\n"
+                   "%s  t[0] = q4.x; t[1] = q4.y; t[2] = q4.z; t[3] = q4.w;\n"
+                   "%s} else {\n"
+                   "%s  _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) t[i] = %se + i < N ? "
+                   "%s[e + i] : 0.0f;\n"
+                   "%s}\n",
+                   indent, indent, guard, indent, src, indent, indent, indent, guard, src, indent);
+}
+
 static void emit_load4(struct tb_strbuf *b, const char *src, const char *indent) {
-  tb_strbuf_printf(
-      b,
-      "%sfloat t[4];\n"
-      "%sif (vec && e + 3 < N) {\n"
-      "%s  const float4 q4 = *reinterpret_cast<const float4 *>(%s + e);\n"
-      "%s  t[0] = q4.x; t[1] = q4.y; t[2] = q4.z; t[3] = q4.w;\n"
-      "%s} else {\n"
-      "%s  _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) t[i] = e + i < N ? %s[e + i] : 0.0f;\n"
-      "%s}\n",
-      indent, indent, indent, src, indent, indent, indent, src, indent);
+  emit_guarded_load4(b, src, "", indent);
 }
 
 /* Stores r[4] at e of `dst`, 16-byte when aligned, masked at the row end. */
@@ -513,19 +519,96 @@ static void emit_cluster_helpers(struct tb_strbuf *b) {
  * this block's shared memory, and every thread merges them in rank order. The
  * barrier's second half waits at the very end: a block leaves only when the
  * whole cluster has read its statistics, and writes its chunk meanwhile. */
+/* ---- a chunk cached in registers (cluster rows of short chunks) -------- */
+
+/* Loops over the thread's ITERS groups of 4 of [lo, hi): e and `in` (the group
+ * lies wholly inside the chunk: lo and CHUNK are multiples of 4). */
+#define FOR_CHUNK_GROUPS                                                                           \
+  "  _Pragma(\"unroll\") for (int k = 0; k < ITERS; ++k) {\n"                                      \
+  "    const long long e = lo + 4LL * (threadIdx.x + k * THREADS);\n"                              \
+  "    const bool in = e < hi;\n"
+/* ... and its elements: `ok` = inside the chunk and the row */
+#define FOR_CHUNK_ELEMENTS                                                                         \
+  FOR_CHUNK_GROUPS "    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n"                       \
+                   "      const bool ok = in && e + i < N;\n"
+#define END_CHUNK_ELEMENTS "    }\n  }\n"
+
+/* Every load of the chunk issued before any use (a loop bounded at run
+ * time would wait out one memory latency per trip). */
+static void emit_chunk_load(struct tb_strbuf *b) {
+  tb_strbuf_printf(b, "  float cache[ITERS][4];\n" FOR_CHUNK_GROUPS);
+  emit_guarded_load4(b, "xr", "in && ", "    "); /* not a byte of the next chunk */
+  tb_strbuf_printf(
+      b, "    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) cache[k][i] = t[i];\n  }\n");
+}
+
+/* The thread's statistics of its cached elements, in the names the block
+ * combine merges: independent operations (a max, then exponentials; a
+ * count and mean, then squares) instead of the streaming updates' chain. */
+static void emit_chunk_statistics(struct tb_strbuf *b, enum tb_op op) {
+  switch (op) {
+  case TB_OP_SUM:
+    tb_strbuf_printf(b, "  float a0 = 0.0f;\n" FOR_CHUNK_ELEMENTS
+                        "      a0 += cache[k][i];\n" END_CHUNK_ELEMENTS);
+    break;
+  case TB_OP_RMSNORM:
+    tb_strbuf_printf(b, "  float a0 = 0.0f;\n" FOR_CHUNK_ELEMENTS
+                        "      a0 += cache[k][i] * cache[k][i];\n" END_CHUNK_ELEMENTS);
+    break;
+  case TB_OP_SOFTMAX:
+    tb_strbuf_printf(
+        b, "  float m0 = -TB_INF, s0 = 0.0f;\n" FOR_CHUNK_ELEMENTS
+           "      if (ok) m0 = fmaxf(m0, cache[k][i]);\n" END_CHUNK_ELEMENTS FOR_CHUNK_ELEMENTS
+           "      if (ok) s0 += __expf(cache[k][i] - m0);\n" END_CHUNK_ELEMENTS);
+    break;
+  case TB_OP_LAYERNORM:
+    tb_strbuf_printf(b,
+                     "  float c0 = 0.0f, mu0 = 0.0f, q0 = 0.0f;\n" FOR_CHUNK_ELEMENTS
+                     "      c0 += ok ? 1.0f : 0.0f;\n      mu0 += cache[k][i];\n" END_CHUNK_ELEMENTS
+                     "  mu0 = c0 > 0.0f ? mu0 / c0 : 0.0f;\n" FOR_CHUNK_ELEMENTS
+                     "      const float d = ok ? cache[k][i] - mu0 : 0.0f;\n"
+                     "      q0 += d * d;\n" END_CHUNK_ELEMENTS);
+    break;
+  default: break;
+  }
+}
+
+/* The chunk's output from the cache, group by group. */
+static void emit_chunk_output(struct tb_strbuf *b, enum tb_op op) {
+  tb_strbuf_printf(
+      b,
+      "  float *orow = out + row * N;\n  const bool ovec = tb_aligned16(orow);\n" FOR_CHUNK_GROUPS
+      "    if (!in) continue;\n");
+  emit_output_group(b, op, "cache[k][i]", output_expr(op));
+  tb_strbuf_printf(b, "  }\n");
+}
+
 static void emit_cluster_row(struct tb_strbuf *b, const struct tb_plan *plan,
                              const struct tb_case *c, struct tb_generated *g) {
   enum tb_op op = c->op->op;
   const struct tb_stream_facts *f = &plan->stream;
   unsigned threads = f->threads_per_block;
+  bool cached = tb_cluster_chunk_cached(f);
   tb_strbuf_printf(b, "#define K %uLL\n#define CHUNK %lluLL\n#define W %u\n", f->blocks_per_row,
                    f->chunk_elements, tb_stat_words(op));
+  if (cached) {
+    tb_strbuf_printf(b, "#define THREADS %u\n#define ITERS %llu\n", threads,
+                     (f->chunk_elements + 4ULL * threads - 1) / (4ULL * threads));
+  }
   emit_cluster_helpers(b);
   tb_emit_cluster_signature(b, "tb_main", threads, f->cluster_blocks);
+  tb_strbuf_printf(b, "%s  __shared__ float tb_block_stats[W];\n", CHUNK_BOUNDS);
+  if (cached) {
+    emit_chunk_load(b);
+  }
   /* the block's own statistics in a scope of their own: the merge below
    * declares the row's under the same names */
-  tb_strbuf_printf(b, "%s  __shared__ float tb_block_stats[W];\n  {\n", CHUNK_BOUNDS);
-  emit_stat_pass(b, op, "lo", "hi", threads);
+  tb_strbuf_printf(b, "  {\n");
+  if (cached) {
+    emit_chunk_statistics(b, op);
+  } else {
+    emit_stat_pass(b, op, "lo", "hi", threads);
+  }
   emit_block_combine(b, op, threads);
   tb_strbuf_printf(b, "  if (threadIdx.x == 0) {\n");
   emit_store_statistics(b, op, "tb_block_stats");
@@ -540,7 +623,11 @@ static void emit_cluster_row(struct tb_strbuf *b, const struct tb_plan *plan,
   emit_merge_partials(b, op);
   if (has_row_output(op)) {
     emit_finish_statistics(b, op);
-    emit_output_pass(b, op, "lo", "hi", threads);
+    if (cached) {
+      emit_chunk_output(b, op);
+    } else {
+      emit_output_pass(b, op, "lo", "hi", threads);
+    }
   } else {
     tb_strbuf_printf(b, "  if (chunk == 0 && threadIdx.x == 0) out[row] = a0;\n");
   }

@@ -256,16 +256,24 @@ static void plan_split_row(struct tb_plan *plan) {
 
 /* One cluster per row, one launch: each block reduces its chunk, the blocks
  * exchange their statistics through distributed shared memory, and each
- * writes its chunk (re-read, from L2 at these sizes). */
+ * writes its chunk: from registers when it fits TB_CLUSTER_CACHE_FLOATS per
+ * thread (one memory pass), else re-read. */
 static void plan_cluster_row(struct tb_plan *plan, unsigned long long k) {
   plan_chunks(plan, k);
   struct tb_stream_facts *f = &plan->stream;
   f->launches = 1;
   f->cluster_blocks = f->blocks_per_row;
+  if (tb_cluster_chunk_cached(f)) {
+    f->memory_passes = 1;
+  }
   /* the block's statistics, read by the cluster, and the row's K, fetched */
   f->shared_bytes += tb_stat_words(plan->op) * 4 * (1 + f->blocks_per_row);
   f->barrier_sites = 2; /* and the fetched statistics before every thread merges them */
   plan->mapping = TB_MAPPING_CLUSTER_ROW;
+}
+
+bool tb_cluster_chunk_cached(const struct tb_stream_facts *f) {
+  return f->chunk_elements <= (unsigned long long)TB_CLUSTER_CACHE_FLOATS * f->threads_per_block;
 }
 
 /* Blocks per row a cluster row would use, or 0 when it should not: no

@@ -151,6 +151,12 @@ struct tb_plan {
 /* A cluster row needs its clusters to fill at least 1/TB_CLUSTER_MIN_FILL of
  * the multiprocessors; fewer rows take the two-launch split row. */
 #define TB_CLUSTER_MIN_FILL 2
+/* A cluster row keeps its chunk in registers (read once from memory) when a
+ * thread's share is at most this many floats; longer chunks stream twice. */
+#define TB_CLUSTER_CACHE_FLOATS 32
+
+/* Whether a cluster row's chunk stays in registers (see above). */
+bool tb_cluster_chunk_cached(const struct tb_stream_facts *f);
 
 /* TB_OK when `profile` names a cost profile, else TB_ERR_USAGE naming them. */
 enum tb_status tb_planner_profile_check(const char *profile, struct tb_error *err);
