@@ -96,17 +96,22 @@ static void emit_store4(struct tb_strbuf *b, const char *dst, const char *indent
       indent, indent, dst, indent, indent, dst, indent);
 }
 
+/* r[i] = expr for the group's 4 values, stored. */
+static void emit_group_result(struct tb_strbuf *b, const char *value, const char *expr) {
+  tb_strbuf_printf(b,
+                   "    float r[4];\n    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n"
+                   "      const float v = %s;\n      r[i] = %s;\n    }\n",
+                   value, expr);
+  emit_store4(b, "orow", "    ");
+}
+
 /* The output of one group of 4 at e: weights/bias as the op needs, r[i] =
  * `expr` of the element value v = `value` (an expression in i), stored 16
  * bytes wide when aligned. */
 static void emit_output_group(struct tb_strbuf *b, enum tb_op op, const char *value,
                               const char *expr) {
   emit_load_params(b, op, "    ");
-  tb_strbuf_printf(b,
-                   "    float r[4];\n    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) {\n"
-                   "      const float v = %s;\n      r[i] = %s;\n    }\n",
-                   value, expr);
-  emit_store4(b, "orow", "    ");
+  emit_group_result(b, value, expr);
 }
 
 /* ---- register rows ----------------------------------------------------- */
@@ -207,11 +212,23 @@ static void emit_register_statistics(struct tb_strbuf *b, enum tb_op op,
   }
 }
 
+/* Rows of at most this many groups a lane, in blocks of at most 256 threads
+ * (255 registers a thread to spare), load their weight and bias with the row,
+ * so the output does not wait for them after the reductions. */
+#define PREFETCH_GROUPS 4
+#define PREFETCH_THREADS 256
+
+static bool prefetches_params(enum tb_op op, const struct tb_candidate *cand, unsigned groups) {
+  return (op == TB_OP_RMSNORM || op == TB_OP_LAYERNORM) && groups <= PREFETCH_GROUPS &&
+         cand->threads <= PREFETCH_THREADS;
+}
+
 static void emit_register_rows(struct tb_strbuf *b, const struct tb_plan *plan,
                                const struct tb_case *c, struct tb_generated *g) {
   const struct tb_candidate *cand = &plan->selected;
   enum tb_op op = c->op->op;
   unsigned groups = (cand->slots + 3) / 4;
+  bool prefetch = prefetches_params(op, cand, groups);
   tb_strbuf_printf(b, "#define S %u\n#define P %u\n#define WIDTH %u\n#define G %u\n",
                    cand->subgroups, cand->packing, cand->width, groups);
   tb_emit_signature(b, "tb_main", cand->threads, 0);
@@ -222,12 +239,24 @@ static void emit_register_rows(struct tb_strbuf *b, const struct tb_plan *plan,
                       "  const bool active = row < M;\n"
                       "  const float *xr = x + (active ? row : 0LL) * SX;\n"
                       "  const bool vec = tb_aligned16(xr);\n"
-                      "  float cache[G][4];\n"
-                      "  _Pragma(\"unroll\") for (int k = 0; k < G; ++k) {\n"
+                      "  float cache[G][4];\n");
+  if (prefetch) {
+    tb_strbuf_printf(b, op == TB_OP_LAYERNORM ? "  float wpre[G][4], bpre[G][4];\n"
+                                              : "  float wpre[G][4];\n");
+  }
+  tb_strbuf_printf(b, "  _Pragma(\"unroll\") for (int k = 0; k < G; ++k) {\n"
                       "    const int e = 4 * (lane + k * WIDTH);\n");
   emit_load4(b, "xr", "    ");
   tb_strbuf_printf(b, "    _Pragma(\"unroll\") for (int i = 0; i < 4; ++i) cache[k][i] = active ? "
-                      "t[i] : 0.0f;\n  }\n");
+                      "t[i] : 0.0f;\n");
+  if (prefetch) {
+    emit_load_params(b, op, "    ");
+    tb_strbuf_printf(b, op == TB_OP_LAYERNORM ? "    _Pragma(\"unroll\") for (int i = 0; i < 4; "
+                                                "++i) { wpre[k][i] = wv[i]; bpre[k][i] = bv[i]; }\n"
+                                              : "    _Pragma(\"unroll\") for (int i = 0; i < 4; "
+                                                "++i) wpre[k][i] = wv[i];\n");
+  }
+  tb_strbuf_printf(b, "  }\n");
   emit_register_statistics(b, op, cand);
   if (!has_row_output(op)) {
     tb_strbuf_printf(b, "  if (active && lane == 0) out[row] = acc;\n}\n");
@@ -237,8 +266,15 @@ static void emit_register_rows(struct tb_strbuf *b, const struct tb_plan *plan,
                         "  const bool ovec = tb_aligned16(orow);\n"
                         "  _Pragma(\"unroll\") for (int k = 0; k < G; ++k) {\n"
                         "    const int e = 4 * (lane + k * WIDTH);\n");
-    /* softmax's cache already holds exp(x - max) */
-    emit_output_group(b, op, "cache[k][i]", op == TB_OP_SOFTMAX ? "v * inv" : output_expr(op));
+    if (prefetch) {
+      tb_strbuf_printf(b, op == TB_OP_LAYERNORM
+                              ? "    const float *const wv = wpre[k], *const bv = bpre[k];\n"
+                              : "    const float *const wv = wpre[k];\n");
+      emit_group_result(b, "cache[k][i]", output_expr(op));
+    } else {
+      /* softmax's cache already holds exp(x - max) */
+      emit_output_group(b, op, "cache[k][i]", op == TB_OP_SOFTMAX ? "v * inv" : output_expr(op));
+    }
     tb_strbuf_printf(b, "  }\n}\n");
   }
   g->kernel_count = 1;
