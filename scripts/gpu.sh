@@ -23,7 +23,7 @@ has() { [[ " $STAGES " == *" $1 "* ]]; }
 
 # Shapes of issue 5; the validation matrix also has odd and long rows.
 ALL_SHAPES=17x257,37x769,64x4096,1024x1024,16384x257,4096x1024,32768x8192,8192x32768,262144x257,8x65536
-EXTRA_SHAPES=1x1,3x5,200x40000,2x1000000,64x258
+EXTRA_SHAPES=1x1,3x5,200x40000,2x1000000,64x258,100x8195,10x500000
 
 if has tests; then
   mkdir -p "$WORK/gpu-tests"
