@@ -114,6 +114,16 @@ static void emit_output_group(struct tb_strbuf *b, enum tb_op op, const char *va
   emit_group_result(b, value, expr);
 }
 
+/* The plan's one kernel, tb_main: its launch facts. */
+static void one_kernel(struct tb_generated *g, unsigned threads, unsigned long long blocks,
+                       unsigned shared_bytes) {
+  g->kernel_count = 1;
+  snprintf(g->kernels[0].name, sizeof g->kernels[0].name, "tb_main");
+  g->kernels[0].threads_per_block = threads;
+  g->kernels[0].blocks = blocks;
+  g->kernels[0].static_shared_bytes = shared_bytes;
+}
+
 /* ---- register rows ----------------------------------------------------- */
 
 /* One reduction site across the s warps of a row: warp shuffle, then (s > 1)
@@ -277,11 +287,7 @@ static void emit_register_rows(struct tb_strbuf *b, const struct tb_plan *plan,
     }
     tb_strbuf_printf(b, "  }\n}\n");
   }
-  g->kernel_count = 1;
-  snprintf(g->kernels[0].name, sizeof g->kernels[0].name, "tb_main");
-  g->kernels[0].threads_per_block = cand->threads;
-  g->kernels[0].blocks = cand->thread_blocks;
-  g->kernels[0].static_shared_bytes = cand->shared_bytes;
+  one_kernel(g, cand->threads, cand->thread_blocks, cand->shared_bytes);
 }
 
 /* ---- streaming statistics (block streaming and split row) --------------- */
@@ -408,6 +414,18 @@ static void emit_output_pass(struct tb_strbuf *b, enum tb_op op, const char *lo,
   tb_strbuf_printf(b, "  }\n");
 }
 
+/* With the row's statistics in every thread: the output of [lo, hi),
+ * streamed again, or (sum) the row's value, stored by the thread `writer`. */
+static void emit_row_result(struct tb_strbuf *b, enum tb_op op, const char *lo, const char *hi,
+                            unsigned threads, const char *writer) {
+  if (has_row_output(op)) {
+    emit_finish_statistics(b, op);
+    emit_output_pass(b, op, lo, hi, threads);
+  } else {
+    tb_strbuf_printf(b, "  if (%s) out[row] = a0;\n", writer);
+  }
+}
+
 static void emit_stat_pass(struct tb_strbuf *b, enum tb_op op, const char *lo, const char *hi,
                            unsigned threads) {
   emit_stat_decl(b, op);
@@ -431,18 +449,9 @@ static void emit_block_streaming(struct tb_strbuf *b, const struct tb_plan *plan
                       "  const bool vec = tb_aligned16(xr);\n");
   emit_stat_pass(b, op, "0LL", "N", threads);
   emit_block_combine(b, op, threads);
-  if (has_row_output(op)) {
-    emit_finish_statistics(b, op);
-    emit_output_pass(b, op, "0LL", "N", threads);
-  } else {
-    tb_strbuf_printf(b, "  if (threadIdx.x == 0) out[row] = a0;\n");
-  }
+  emit_row_result(b, op, "0LL", "N", threads, "threadIdx.x == 0");
   tb_strbuf_printf(b, "}\n");
-  g->kernel_count = 1;
-  snprintf(g->kernels[0].name, sizeof g->kernels[0].name, "tb_main");
-  g->kernels[0].threads_per_block = threads;
-  g->kernels[0].blocks = plan->stream.thread_blocks;
-  g->kernels[0].static_shared_bytes = plan->stream.shared_bytes;
+  one_kernel(g, threads, plan->stream.thread_blocks, plan->stream.shared_bytes);
 }
 
 /* Merges the K partial statistics p[0..K*W) of a row in chunk order, so every
@@ -657,22 +666,14 @@ static void emit_cluster_row(struct tb_strbuf *b, const struct tb_plan *plan,
       "%% W];\n"
       "  tb_cluster_arrive();\n  __syncthreads();\n  const float *p = tb_row_stats;\n");
   emit_merge_partials(b, op);
-  if (has_row_output(op)) {
+  if (cached && has_row_output(op)) {
     emit_finish_statistics(b, op);
-    if (cached) {
-      emit_chunk_output(b, op);
-    } else {
-      emit_output_pass(b, op, "lo", "hi", threads);
-    }
+    emit_chunk_output(b, op);
   } else {
-    tb_strbuf_printf(b, "  if (chunk == 0 && threadIdx.x == 0) out[row] = a0;\n");
+    emit_row_result(b, op, "lo", "hi", threads, "chunk == 0 && threadIdx.x == 0");
   }
   tb_strbuf_printf(b, "  tb_cluster_wait();\n}\n");
-  g->kernel_count = 1;
-  snprintf(g->kernels[0].name, sizeof g->kernels[0].name, "tb_main");
-  g->kernels[0].threads_per_block = threads;
-  g->kernels[0].blocks = f->thread_blocks;
-  g->kernels[0].static_shared_bytes = f->shared_bytes;
+  one_kernel(g, threads, f->thread_blocks, f->shared_bytes);
   g->kernels[0].cluster_blocks = f->cluster_blocks;
 }
 
