@@ -1,11 +1,10 @@
 /* The tensor-core GEMM: mma.sync m16n8k8 with TF32 operands, fp32
  * accumulators. Tiles of A and B stream through shared memory in a 3-stage
  * cp.async pipeline (zero-filled past the matrix edges, so no branch guards
- * the copies). Realization `tensor` hands the fp32 operands to the tensor
- * core, which computes with their TF32 part (10-bit mantissa); `tensor-3xtf32`
- * splits each into a TF32 part and a TF32 remainder and adds the three
- * significant products, which keeps fp32 accuracy at three times the tensor
- * work. */
+ * the copies). Realization `tensor` rounds each operand to TF32 (10-bit
+ * mantissa, round to nearest); `tensor-3xtf32` splits each into a TF32 part
+ * and a TF32 remainder and adds the three significant products, which keeps
+ * fp32 accuracy at three times the tensor work. */
 #include <stdio.h>
 #include <string.h>
 
@@ -23,7 +22,7 @@ static void emit_helpers(struct tb_strbuf *b) {
       "  asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%%0,%%1,%%2,%%3}, [%%4];\\n\"\n"
       "               : \"=r\"(a[0]), \"=r\"(a[1]), \"=r\"(a[2]), \"=r\"(a[3]) : \"r\"(s));\n"
       "}\n"
-      "/* (3xTF32's split) Round to nearest TF32, ties away from zero (cvt.rna's result) in two\n"
+      "/* Round to nearest TF32, ties away from zero (cvt.rna's result) in two\n"
       " * integer operations: cvt.rna.tf32.f32 kept the ALU pipe the busiest (ncu).\n"
       " * Adding half a TF32 unit to the magnitude carries into the kept bits;\n"
       " * infinities stay infinite, finite values past the largest TF32 round to\n"
@@ -46,12 +45,6 @@ static void emit_helpers(struct tb_strbuf *b) {
  * t = lane%4) holds A[g][t], A[g+8][t], A[g][t+4], A[g+8][t+4] (ldmatrix) and
  * B[t][g], B[t+4][g]; with the padded strides these are conflict-free. */
 static void emit_k_step(struct tb_strbuf *b, bool split) {
-  /* TF32 operands: the split rounds each value to its TF32 part (and keeps
-   * the remainder); plain TF32 hands the fp32 bits over as they are, and the
-   * tensor core computes with their TF32 part, as cuBLAS's TF32 mode does
-   * (rounding them first kept the integer pipe busy for no accuracy the TF32
-   * tolerance asks for: docs/tolerances.md) */
-  const char *to_tf32 = split ? "to_tf32" : "__float_as_uint";
   tb_strbuf_printf(
       b,
       "      unsigned a[MI][4], bf[NI][2];\n"
@@ -60,13 +53,17 @@ static void emit_k_step(struct tb_strbuf *b, bool split) {
       "        load_a_fragment(a[mi], as + (mi * 16 + lane %% 8 + (lane / 8 %% 2) * 8) * AS_STRIDE "
       "+\n"
       "                                   kk + (lane / 16) * 4);\n"
+      "        _Pragma(\"unroll\") for (int e = 0; e < 4; ++e) {\n"
+      "          const float v = __uint_as_float(a[mi][e]);\n"
+      "          a[mi][e] = to_tf32(v);\n"
       "%s"
+      "        }\n"
       "      }\n"
       "      _Pragma(\"unroll\") for (int ni = 0; ni < NI; ++ni) {\n"
       "        const float *p = bs + (kk + t) * BS_STRIDE + ni * 8 + g;\n"
       "        const float v[2] = {p[0], p[4 * BS_STRIDE]};\n"
       "        _Pragma(\"unroll\") for (int e = 0; e < 2; ++e) {\n"
-      "          bf[ni][e] = %s(v[e]);\n"
+      "          bf[ni][e] = to_tf32(v[e]);\n"
       "%s"
       "        }\n"
       "      }\n"
@@ -75,13 +72,8 @@ static void emit_k_step(struct tb_strbuf *b, bool split) {
       "%s"
       "        }\n",
       split ? "      unsigned a_lo[MI][4], b_lo[NI][2]; /* the TF32 remainders */\n" : "",
-      split ? "        _Pragma(\"unroll\") for (int e = 0; e < 4; ++e) {\n"
-              "          const float v = __uint_as_float(a[mi][e]);\n"
-              "          a[mi][e] = to_tf32(v);\n"
-              "          a_lo[mi][e] = to_tf32(v - __uint_as_float(a[mi][e]));\n"
-              "        }\n"
-            : "",
-      to_tf32, split ? "          b_lo[ni][e] = to_tf32(v[e] - __uint_as_float(bf[ni][e]));\n" : "",
+      split ? "          a_lo[mi][e] = to_tf32(v - __uint_as_float(a[mi][e]));\n" : "",
+      split ? "          b_lo[ni][e] = to_tf32(v[e] - __uint_as_float(bf[ni][e]));\n" : "",
       split ? "          /* small terms first, then the main product */\n"
               "          mma_tf32(part[mi][ni], a_lo[mi], bf[ni]);\n"
               "          mma_tf32(part[mi][ni], a[mi], b_lo[ni]);\n"

@@ -12,7 +12,7 @@
 /* How the products are computed, and so at which precision. */
 enum tb_realization {
   TB_REALIZATION_SIMT,          /* fp32 FMA on the CUDA cores */
-  TB_REALIZATION_TENSOR,        /* TF32 tensor cores: inputs reduced to 10-bit mantissas */
+  TB_REALIZATION_TENSOR,        /* TF32 tensor cores: inputs rounded to 10-bit mantissas */
   TB_REALIZATION_TENSOR_3XTF32, /* TF32 tensor cores, error-compensated split: fp32 accuracy */
   TB_REALIZATION_COUNT
 };
