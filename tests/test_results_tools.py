@@ -255,6 +255,8 @@ class EvidenceTest(unittest.TestCase):
         runs += [os.path.join("2026-11-29-h200-param-prefetch/ab", r) for r in ("A1", "B1", "B2", "A2")]
         runs += [os.path.join("2026-11-29-h200-final-3", r)
                  for r in ("perf", "validation", "floor", "gemm/run", "gemm/strided")]
+        runs += [os.path.join("2026-11-29-h200-tf32-unconverted-experiment/ab", r)
+                 for r in ("A1", "B1", "B2", "A2")]
         runs += [os.path.join("2026-11-29-h200-torch-all", s) for s in
                  ("17x257", "37x769", "64x4096", "1024x1024", "4096x1024", "16384x257", "8x65536",
                   "262144x257", "8192x32768", "32768x8192")]
