@@ -235,6 +235,9 @@ static void variants_and_plan_records(void **state) {
   json_t *cases = json_object_get(doc, "cases");
   assert_int_equal(json_array_size(cases),
                    4 * 3 + 2); /* 4 reductions x 3 variants + 2 elementwise */
+  assert_string_equal(
+      json_string_value(json_object_get(json_object_get(doc, "run"), "planner_profile")),
+      "calibrated");
   size_t i, planned = 0;
   json_t *c;
   json_array_foreach(cases, i, c) {

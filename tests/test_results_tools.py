@@ -108,6 +108,16 @@ class AuditTest(Corruptions, unittest.TestCase):
                     return
         self.assert_caught(self.run_dir, m, "plan.chosen_candidate")
 
+    def test_plan_under_another_profile(self):
+        def m(d):  # the run says analytic, its plans were made under calibrated
+            d["run"]["planner_profile"] = "analytic"
+        self.assert_caught(self.run_dir, m, "plan.profile (the run's planner_profile)")
+
+    def test_changed_block_weight(self):
+        def m(d):
+            d["cases"][0]["execution_plans"][0]["constants"]["block_weight"] = 16
+        self.assert_caught(self.run_dir, m, "plan.constants.block_weight")
+
     def test_validity_flag_on_a_wrong_output(self):
         def m(d):
             v = d["cases"][0]["validation"]

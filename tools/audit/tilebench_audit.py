@@ -674,6 +674,10 @@ def audit_run(a, run_dir, check_current):
         plans = [audit_plan(a, p, case) for p in case["execution_plans"]]
         if case["execution_plans"]:
             audit_source(a, run_dir, case, plans[0])
+        for record in case["execution_plans"]:
+            if record["kind"] == "row_reduction":  # planned under the run's profile (analytic before)
+                a.same("plan.profile (the run's planner_profile)", record["profile"],
+                       doc["run"].get("planner_profile", "analytic"))
     if "replay" in doc:  # its structure first: the clearest message for a missing round
         audit_replay(a, doc)
     a.where = path
