@@ -272,6 +272,35 @@ static void variants_and_plan_records(void **state) {
   free(base);
 }
 
+/* softmax 64x258: the profiles pick different plans (docs/planner.md), and a
+ * run records the one it was asked for in the run and in every plan. */
+static void profile_of_a_run(void **state) {
+  const char *profiles[] = {"analytic", "calibrated"};
+  const long chosen[] = {9, 7}; /* (s 3, p 1) and (s 1, p 8) */
+  for (int i = 0; i < 2; ++i) {
+    char *base = make_temp_dir();
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/run", base);
+    assert_int_equal(RUN("run", "--ops", "softmax", "--shapes", "64x258", "--input-views", "packed",
+                         "--profile", profiles[i], "--samples", "2", "--warmup-ms", "1",
+                         "--sample-ms", "1", "--out", dir),
+                     0);
+    json_t *doc = load_results(dir);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(doc, "run"), "planner_profile")),
+        profiles[i]);
+    json_t *plan = json_array_get(
+        json_object_get(json_array_get(json_object_get(doc, "cases"), 0), "execution_plans"), 0);
+    assert_string_equal(json_string_value(json_object_get(plan, "profile")), profiles[i]);
+    assert_int_equal(json_integer_value(json_object_get(plan, "chosen_candidate")), chosen[i]);
+    json_decref(doc);
+    char cleanup[700];
+    snprintf(cleanup, sizeof cleanup, "rm -rf '%s'", base);
+    assert_int_equal(system(cleanup), 0);
+    free(base);
+  }
+}
+
 static void plan_command(void **state) {
   assert_int_equal(RUN("plan", "--op", "softmax", "--shape", "129x3000"), 0);
   assert_non_null(strstr(out, "<= chosen"));
@@ -362,6 +391,7 @@ int main(void) {
       cmocka_unit_test(non_empty_out_refused),
       cmocka_unit_test(end_to_end_cpu_run),
       cmocka_unit_test(variants_and_plan_records),
+      cmocka_unit_test(profile_of_a_run),
       cmocka_unit_test(gemm_realizations_on_the_cpu),
       cmocka_unit_test(plan_command),
       cmocka_unit_test(env_describes_the_machine),
