@@ -264,7 +264,9 @@ class EvidenceTest(unittest.TestCase):
                  for call in (2, 3) for r in ("ab/A1", "ab/B1", "ab/B2", "ab/A2", "validation")]
         runs += [os.path.join("2026-11-29-h200-param-prefetch/ab", r) for r in ("A1", "B1", "B2", "A2")]
         runs += [os.path.join("2026-11-29-h200-final-3", r)
-                 for r in ("perf", "validation", "floor", "gemm/run", "gemm/strided")]
+                 for r in ("perf", "validation", "floor", "gemm/run", "gemm/strided",
+                           "gemm/block-128,128,8", "gemm/block-128,128,16", "gemm/block-128,64,16",
+                           "gemm/block-64,128,16", "gemm/block-64,64,16")]
         runs += [os.path.join("2026-11-29-h200-tf32-unconverted-experiment/ab", r)
                  for r in ("A1", "B1", "B2", "A2")]
         runs += [os.path.join("2026-11-29-h200-torch-all", s) for s in
