@@ -558,12 +558,6 @@ static void emit_cluster_helpers(struct tb_strbuf *b) {
          "  return reinterpret_cast<const float *>(remote);\n}\n\n");
 }
 
-/* One launch: row `row` is cluster `row` (its K blocks, chunk = rank). Each
- * block reduces its chunk and publishes its statistics in shared memory;
- * after a cluster barrier K*W threads fetch the row's K*W words at once into
- * this block's shared memory, and every thread merges them in rank order. The
- * barrier's second half waits at the very end: a block leaves only when the
- * whole cluster has read its statistics, and writes its chunk meanwhile. */
 /* ---- a chunk cached in registers (cluster rows of short chunks) -------- */
 
 /* Loops over the thread's ITERS groups of 4 of [lo, hi): e and `in` (the group
@@ -628,6 +622,12 @@ static void emit_chunk_output(struct tb_strbuf *b, enum tb_op op) {
   tb_strbuf_printf(b, "  }\n");
 }
 
+/* One launch: row `row` is cluster `row` (its K blocks, chunk = rank). Each
+ * block reduces its chunk and publishes its statistics in shared memory;
+ * after a cluster barrier K*W threads fetch the row's K*W words at once into
+ * this block's shared memory, and every thread merges them in rank order. The
+ * barrier's second half waits at the very end: a block leaves only when the
+ * whole cluster has read its statistics, and writes its chunk meanwhile. */
 static void emit_cluster_row(struct tb_strbuf *b, const struct tb_plan *plan,
                              const struct tb_case *c, struct tb_generated *g) {
   enum tb_op op = c->op->op;

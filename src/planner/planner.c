@@ -292,14 +292,16 @@ static bool few_long_rows(const struct tb_plan *plan) {
 
 static void choose(struct tb_plan *plan) {
   if (plan->variant == TB_VARIANT_AUTOMATIC) {
-    unsigned long long cluster = few_long_rows(plan) ? cluster_row_blocks(plan) : 0;
-    if (cluster > 0) {
-      plan->rule = "few long rows (m < multiprocessors, n >= 8192) whose clusters fill half the "
-                   "multiprocessors: one cluster of blocks per row";
-      plan_cluster_row(plan, cluster);
-    } else if (few_long_rows(plan)) {
-      plan->rule = "few long rows (m < multiprocessors, n >= 8192): split each row over blocks";
-      plan_split_row(plan);
+    if (few_long_rows(plan)) {
+      unsigned long long cluster = cluster_row_blocks(plan);
+      if (cluster > 0) {
+        plan->rule = "few long rows (m < multiprocessors, n >= 8192) whose clusters fill half the "
+                     "multiprocessors: one cluster of blocks per row";
+        plan_cluster_row(plan, cluster);
+      } else {
+        plan->rule = "few long rows (m < multiprocessors, n >= 8192): split each row over blocks";
+        plan_split_row(plan);
+      }
     } else if (plan->best_register >= 0) {
       plan->rule = "first candidate with the least kernel score (the profile's)";
       select_register(plan, &plan->candidates[plan->best_register]);

@@ -274,28 +274,34 @@ def expected_plan(record):
             per_row = -(-n // chunk)
             threads, blocks = 256, m * per_row
             launches = 1 if plan["mapping"] == "cluster_row" else 2
-        shared = words * (threads // 32) * 4
         plan["stream"] = {"threads_per_block": threads, "blocks_per_row": per_row,
                           "chunk_elements": chunk, "thread_blocks": blocks,
                           "memory_passes": 1 if op == "sum" else 2, "launches": launches,
-                          "shared_bytes": shared, "barrier_sites": 1}
-        if plan["mapping"] == "cluster_row" and (record.get("stream") or {}).get("barrier_sites") == 1:
-            # the first cluster kernel (0a06e8e): every thread read the row's statistics from the
-            # other blocks itself, no fetch into shared memory and no barrier for it
-            plan["stream"].update(cluster_blocks=per_row, shared_bytes=shared + 4 * words)
-        elif plan["mapping"] == "cluster_row":
-            # one cluster per row; each block keeps its statistics for the others to read and
-            # fetches the row's per_row, then a barrier before every thread merges them
-            plan["stream"].update(cluster_blocks=per_row, barrier_sites=2,
-                                  shared_bytes=shared + 4 * words * (1 + per_row))
-            # a chunk of at most 32 floats a thread stays in registers: one memory pass (e8e570a
-            # still streamed it twice; its records say 2, and their sources have no cache)
-            streamed_twice = record["stream"]["memory_passes"] == 2 and op != "sum"
-            if chunk <= 32 * threads and not streamed_twice:
-                plan["stream"]["memory_passes"] = 1
+                          "shared_bytes": words * (threads // 32) * 4, "barrier_sites": 1}
+        if plan["mapping"] == "cluster_row":
+            cluster_facts(plan["stream"], record["stream"], op, words, per_row, chunk, threads)
         elif "cluster_blocks" in (record.get("stream") or {}):
             plan["stream"]["cluster_blocks"] = 0
     return plan
+
+
+def cluster_facts(stream, recorded, op, words, per_row, chunk, threads):
+    """A cluster row's facts beyond the split's: one cluster of per_row blocks, each keeping its
+    statistics in shared memory for the others, and the kernel generation that made the record."""
+    stream["cluster_blocks"] = per_row
+    if recorded["barrier_sites"] == 1:
+        # the first cluster kernel (0a06e8e): every thread read the row's statistics from the
+        # other blocks itself, no fetch into shared memory and no barrier for it
+        stream["shared_bytes"] += 4 * words
+        return
+    # the row's per_row statistics fetched into shared memory, then a barrier before the merge
+    stream["barrier_sites"] = 2
+    stream["shared_bytes"] += 4 * words * (1 + per_row)
+    # a chunk of at most 32 floats a thread stays in registers: one memory pass (e8e570a still
+    # streamed it twice; its records say 2, and the source check finds no cache in them)
+    streamed_twice = recorded["memory_passes"] == 2 and op != "sum"
+    if chunk <= 32 * threads and not streamed_twice:
+        stream["memory_passes"] = 1
 
 
 def split_chunks(m, n, sms, most):
