@@ -134,16 +134,17 @@ if has gemm; then
   grep -E '^gemm' "$WORK/gemm/run.log" | tee -a "$SUMMARY"
   # Strided views (leading dimensions k+3 and n+3, offset 1: unaligned) on odd shapes.
   timeout 150 "$BIN/tilebench" run --backend cuda --ops gemm \
-    --shapes 1x1x1,3x5x7,32x32x32,127x193x61,1000x1000x1000 --input-views strided \
+    --shapes 1x1x1,3x5x7,32x32x32,127x193x61,1000x1000x1000,1999x2999x37 --input-views strided \
     --matrix-realization simt,tensor,tensor-3xtf32 --providers native,cublas,torch \
     --samples 3 --warmup-ms 5 --quiet --out "$WORK/gemm/strided" > "$WORK/gemm/strided.log" 2>&1
   note "gemm strided (exit $?): $(grep -E 'cases valid' "$WORK/gemm/strided.log" || tail -2 "$WORK/gemm/strided.log")"
-  # SIMT tiles at 4096^3, for the planner's rule (docs/gemm.md).
+  # Tiles at 4096^3 (SIMT's by default, GEMM_BLOCK_REALIZATION=tensor for
+  # the tensor kernels'), for the planner's rules (docs/gemm.md).
   for block in ${GEMM_BLOCKS:-128,128,8 128,128,16 128,64,16 64,128,16 64,64,16}; do
     timeout 60 "$BIN/tilebench" run --backend cuda --ops gemm --shapes 4096x4096x4096 \
-      --matrix-realization simt --gemm-block "$block" --providers native --input-views packed \
+      --matrix-realization "${GEMM_BLOCK_REALIZATION:-simt}" --gemm-block "$block" --providers native --input-views packed \
       --samples 5 --warmup-ms 20 --quiet --out "$WORK/gemm/block-$block" > "$WORK/gemm/block-$block.log" 2>&1
-    note "gemm simt block $block: $(grep -E '^gemm' "$WORK/gemm/block-$block.log" || tail -1 "$WORK/gemm/block-$block.log")"
+    note "gemm ${GEMM_BLOCK_REALIZATION:-simt} block $block: $(grep -E '^gemm' "$WORK/gemm/block-$block.log" || tail -1 "$WORK/gemm/block-$block.log")"
   done
   for run in "$WORK"/gemm/*/; do
     [[ -f "$run/results.json" ]] &&

@@ -44,7 +44,7 @@ static void compile_without_spills(const struct tb_generated *g, const char *wha
   }
   struct tb_compiled c;
   struct tb_error err = {0};
-  enum tb_status st = tb_nvrtc_compile(g->source, "sm_90", &c, &err);
+  enum tb_status st = tb_nvrtc_compile(g->source, g->arch_specific ? "sm_90a" : "sm_90", &c, &err);
   if (st == TB_ERR_UNAVAILABLE) {
     return; /* counted below: the test says how many it compiled */
   }
@@ -197,38 +197,47 @@ static void elementwise(void **state) {
 }
 
 /* gemm: odd sizes in every dimension, both views (leading dimensions k+3,
- * n+3), every realization; the tile follows the planner's rule. */
+ * n+3), every realization, on devices with and without wgmma; the tile
+ * follows the planner's rule. */
 static void gemm_kernels(void **state) {
-  const size_t gemm_shapes[][3] = {{32, 32, 32}, {127, 193, 61}, {4096, 4096, 4096}, {1, 1, 1}};
+  const size_t gemm_shapes[][3] = {{32, 32, 32},       {127, 193, 61}, {4096, 4096, 4096},
+                                   {1, 1, 1},          {2048, 1536, 512}, {1999, 2999, 37}};
   for (size_t s = 0; s < sizeof gemm_shapes / sizeof gemm_shapes[0]; ++s) {
-    for (int view = 0; view < TB_VIEW_COUNT; ++view) {
+    for (int view = 0; view < TB_VIEW_COUNT * 2; ++view) {
+      struct tb_gemm_target target = {132, view >= TB_VIEW_COUNT};
       for (int r = 0; r < TB_REALIZATION_COUNT; ++r) {
         size_t m = gemm_shapes[s][0], n = gemm_shapes[s][1], k = gemm_shapes[s][2];
         struct tb_case c = {.op = tb_op_info(TB_OP_GEMM),
                             .shape = {m, n, k},
-                            .view = tb_view_for((enum tb_view_kind)view, n),
+                            .view = tb_view_for((enum tb_view_kind)(view % TB_VIEW_COUNT), n),
                             .provider = "native",
                             .variant = TB_VARIANT_AUTOMATIC,
                             .realization = (enum tb_realization)r};
-        bool aligned = view == TB_VIEW_PACKED && k % 4 == 0 && n % 4 == 0;
+        bool aligned = c.view.kind == TB_VIEW_PACKED && k % 4 == 0 && n % 4 == 0;
         struct tb_gemm_plan plan;
         struct tb_error err = {0};
         struct tb_gemm_block rule = {0, 0, 0};
-        assert_int_equal(tb_plan_gemm(m, n, k, c.realization, rule, 132, aligned, &plan, &err),
+        assert_int_equal(tb_plan_gemm(m, n, k, c.realization, rule, target, aligned, &plan, &err),
                          TB_OK);
         assert_int_equal(plan.vector_width, aligned ? 4 : 1);
         assert_int_equal(plan.blocks, ((m + plan.block_m - 1) / plan.block_m) *
                                           ((n + plan.block_n - 1) / plan.block_n));
         struct tb_generated g;
         assert_int_equal(tb_codegen_gemm(&plan, &c, &g, &err), TB_OK);
-        /* both: one per k tile of the cp.async pipeline */
-        assert_int_equal(g.barrier_sites, 1);
-        assert_int_equal(strstr(g.source, "mma.sync") != NULL, r != TB_REALIZATION_SIMT);
+        bool wgmma = plan.warpgroups != 0;
+        /* wgmma: the large tensor tiles on a device that has it, only */
+        assert_int_equal(wgmma, target.warpgroup_mma && r == TB_REALIZATION_TENSOR &&
+                                    ((m + 127) / 128) * ((n + 127) / 128) >= 132);
+        assert_int_equal(g.barrier_sites, plan.barrier_sites);
+        assert_int_equal(g.barrier_sites, wgmma ? 2 : 1);
+        assert_int_equal(strstr(g.source, "mma.sync") != NULL, r != TB_REALIZATION_SIMT && !wgmma);
+        assert_int_equal(strstr(g.source, "wgmma.mma_async") != NULL, wgmma);
         assert_int_equal(strstr(g.source, "a_lo") != NULL, r == TB_REALIZATION_TENSOR_3XTF32);
-        assert_int_equal(g.min_cc_major, 8); /* cp.async */
+        assert_int_equal(g.min_cc_major, wgmma ? 9 : 8); /* wgmma (sm_90a); cp.async */
+        assert_int_equal(g.arch_specific, wgmma);
         char what[96];
-        snprintf(what, sizeof what, "gemm %zux%zux%zu %s %s", m, n, k,
-                 tb_view_name((enum tb_view_kind)view), tb_realization_name(c.realization));
+        snprintf(what, sizeof what, "gemm %zux%zux%zu %s %s %s", m, n, k,
+                 tb_view_name(c.view.kind), tb_realization_name(c.realization), plan.instruction);
         compile_without_spills(&g, what);
         tb_generated_free(&g);
       }
@@ -253,7 +262,9 @@ static void gemm_wide_tile_offsets(void **state) {
       struct tb_gemm_plan plan;
       struct tb_error err = {0};
       struct tb_gemm_block rule = {0, 0, 0};
-      assert_int_equal(tb_plan_gemm(m, n, k, c.realization, rule, 132, true, &plan, &err), TB_OK);
+      assert_int_equal(
+          tb_plan_gemm(m, n, k, c.realization, rule, tb_gemm_target_h200(), true, &plan, &err),
+          TB_OK);
       struct tb_generated g;
       assert_int_equal(tb_codegen_gemm(&plan, &c, &g, &err), TB_OK);
       bool wide = (unsigned long long)plan.block_m * k >= (1ULL << 31);
@@ -281,7 +292,9 @@ static void gemm_user_blocks(void **state) {
     struct tb_gemm_plan plan;
     struct tb_error err = {0};
     assert_int_equal(
-        tb_plan_gemm(4096, 4096, 4096, TB_REALIZATION_SIMT, user, 132, true, &plan, &err), TB_OK);
+        tb_plan_gemm(4096, 4096, 4096, TB_REALIZATION_SIMT, user, tb_gemm_target_h200(), true,
+                     &plan, &err),
+        TB_OK);
     assert_true(plan.block_from_user);
     assert_int_equal(plan.thread_m * plan.thread_n * plan.threads, blocks[i][0] * blocks[i][1]);
     struct tb_generated g;
@@ -296,7 +309,8 @@ static void gemm_user_blocks(void **state) {
     struct tb_gemm_block user = {refused[i][0], refused[i][1], refused[i][2]};
     struct tb_gemm_plan plan;
     struct tb_error err = {0};
-    assert_int_equal(tb_plan_gemm(64, 64, 64, TB_REALIZATION_SIMT, user, 132, true, &plan, &err),
+    assert_int_equal(tb_plan_gemm(64, 64, 64, TB_REALIZATION_SIMT, user, tb_gemm_target_h200(),
+                                  true, &plan, &err),
                      TB_ERR_USAGE);
     assert_non_null(strstr(err.message, "--gemm-block"));
   }

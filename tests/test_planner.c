@@ -296,13 +296,19 @@ static void refusals(void **state) {
 }
 
 /* GEMM tile rules, expectations worked out by hand from docs/gemm.md for
- * 132 multiprocessors. */
-static struct tb_gemm_plan gemm_plan(size_t m, size_t n, size_t k, enum tb_realization r) {
+ * 132 multiprocessors, on a device with wgmma (the H200) or without. */
+static struct tb_gemm_plan gemm_plan_for(size_t m, size_t n, size_t k, enum tb_realization r,
+                                         bool warpgroup_mma) {
   struct tb_gemm_plan p;
   struct tb_error err = {0};
   struct tb_gemm_block rule = {0, 0, 0};
-  assert_int_equal(tb_plan_gemm(m, n, k, r, rule, 132, true, &p, &err), TB_OK);
+  struct tb_gemm_target target = {132, warpgroup_mma};
+  assert_int_equal(tb_plan_gemm(m, n, k, r, rule, target, true, &p, &err), TB_OK);
   return p;
+}
+
+static struct tb_gemm_plan gemm_plan(size_t m, size_t n, size_t k, enum tb_realization r) {
+  return gemm_plan_for(m, n, k, r, true);
 }
 
 static void gemm_simt_rule(void **state) {
@@ -330,12 +336,32 @@ static void gemm_simt_rule(void **state) {
 }
 
 static void gemm_tensor_rule(void **state) {
-  /* 32 x 32 = 1024 blocks of 128x128: 8 warps (2 x 4) of 64x32 */
-  struct tb_gemm_plan p = gemm_plan(4096, 4096, 4096, TB_REALIZATION_TENSOR);
+  /* without wgmma: 32 x 32 = 1024 blocks of 128x128: 8 warps (2 x 4) of 64x32 */
+  struct tb_gemm_plan p = gemm_plan_for(4096, 4096, 4096, TB_REALIZATION_TENSOR, false);
   assert_int_equal(p.block_m * p.block_n, 128 * 128);
   assert_int_equal(p.threads, 256);
   assert_int_equal(p.thread_m * 100 + p.thread_n, 6432);
   assert_int_equal(p.shared_bytes, 4 * 3 * (128 * 36 + 32 * 136)); /* 107520 */
+  assert_string_equal(p.instruction, "mma.sync.m16n8k8");
+  assert_int_equal(p.warpgroups, 0);
+  /* with wgmma: 32 x 16 = 512 blocks of 128x256 >= 132: 2 warpgroups of 64x256,
+   * 3 stages of (128 + 256) rows x 128 bytes and 1024 bytes of alignment slack */
+  p = gemm_plan(4096, 4096, 4096, TB_REALIZATION_TENSOR);
+  assert_int_equal(p.block_m * 1000 + p.block_n, 128256);
+  assert_int_equal(p.warpgroups, 2);
+  assert_int_equal(p.thread_m * 1000 + p.thread_n, 64256);
+  assert_int_equal(p.blocks, 512);
+  assert_int_equal(p.waves, 4);
+  assert_int_equal(p.shared_bytes, 3 * 384 * 128 + 1024); /* 148480 */
+  assert_int_equal(p.barrier_sites, 2);
+  assert_string_equal(p.instruction, "wgmma.m64n256k8");
+  /* 2048 x 1536: 16 x 6 = 96 blocks of 128x256 < 132, 16 x 12 = 192 of 128x128 */
+  p = gemm_plan(2048, 1536, 512, TB_REALIZATION_TENSOR);
+  assert_string_equal(p.instruction, "wgmma.m64n128k8");
+  assert_int_equal(p.shared_bytes, 3 * 256 * 128 + 1024);
+  /* the 3xTF32 split stays on mma.sync */
+  p = gemm_plan(4096, 4096, 4096, TB_REALIZATION_TENSOR_3XTF32);
+  assert_string_equal(p.instruction, "mma.sync.m16n8k8");
   /* 1 x 2 blocks of 128x128 < 132: 64x64, 4 warps (2 x 2) of 32x32 */
   p = gemm_plan(127, 193, 61, TB_REALIZATION_TENSOR_3XTF32);
   assert_int_equal(p.block_m * p.block_n, 64 * 64);
@@ -348,9 +374,23 @@ static void gemm_refusals(void **state) {
   struct tb_gemm_plan p;
   struct tb_error err = {0};
   struct tb_gemm_block wrong = {96, 128, 32};
-  assert_int_equal(tb_plan_gemm(64, 64, 64, TB_REALIZATION_TENSOR, wrong, 132, true, &p, &err),
-                   TB_ERR_USAGE);
+  assert_int_equal(
+      tb_plan_gemm(64, 64, 64, TB_REALIZATION_TENSOR, wrong, tb_gemm_target_h200(), true, &p, &err),
+      TB_ERR_USAGE);
   assert_non_null(strstr(err.message, "--gemm-block for tensor"));
+  /* wgmma's 128x256 tile: the H200 takes it, a device without wgmma and the
+   * 3xTF32 split (mma.sync) refuse it */
+  struct tb_gemm_block wide = {128, 256, 32};
+  struct tb_gemm_target ampere = {108, false};
+  assert_int_equal(
+      tb_plan_gemm(64, 64, 64, TB_REALIZATION_TENSOR, wide, tb_gemm_target_h200(), true, &p, &err),
+      TB_OK);
+  assert_string_equal(p.instruction, "wgmma.m64n256k8");
+  assert_int_equal(tb_plan_gemm(64, 64, 64, TB_REALIZATION_TENSOR, wide, ampere, true, &p, &err),
+                   TB_ERR_USAGE);
+  assert_int_equal(tb_plan_gemm(64, 64, 64, TB_REALIZATION_TENSOR_3XTF32, wide,
+                                tb_gemm_target_h200(), true, &p, &err),
+                   TB_ERR_USAGE);
   struct tb_gemm_block text;
   assert_int_equal(tb_gemm_block_parse("128,64", &text, &err), TB_ERR_USAGE);
   assert_int_equal(tb_gemm_block_parse("128,64,16x", &text, &err), TB_ERR_USAGE);

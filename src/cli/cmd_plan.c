@@ -67,7 +67,7 @@ static int plan_gemm(struct tb_shape shape, const char *realization_text, const 
   bool aligned = shape.k % 4 == 0 && shape.n % 4 == 0;
   if (tb_realization_parse(realization_text, &realization, err) != TB_OK ||
       (block_text != NULL && tb_gemm_block_parse(block_text, &block, err) != TB_OK) ||
-      tb_plan_gemm(shape.m, shape.n, shape.k, realization, block, limits.multiprocessors, aligned,
+      tb_plan_gemm(shape.m, shape.n, shape.k, realization, block, tb_gemm_target_h200(), aligned,
                    &plan, err) != TB_OK) {
     return tb_cli_fail(err);
   }

@@ -300,7 +300,11 @@ static enum tb_status build_campaign(struct run_options *o, struct tb_campaign *
   c->profile = o->profile;
   for (size_t i = 0; i < c->realization_count && c->gemm_block.m != 0; ++i) {
     struct tb_gemm_plan probe; /* the block must suit every realization asked for */
-    if (tb_plan_gemm(1, 1, 1, c->realizations[i], c->gemm_block, 1, false, &probe, err) != TB_OK) {
+    /* the widest set of blocks (wgmma's too): a device without wgmma refuses
+     * a wgmma-only block when the case is planned for it */
+    struct tb_gemm_target widest = {1, true};
+    if (tb_plan_gemm(1, 1, 1, c->realizations[i], c->gemm_block, widest, false, &probe, err) !=
+        TB_OK) {
       return err->status;
     }
   }

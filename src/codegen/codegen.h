@@ -4,6 +4,7 @@
 #ifndef TB_CODEGEN_CODEGEN_H
 #define TB_CODEGEN_CODEGEN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "cases/case.h"
@@ -36,6 +37,9 @@ struct tb_generated {
   size_t workspace_floats; /* device scratch the kernels need */
   /* capability contract: what a device must offer to run the kernels */
   int min_cc_major, min_cc_minor;
+  /* code for the architecture-specific target (sm_90a): runs on exactly
+   * min_cc, not on newer devices */
+  bool arch_specific;
   unsigned max_threads_per_block;
   unsigned max_static_shared_bytes;
   unsigned max_dynamic_shared_bytes;

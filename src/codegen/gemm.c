@@ -180,6 +180,9 @@ enum tb_status tb_codegen_gemm(const struct tb_gemm_plan *plan, const struct tb_
       plan->k != c->shape.k) {
     return tb_fail(err, TB_ERR_RUN, "gemm plan does not belong to the case");
   }
+  if (plan->warpgroups != 0) {
+    return tb_codegen_gemm_wgmma(plan, c, g, err);
+  }
   if (plan->realization != TB_REALIZATION_SIMT) {
     return tb_codegen_gemm_tensor(plan, c, g, err);
   }

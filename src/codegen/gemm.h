@@ -29,7 +29,11 @@ void tb_emit_gemm_pipeline_open(struct tb_strbuf *b);
 enum tb_status tb_gemm_finish(struct tb_strbuf *b, const struct tb_gemm_plan *plan,
                               struct tb_generated *g, struct tb_error *err);
 
-/* The tensor-core kernel (TF32, or 3xTF32 when the plan says so). */
+/* The Hopper tensor-core kernel (wgmma, TF32): plans with warpgroups. */
+enum tb_status tb_codegen_gemm_wgmma(const struct tb_gemm_plan *plan, const struct tb_case *c,
+                                     struct tb_generated *g, struct tb_error *err);
+
+/* The mma.sync tensor-core kernel (TF32, or 3xTF32 when the plan says so). */
 enum tb_status tb_codegen_gemm_tensor(const struct tb_gemm_plan *plan, const struct tb_case *c,
                                       struct tb_generated *g, struct tb_error *err);
 

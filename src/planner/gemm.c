@@ -89,31 +89,17 @@ static enum tb_status simt_shape(struct tb_gemm_plan *p, struct tb_gemm_block us
   p->thread_n = p->block_n / 16;
   p->threads = 256;
   p->stages = 3;
+  snprintf(p->instruction, sizeof p->instruction, "fma");
+  p->barrier_sites = 1; /* one per k tile, before the next stage is issued */
   /* A as [block_m][block_k + 4], B as [block_k][block_n + 4], per stage */
   p->shared_bytes = 4 * p->stages * (p->block_m * (p->block_k + 4) + p->block_k * (p->block_n + 4));
   return TB_OK;
 }
 
-/* tensor: mma.sync m16n8k8 TF32; 2 x (block_n == 128 ? 4 : 2) warps, each a
- * (block_m/2) x (block_n/warps_n) tile; 3 stages of cp.async. */
-static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block user,
-                                   struct tb_error *err) {
-  if (user.m != 0) {
-    if ((user.m != 64 && user.m != 128) || (user.n != 64 && user.n != 128) ||
-        (user.k != 16 && user.k != 32)) {
-      return tb_fail(err, TB_ERR_USAGE,
-                     "--gemm-block for tensor: M and N of 64 or 128, K of 16 or 32 (got %u,%u,%u)",
-                     user.m, user.n, user.k);
-    }
-    take_user_block(p, user);
-  } else {
-    bool large = ((p->m + 127) / 128) * ((p->n + 127) / 128) >= p->multiprocessors;
-    p->block_m = p->block_n = large ? 128 : 64;
-    p->block_k = 32;
-    p->rule = "tensor: 128x128 tiles when their grid has at least one block per multiprocessor, "
-              "else 64x64; k step 32; warps 2 x (4 for 128 columns, else 2); 3 stages of "
-              "cp.async; mma.sync m16n8k8 TF32";
-  }
+/* mma.sync m16n8k8 TF32 (tensor without wgmma, and tensor-3xtf32): 2 x
+ * (block_n == 128 ? 4 : 2) warps, each a (block_m/2) x (block_n/warps_n)
+ * tile; 3 stages of cp.async. */
+static void mma_sync_shape(struct tb_gemm_plan *p) {
   p->warps_m = 2;
   p->warps_n = p->block_n == 128 ? 4 : 2;
   p->thread_m = p->block_m / p->warps_m; /* the warp tile */
@@ -122,21 +108,93 @@ static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block 
   p->stages = 3;
   /* A as [block_m][block_k + 4], B as [block_k][block_n + 8]: conflict-free fragments */
   p->shared_bytes = 4 * p->stages * (p->block_m * (p->block_k + 4) + p->block_k * (p->block_n + 8));
+  snprintf(p->instruction, sizeof p->instruction, "mma.sync.m16n8k8");
+  p->barrier_sites = 1;
+}
+
+/* wgmma (tensor on a device with warpgroup MMA): 2 warpgroups, each a 64 x
+ * block_n slice with wgmma.m64n{block_n}k8; the k step of 32 TF32 values is
+ * one 128-byte swizzled row; 3 stages (the registers staging the next tile
+ * round it to TF32 and transpose B). 1024 bytes of slack let the kernel
+ * align the stages to the swizzle pattern's 1024-byte period. */
+static void wgmma_shape(struct tb_gemm_plan *p) {
+  p->warpgroups = 2;
+  p->thread_m = 64; /* the warpgroup tile */
+  p->thread_n = p->block_n;
+  p->threads = 256;
+  p->stages = 3;
+  p->shared_bytes = 4 * p->stages * (p->block_m + p->block_n) * p->block_k + 1024;
+  snprintf(p->instruction, sizeof p->instruction, "wgmma.m64n%uk8", p->block_n);
+  p->barrier_sites = 2; /* after the first stage, then one per k tile */
+}
+
+static bool is_wgmma_tile(unsigned m, unsigned n, unsigned k) {
+  return m == 128 && (n == 128 || n == 256) && k == 32;
+}
+
+static unsigned long long grid_of(const struct tb_gemm_plan *p, unsigned bm, unsigned bn) {
+  return ((p->m + bm - 1) / bm) * ((p->n + bn - 1) / bn);
+}
+
+/* tensor and tensor-3xtf32. A user block the wgmma kernel takes (128 x 128
+ * x 32 or 128 x 256 x 32) runs on it where the device has wgmma and the realization is
+ * plain TF32; any other goes to mma.sync, which takes M and N of 64 or 128
+ * and K of 16 or 32. */
+static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block user,
+                                   bool warpgroup_mma, struct tb_error *err) {
+  bool wgmma = warpgroup_mma && p->realization == TB_REALIZATION_TENSOR;
+  if (user.m != 0) {
+    bool mma_sync_tile = (user.m == 64 || user.m == 128) && (user.n == 64 || user.n == 128) &&
+                         (user.k == 16 || user.k == 32);
+    wgmma = wgmma && is_wgmma_tile(user.m, user.n, user.k);
+    if (!wgmma && !mma_sync_tile) {
+      return tb_fail(err, TB_ERR_USAGE,
+                     "--gemm-block for %s: M and N of 64 or 128, K of 16 or 32%s (got %u,%u,%u)",
+                     tb_realization_name(p->realization),
+                     warpgroup_mma && p->realization == TB_REALIZATION_TENSOR
+                         ? ", or 128,256,32 (wgmma)"
+                         : "",
+                     user.m, user.n, user.k);
+    }
+    take_user_block(p, user);
+  } else {
+    bool large = grid_of(p, 128, 128) >= p->multiprocessors;
+    wgmma = wgmma && large;
+    p->block_m = large ? 128 : 64;
+    p->block_n = !large ? 64 : wgmma && grid_of(p, 128, 256) >= p->multiprocessors ? 256 : 128;
+    p->block_k = 32;
+    p->rule = wgmma ? "tensor with wgmma: 128x256 tiles when their grid has at least one block "
+                      "per multiprocessor, else 128x128 (same test), else mma.sync 64x64; k step "
+                      "32; 2 warpgroups of wgmma.m64nNk8 TF32; 3 stages staged through registers"
+                    : "tensor: 128x128 tiles when their grid has at least one block per "
+                      "multiprocessor, else 64x64; k step 32; warps 2 x (4 for 128 columns, else "
+                      "2); 3 stages of cp.async; mma.sync m16n8k8 TF32";
+  }
+  if (wgmma) {
+    wgmma_shape(p);
+  } else {
+    mma_sync_shape(p);
+  }
   return TB_OK;
 }
 
+struct tb_gemm_target tb_gemm_target_h200(void) {
+  return (struct tb_gemm_target){132, true};
+}
+
 enum tb_status tb_plan_gemm(size_t m, size_t n, size_t k, enum tb_realization realization,
-                            struct tb_gemm_block user, unsigned multiprocessors, bool aligned,
+                            struct tb_gemm_block user, struct tb_gemm_target target, bool aligned,
                             struct tb_gemm_plan *p, struct tb_error *err) {
   memset(p, 0, sizeof *p);
   p->m = m;
   p->n = n;
   p->k = k;
   p->realization = realization;
-  p->multiprocessors = multiprocessors;
+  p->multiprocessors = target.multiprocessors;
   p->rule = "--gemm-block (given by the user)";
-  enum tb_status st =
-      realization == TB_REALIZATION_SIMT ? simt_shape(p, user, err) : tensor_shape(p, user, err);
+  enum tb_status st = realization == TB_REALIZATION_SIMT
+                          ? simt_shape(p, user, err)
+                          : tensor_shape(p, user, target.warpgroup_mma, err);
   if (st != TB_OK) {
     return st;
   }
@@ -144,6 +202,6 @@ enum tb_status tb_plan_gemm(size_t m, size_t n, size_t k, enum tb_realization re
   p->grid_m = (m + p->block_m - 1) / p->block_m;
   p->grid_n = (n + p->block_n - 1) / p->block_n;
   p->blocks = p->grid_m * p->grid_n;
-  p->waves = (p->blocks + multiprocessors - 1) / multiprocessors;
+  p->waves = (p->blocks + p->multiprocessors - 1) / p->multiprocessors;
   return TB_OK;
 }

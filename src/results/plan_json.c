@@ -118,8 +118,9 @@ json_t *tb_gemm_plan_to_json(const struct tb_gemm_plan *p) {
   json_object_set_new(j, "shared_bytes", json_integer(p->shared_bytes));
   json_object_set_new(j, "multiprocessors", json_integer(p->multiprocessors));
   json_object_set_new(j, "waves", json_integer((json_int_t)p->waves));
-  /* both kernels: one barrier per k tile, before the next stage is issued */
-  json_object_set_new(j, "barrier_sites", json_integer(1));
+  json_object_set_new(j, "instruction", json_string(p->instruction));
+  json_object_set_new(j, "warpgroups", json_integer(p->warpgroups));
+  json_object_set_new(j, "barrier_sites", json_integer(p->barrier_sites));
   json_object_set_new(j, "rule", json_string(p->rule));
   return j;
 }

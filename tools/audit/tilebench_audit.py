@@ -349,8 +349,13 @@ def ceil_div(x, y):
     return -(-x // y)
 
 
-def gemm_rule_tile(record):
-    """docs/gemm.md's rule (or the user's block) for the record's realization."""
+def is_wgmma_tile(bm, bn, bk):
+    return bm == 128 and bn in (128, 256) and bk == 32
+
+
+def gemm_rule_tile(record, warpgroup_mma):
+    """docs/gemm.md's rule (or the user's block) for the record's realization,
+    on a device with wgmma (compute capability 9.0) or without."""
     m, n, sms, tile = record["m"], record["n"], record["multiprocessors"], record["tile"]
     user = record["profile"] == "user-block"
     if user:
@@ -361,14 +366,21 @@ def gemm_rule_tile(record):
             [(128, 128, 32), (128, 64, 32), (64, 64, 16)]
         return next((t for t in tiles if ceil_div(m, t[0]) * ceil_div(n, t[1]) >= sms), (32, 32, 32))
     large = ceil_div(m, 128) * ceil_div(n, 128) >= sms
+    if large and warpgroup_mma and record["realization"] == "tensor":
+        return (128, 256, 32) if ceil_div(m, 128) * ceil_div(n, 256) >= sms else (128, 128, 32)
     return (128, 128, 32) if large else (64, 64, 32)
 
 
-def audit_gemm_plan(a, record, case):
-    """The tile rule of each realization, re-derived with every derived fact."""
+def audit_gemm_plan(a, record, case, device_capability):
+    """The tile rule of each realization, re-derived with every derived fact.
+    Records from before the wgmma kernel carry no `instruction`: their tensor
+    plans are mma.sync's whatever the device."""
     m, n, k, realization = record["m"], record["n"], record["k"], record["realization"]
     a.same("plan.realization", realization, case.get("realization"))
-    bm, bn, bk = gemm_rule_tile(record)
+    warpgroup_mma = "instruction" in record and device_capability == "9.0"
+    bm, bn, bk = gemm_rule_tile(record, warpgroup_mma)
+    wgmma = warpgroup_mma and realization == "tensor" and is_wgmma_tile(bm, bn, bk)
+    warpgroups = 0
     if realization == "simt":
         if record["profile"] == "user-block" and not (
                 bm in (32, 64, 128) and bn in (32, 64, 128) and bk in (8, 16, 32)
@@ -383,10 +395,25 @@ def audit_gemm_plan(a, record, case):
         else:
             tm, tn, threads, stages, barriers = bm // 16, bn // 16, 256, 3, 1
             shared = 4 * stages * (bm * (bk + 4) + bk * (bn + 4))
+        instruction = "fma"
+    elif wgmma:
+        # two warpgroups of 64 rows; 3 stages of (bm + bn) rows of bk TF32 values, and
+        # 1024 bytes to align them to the swizzle's period
+        warps_m = warps_n = 0
+        warpgroups, tm, tn, threads, stages, barriers = 2, 64, bn, 256, 3, 2
+        shared = 4 * stages * (bm + bn) * bk + 1024
+        instruction = f"wgmma.m64n{bn}k8"
     else:
+        if record["profile"] == "user-block" and not (
+                bm in (64, 128) and bn in (64, 128) and bk in (16, 32)):
+            a.fail("plan.tile", f"mma.sync does not support the tile {bm}x{bn}x{bk}")
         warps_m, warps_n = 2, (4 if bn == 128 else 2)
         tm, tn, threads, stages, barriers = bm // warps_m, bn // warps_n, 32 * warps_m * warps_n, 3, 1
         shared = 4 * stages * (bm * (bk + 4) + bk * (bn + 8))
+        instruction = "mma.sync.m16n8k8"
+    if "instruction" in record:
+        a.same("plan.instruction", record["instruction"], instruction)
+        a.same("plan.warpgroups", record["warpgroups"], warpgroups)
     a.same("plan.tile", record["tile"], {"block_m": bm, "block_n": bn, "block_k": bk, "thread_m": tm,
                                          "thread_n": tn, "warps_m": warps_m, "warps_n": warps_n})
     a.same("plan.threads", record["threads"], threads)
@@ -403,9 +430,9 @@ def audit_gemm_plan(a, record, case):
     return {"mapping": "gemm", "barriers": barriers}
 
 
-def audit_plan(a, record, case):
+def audit_plan(a, record, case, device_capability):
     if record["kind"] == "gemm":
-        return audit_gemm_plan(a, record, case)
+        return audit_gemm_plan(a, record, case, device_capability)
     if record["kind"] == "elementwise":
         # Packed rows are walked as one row of m*n; records made before that
         # rule carry no "flat" and were planned row by row.
@@ -671,13 +698,15 @@ def audit_run(a, run_dir, check_current):
     if doc.get("schema") != "tilebench.results" or doc.get("schema_version") != 1:
         a.fail("schema", "not a tilebench results file of schema version 1")
     samples = doc["run"]["measure"]["samples"]
+    devices = (doc["provenance"].get("gpu") or {}).get("devices") or [{}]
+    capability = devices[0].get("compute_capability")  # the run's device: ordinal 0
     valid = 0
     for case in doc["cases"]:
         a.where = f"{path} case {case['id']}" + (f" round {case['round']}" if "round" in case else "")
         valid += audit_validity(a, case, samples)
         if case["op"] == "gemm":
             audit_gemm_precision(a, case)
-        plans = [audit_plan(a, p, case) for p in case["execution_plans"]]
+        plans = [audit_plan(a, p, case, capability) for p in case["execution_plans"]]
         if case["execution_plans"]:
             audit_source(a, run_dir, case, plans[0])
         for record in case["execution_plans"]:

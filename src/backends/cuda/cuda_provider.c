@@ -40,6 +40,13 @@ struct cuda_state {
 static enum tb_status check_contract(const struct cuda_state *s, struct tb_error *err) {
   const struct tb_generated *g = &s->gen;
   const struct tb_device_info *d = &s->info;
+  if (g->arch_specific && (d->cc_major != g->min_cc_major || d->cc_minor != g->min_cc_minor)) {
+    return tb_fail(err, TB_ERR_UNAVAILABLE,
+                   "capability: the kernels are sm_%d%da code (compute capability exactly %d.%d), "
+                   "the device has %d.%d",
+                   g->min_cc_major, g->min_cc_minor, g->min_cc_major, g->min_cc_minor,
+                   d->cc_major, d->cc_minor);
+  }
   if (d->cc_major * 10 + d->cc_minor < g->min_cc_major * 10 + g->min_cc_minor) {
     return tb_fail(err, TB_ERR_UNAVAILABLE,
                    "capability: the kernels need compute capability %d.%d, the device has %d.%d",
@@ -73,8 +80,11 @@ static enum tb_status generate(struct cuda_state *s, const struct tb_case *c,
     size_t sb = tb_view_for(c->view.kind, c->shape.n).row_stride;
     bool aligned = c->shape.k % 4 == 0 && c->shape.n % 4 == 0 && sa % 4 == 0 && sb % 4 == 0 &&
                    c->view.offset % 4 == 0;
-    if (tb_plan_gemm(c->shape.m, c->shape.n, c->shape.k, c->realization, c->gemm_block,
-                     (unsigned)s->info.multiprocessors, aligned, &s->gemm, err) != TB_OK) {
+    /* wgmma is sm_90a's: compute capability exactly 9.0 */
+    struct tb_gemm_target target = {(unsigned)s->info.multiprocessors,
+                                     s->info.cc_major == 9 && s->info.cc_minor == 0};
+    if (tb_plan_gemm(c->shape.m, c->shape.n, c->shape.k, c->realization, c->gemm_block, target,
+                     aligned, &s->gemm, err) != TB_OK) {
       return err->status;
     }
     return tb_codegen_gemm(&s->gemm, c, &s->gen, err);
@@ -154,7 +164,8 @@ static enum tb_status cuda_prepare(struct tb_provider *p, const struct tb_case *
     return err->status;
   }
   char arch[16];
-  snprintf(arch, sizeof arch, "sm_%d%d", s->info.cc_major, s->info.cc_minor);
+  snprintf(arch, sizeof arch, "sm_%d%d%s", s->info.cc_major, s->info.cc_minor,
+           s->gen.arch_specific ? "a" : "");
   if (tb_module_get(s->cu, &s->modules, &s->gen, arch, &s->module, &s->cache_hit, err) != TB_OK ||
       bind_functions(s, err) != TB_OK) {
     return err->status;
@@ -288,9 +299,10 @@ static json_t *cuda_details(const struct tb_provider *p) {
   char cc[16];
   snprintf(cc, sizeof cc, "%d.%d", s->gen.min_cc_major, s->gen.min_cc_minor);
   json_t *contract =
-      json_pack("{s:s, s:i, s:i, s:i}", "min_compute_capability", cc, "threads_per_block",
-                s->gen.max_threads_per_block, "static_shared_bytes", s->gen.max_static_shared_bytes,
-                "dynamic_shared_bytes", s->gen.max_dynamic_shared_bytes);
+      json_pack("{s:s, s:b, s:i, s:i, s:i}", "min_compute_capability", cc, "arch_specific",
+                s->gen.arch_specific, "threads_per_block", s->gen.max_threads_per_block,
+                "static_shared_bytes", s->gen.max_static_shared_bytes, "dynamic_shared_bytes",
+                s->gen.max_dynamic_shared_bytes);
   json_t *j = json_pack("{s:s, s:i, s:o, s:o, s:b, s:O, s:o}", "source_sha256", s->gen.sha256,
                         "barrier_sites", s->gen.barrier_sites, "kernels", kernels,
                         "capability_contract", contract, "module_cache_hit", s->cache_hit,
