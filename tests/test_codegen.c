@@ -229,7 +229,9 @@ static void gemm_kernels(void **state) {
         assert_int_equal(wgmma, target.warpgroup_mma && r == TB_REALIZATION_TENSOR &&
                                     ((m + 127) / 128) * ((n + 127) / 128) >= 132);
         assert_int_equal(g.barrier_sites, plan.barrier_sites);
-        assert_int_equal(g.barrier_sites, wgmma ? 2 : 1);
+        assert_int_equal(g.barrier_sites, wgmma ? 3 : 1);
+        assert_int_equal(g.kernel_count, plan.launches);
+        assert_int_equal(g.workspace_floats, plan.workspace_floats);
         assert_int_equal(strstr(g.source, "mma.sync") != NULL, r != TB_REALIZATION_SIMT && !wgmma);
         assert_int_equal(strstr(g.source, "wgmma.mma_async") != NULL, wgmma);
         assert_int_equal(strstr(g.source, "a_lo") != NULL, r == TB_REALIZATION_TENSOR_3XTF32);

@@ -344,21 +344,28 @@ static void gemm_tensor_rule(void **state) {
   assert_int_equal(p.shared_bytes, 4 * 3 * (128 * 36 + 32 * 136)); /* 107520 */
   assert_string_equal(p.instruction, "mma.sync.m16n8k8");
   assert_int_equal(p.warpgroups, 0);
+  assert_int_equal(p.launches, 1);
   /* with wgmma: 32 x 16 = 512 blocks of 128x256 >= 132: 2 warpgroups of 64x256,
-   * 3 stages of (128 + 256) rows x 128 bytes and 1024 bytes of alignment slack */
+   * 4 stages of (128 + 256) rows x 128 bytes, 1024 bytes of alignment slack, 4
+   * mbarriers; the packing launch: (32 + 16) x 128 chunks, all of A and B */
   p = gemm_plan(4096, 4096, 4096, TB_REALIZATION_TENSOR);
   assert_int_equal(p.block_m * 1000 + p.block_n, 128256);
   assert_int_equal(p.warpgroups, 2);
   assert_int_equal(p.thread_m * 1000 + p.thread_n, 64256);
   assert_int_equal(p.blocks, 512);
   assert_int_equal(p.waves, 4);
-  assert_int_equal(p.shared_bytes, 3 * 384 * 128 + 1024); /* 148480 */
-  assert_int_equal(p.barrier_sites, 2);
+  assert_int_equal(p.shared_bytes, 4 * 384 * 128 + 1024 + 32); /* 197664 */
+  assert_int_equal(p.barrier_sites, 3);
   assert_string_equal(p.instruction, "wgmma.m64n256k8");
-  /* 2048 x 1536: 16 x 6 = 96 blocks of 128x256 < 132, 16 x 12 = 192 of 128x128 */
-  p = gemm_plan(2048, 1536, 512, TB_REALIZATION_TENSOR);
+  assert_int_equal(p.launches, 2);
+  assert_int_equal(p.pack_blocks, 48 * 128);
+  assert_int_equal(p.workspace_floats, 2 * 4096 * 4096);
+  /* 2048 x 1536: 16 x 6 = 96 blocks of 128x256 < 132, 16 x 12 = 192 of 128x128;
+   * k 500 packs 16 tiles, zeros past k */
+  p = gemm_plan(2048, 1536, 500, TB_REALIZATION_TENSOR);
   assert_string_equal(p.instruction, "wgmma.m64n128k8");
-  assert_int_equal(p.shared_bytes, 3 * 256 * 128 + 1024);
+  assert_int_equal(p.shared_bytes, 4 * 256 * 128 + 1024 + 32);
+  assert_int_equal(p.workspace_floats, (2048 + 1536) * 512);
   /* the 3xTF32 split stays on mma.sync */
   p = gemm_plan(4096, 4096, 4096, TB_REALIZATION_TENSOR_3XTF32);
   assert_string_equal(p.instruction, "mma.sync.m16n8k8");

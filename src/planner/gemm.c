@@ -112,20 +112,31 @@ static void mma_sync_shape(struct tb_gemm_plan *p) {
   p->barrier_sites = 1;
 }
 
-/* wgmma (tensor on a device with warpgroup MMA): 2 warpgroups, each a 64 x
- * block_n slice with wgmma.m64n{block_n}k8; the k step of 32 TF32 values is
- * one 128-byte swizzled row; 3 stages (the registers staging the next tile
- * round it to TF32 and transpose B). 1024 bytes of slack let the kernel
- * align the stages to the swizzle pattern's 1024-byte period. */
+/* wgmma (tensor on a device with warpgroup MMA): a packing launch rounds A
+ * and B to TF32 into the workspace, in stage-sized chunks already in the
+ * shared-memory layout (B transposed); then 2 warpgroups, each a 64 x
+ * block_n slice with wgmma.m64n{block_n}k8, the k step of 32 TF32 values one
+ * 128-byte swizzled row, 4 stages filled by bulk copies. Shared memory: the
+ * stages, 1024 bytes of slack to align them to the swizzle's 1024-byte
+ * period, and an 8-byte mbarrier a stage. */
 static void wgmma_shape(struct tb_gemm_plan *p) {
   p->warpgroups = 2;
   p->thread_m = 64; /* the warpgroup tile */
   p->thread_n = p->block_n;
   p->threads = 256;
-  p->stages = 3;
-  p->shared_bytes = 4 * p->stages * (p->block_m + p->block_n) * p->block_k + 1024;
+  p->stages = 4;
+  p->shared_bytes = 4 * p->stages * (p->block_m + p->block_n) * p->block_k + 1024 + 8 * p->stages;
   snprintf(p->instruction, sizeof p->instruction, "wgmma.m64n%uk8", p->block_n);
-  p->barrier_sites = 2; /* after the first stage, then one per k tile */
+  p->barrier_sites = 3; /* packing B; after the mbarriers' set-up; one per k tile */
+}
+
+/* The packed operands (zeros past the edges) and the packing launch: one
+ * block per chunk of A (block_m x block_k) and of B (block_n x block_k). */
+static void wgmma_packing(struct tb_gemm_plan *p) {
+  unsigned long long tiles = (p->k + p->block_k - 1) / p->block_k;
+  p->launches = 2;
+  p->pack_blocks = (p->grid_m + p->grid_n) * tiles;
+  p->workspace_floats = (p->grid_m * p->block_m + p->grid_n * p->block_n) * tiles * p->block_k;
 }
 
 static bool is_wgmma_tile(unsigned m, unsigned n, unsigned k) {
@@ -203,5 +214,9 @@ enum tb_status tb_plan_gemm(size_t m, size_t n, size_t k, enum tb_realization re
   p->grid_n = (n + p->block_n - 1) / p->block_n;
   p->blocks = p->grid_m * p->grid_n;
   p->waves = (p->blocks + p->multiprocessors - 1) / p->multiprocessors;
+  p->launches = 1;
+  if (p->warpgroups != 0) {
+    wgmma_packing(p);
+  }
   return TB_OK;
 }

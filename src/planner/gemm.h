@@ -49,6 +49,9 @@ struct tb_gemm_plan {
   unsigned long long grid_m, grid_n, blocks;
   unsigned shared_bytes;    /* per block, all stages */
   unsigned long long waves; /* ceil(blocks / multiprocessors) */
+  unsigned launches;        /* kernels a call launches: 2 with wgmma's packing */
+  unsigned long long pack_blocks;      /* wgmma: blocks of the packing launch */
+  unsigned long long workspace_floats; /* wgmma: the packed, TF32-rounded operands */
   unsigned multiprocessors;
   bool block_from_user; /* --gemm-block, not the rule */
   const char *rule;

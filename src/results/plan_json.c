@@ -120,6 +120,9 @@ json_t *tb_gemm_plan_to_json(const struct tb_gemm_plan *p) {
   json_object_set_new(j, "waves", json_integer((json_int_t)p->waves));
   json_object_set_new(j, "instruction", json_string(p->instruction));
   json_object_set_new(j, "warpgroups", json_integer(p->warpgroups));
+  json_object_set_new(j, "launches", json_integer(p->launches));
+  json_object_set_new(j, "pack_blocks", json_integer((json_int_t)p->pack_blocks));
+  json_object_set_new(j, "workspace_floats", json_integer((json_int_t)p->workspace_floats));
   json_object_set_new(j, "barrier_sites", json_integer(p->barrier_sites));
   json_object_set_new(j, "rule", json_string(p->rule));
   return j;

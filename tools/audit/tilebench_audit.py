@@ -397,11 +397,12 @@ def audit_gemm_plan(a, record, case, device_capability):
             shared = 4 * stages * (bm * (bk + 4) + bk * (bn + 4))
         instruction = "fma"
     elif wgmma:
-        # two warpgroups of 64 rows; 3 stages of (bm + bn) rows of bk TF32 values, and
-        # 1024 bytes to align them to the swizzle's period
+        # two warpgroups of 64 rows; 4 stages of (bm + bn) rows of bk TF32 values, 1024
+        # bytes to align them to the swizzle's period, an 8-byte mbarrier a stage; barriers:
+        # the packing launch's, after the mbarriers' set-up, one per k tile
         warps_m = warps_n = 0
-        warpgroups, tm, tn, threads, stages, barriers = 2, 64, bn, 256, 3, 2
-        shared = 4 * stages * (bm + bn) * bk + 1024
+        warpgroups, tm, tn, threads, stages, barriers = 2, 64, bn, 256, 4, 3
+        shared = 4 * stages * (bm + bn) * bk + 1024 + 8 * stages
         instruction = f"wgmma.m64n{bn}k8"
     else:
         if record["profile"] == "user-block" and not (
@@ -427,6 +428,14 @@ def audit_gemm_plan(a, record, case, device_capability):
     a.same("plan.shared_bytes", record["shared_bytes"], shared)
     a.same("plan.waves", record["waves"], ceil_div(grid_m * grid_n, record["multiprocessors"]))
     a.same("plan.barrier_sites", record["barrier_sites"], barriers)
+    if "launches" in record:
+        # wgmma packs A and B (rounded to TF32, zeros past the edges) in a first launch:
+        # a chunk of bm x bk and of bn x bk per block
+        tiles = ceil_div(k, bk)
+        a.same("plan.launches", record["launches"], 2 if wgmma else 1)
+        a.same("plan.pack_blocks", record["pack_blocks"], (grid_m + grid_n) * tiles if wgmma else 0)
+        a.same("plan.workspace_floats", record["workspace_floats"],
+               (grid_m * bm + grid_n * bn) * tiles * bk if wgmma else 0)
     return {"mapping": "gemm", "barriers": barriers}
 
 
