@@ -65,7 +65,8 @@ if has sanitize; then
     for spec in "softmax 37x769 automatic" "rmsnorm 64x258 reference" "layernorm 256x1024 candidate" \
                 "layernorm 200x40000 automatic" "softmax 8x65536 automatic" "sum 8x65536 automatic" \
                 "gelu_add 37x769 automatic" "gemm 127x193x61 automatic simt" \
-                "gemm 127x193x61 automatic tensor" "gemm 127x193x61 automatic tensor-3xtf32"; do
+                "gemm 127x193x61 automatic tensor" "gemm 127x193x61 automatic tensor-3xtf32" \
+                "gemm 1999x2999x37 automatic tensor" "gemm 2048x1536x40 automatic tensor"; do
       set -- $spec
       log="$WORK/sanitizer/$tool-$1-$2-$3${4:+-$4}.log"
       timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/tilebench" run \
@@ -126,7 +127,7 @@ if has gemm; then
   # every realization (TF32 matched on all three providers), oracle-validated.
   mkdir -p "$WORK/gemm"
   timeout "${GEMM_TIMEOUT_S:-300}" "$BIN/tilebench" run --backend cuda --ops gemm \
-    --shapes "${GEMM_SHAPES:-32x32x32,128x128x128,127x193x61,1024x1024x1024,4096x4096x4096}" \
+    --shapes "${GEMM_SHAPES:-32x32x32,128x128x128,127x193x61,1024x1024x1024,1999x2999x37,2048x1536x512,4096x4096x4096}" \
     --matrix-realization simt,tensor,tensor-3xtf32 --providers native,cublas,torch \
     --input-views "${GEMM_VIEWS:-packed}" --samples 5 --warmup-ms 20 --quiet --out "$WORK/gemm/run" \
     > "$WORK/gemm/run.log" 2>&1
