@@ -269,6 +269,11 @@ class EvidenceTest(unittest.TestCase):
                            "gemm/block-64,128,16", "gemm/block-64,64,16")]
         runs += [os.path.join("2026-11-29-h200-tf32-unconverted-experiment/ab", r)
                  for r in ("A1", "B1", "B2", "A2")]
+        runs += [os.path.join("2026-11-29-h200-wgmma-register-staged/gemm", r)
+                 for r in ("run", "strided", "block-128,128,32", "block-128,256,32")]
+        runs += [os.path.join("2026-11-29-h200-wgmma/gemm", r)
+                 for r in ("run", "strided", "block-128,256,32", "block-128,128,32",
+                           "block-128,128,16", "block-64,64,32")]
         runs += [os.path.join("2026-11-29-h200-torch-all", s) for s in
                  ("17x257", "37x769", "64x4096", "1024x1024", "4096x1024", "16384x257", "8x65536",
                   "262144x257", "8192x32768", "32768x8192")]

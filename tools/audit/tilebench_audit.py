@@ -403,6 +403,12 @@ def audit_gemm_plan(a, record, case, device_capability):
         warps_m = warps_n = 0
         warpgroups, tm, tn, threads, stages, barriers = 2, 64, bn, 256, 4, 3
         shared = 4 * stages * (bm + bn) * bk + 1024 + 8 * stages
+        if "launches" not in record:
+            # the first wgmma kernel (one launch, tiles staged through registers:
+            # evidence/2026-11-29-h200-wgmma-register-staged): 3 stages, no mbarriers,
+            # barriers after the first stage and one per k tile
+            stages, barriers = 3, 2
+            shared = 4 * stages * (bm + bn) * bk + 1024
         instruction = f"wgmma.m64n{bn}k8"
     else:
         if record["profile"] == "user-block" and not (
