@@ -200,8 +200,8 @@ static void elementwise(void **state) {
  * n+3), every realization, on devices with and without wgmma; the tile
  * follows the planner's rule. */
 static void gemm_kernels(void **state) {
-  const size_t gemm_shapes[][3] = {{32, 32, 32},       {127, 193, 61}, {4096, 4096, 4096},
-                                   {1, 1, 1},          {2048, 1536, 512}, {1999, 2999, 37}};
+  const size_t gemm_shapes[][3] = {{32, 32, 32}, {127, 193, 61},    {4096, 4096, 4096},
+                                   {1, 1, 1},    {2048, 1536, 512}, {1999, 2999, 37}};
   for (size_t s = 0; s < sizeof gemm_shapes / sizeof gemm_shapes[0]; ++s) {
     for (int view = 0; view < TB_VIEW_COUNT * 2; ++view) {
       struct tb_gemm_target target = {132, view >= TB_VIEW_COUNT};
@@ -238,8 +238,8 @@ static void gemm_kernels(void **state) {
         assert_int_equal(g.min_cc_major, wgmma ? 9 : 8); /* wgmma (sm_90a); cp.async */
         assert_int_equal(g.arch_specific, wgmma);
         char what[96];
-        snprintf(what, sizeof what, "gemm %zux%zux%zu %s %s %s", m, n, k,
-                 tb_view_name(c.view.kind), tb_realization_name(c.realization), plan.instruction);
+        snprintf(what, sizeof what, "gemm %zux%zux%zu %s %s %s", m, n, k, tb_view_name(c.view.kind),
+                 tb_realization_name(c.realization), plan.instruction);
         compile_without_spills(&g, what);
         tb_generated_free(&g);
       }
@@ -293,10 +293,9 @@ static void gemm_user_blocks(void **state) {
     struct tb_gemm_block user = {blocks[i][0], blocks[i][1], blocks[i][2]};
     struct tb_gemm_plan plan;
     struct tb_error err = {0};
-    assert_int_equal(
-        tb_plan_gemm(4096, 4096, 4096, TB_REALIZATION_SIMT, user, tb_gemm_target_h200(), true,
-                     &plan, &err),
-        TB_OK);
+    assert_int_equal(tb_plan_gemm(4096, 4096, 4096, TB_REALIZATION_SIMT, user,
+                                  tb_gemm_target_h200(), true, &plan, &err),
+                     TB_OK);
     assert_true(plan.block_from_user);
     assert_int_equal(plan.thread_m * plan.thread_n * plan.threads, blocks[i][0] * blocks[i][1]);
     struct tb_generated g;

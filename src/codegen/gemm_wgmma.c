@@ -38,7 +38,10 @@ static void emit_mma_step(struct tb_strbuf *b, unsigned block_n) {
   }
   tb_strbuf_printf(b, "}, %%%u, %%%u, p, 1, 1;\\n}\\n\"\n               : ", count, count + 1);
   for (unsigned i = 0; i < count; ++i) {
-    tb_strbuf_printf(b, "%s\"+f\"(d[%u])", i == 0 ? "" : i % 8 == 0 ? ",\n                 " : ", ",
+    tb_strbuf_printf(b, "%s\"+f\"(d[%u])",
+                     i == 0       ? ""
+                     : i % 8 == 0 ? ",\n                 "
+                                  : ", ",
                      i);
   }
   tb_strbuf_printf(b, "\n               : \"l\"(da), \"l\"(db), \"r\"(1));\n}\n");
@@ -160,7 +163,8 @@ static void emit_async_helpers(struct tb_strbuf *b) {
       "\"memory\");\n"
       "}\n"
       "/* Thread 0 starts k tile t's copies into stage s. */\n"
-      "static __device__ __forceinline__ void fill(unsigned stages_at, unsigned barriers_at, int s,\n"
+      "static __device__ __forceinline__ void fill(unsigned stages_at, unsigned barriers_at, int "
+      "s,\n"
       "                                            const float *workspace, long long bm, long long "
       "bn,\n"
       "                                            long long t) {\n"
@@ -189,13 +193,15 @@ static void emit_main_kernel(struct tb_strbuf *b) {
       "  const int tiles = (int)TILES;\n"
       "  if (tid == 0) {\n"
       "    _Pragma(\"unroll\") for (int s = 0; s < STAGES; ++s)\n"
-      "      asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], 1;\\n\" :: \"r\"(barriers_at + 8 * "
+      "      asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], 1;\\n\" :: \"r\"(barriers_at + 8 "
+      "* "
       "s) : \"memory\");\n"
       "    asm volatile(\"fence.mbarrier_init.release.cluster;\\n\" ::: \"memory\");\n"
       "  }\n"
       "  __syncthreads();\n"
       "  if (tid == 0)\n"
-      "    for (int s = 0; s < STAGES && s < tiles; ++s) fill(stages_at, barriers_at, s, workspace, "
+      "    for (int s = 0; s < STAGES && s < tiles; ++s) fill(stages_at, barriers_at, s, "
+      "workspace, "
       "bm, bn, s);\n"
       "  float acc[ACC];\n"
       "  _Pragma(\"unroll\") for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;\n"

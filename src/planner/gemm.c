@@ -57,12 +57,13 @@ static enum tb_status simt_shape(struct tb_gemm_plan *p, struct tb_gemm_block us
                                  struct tb_error *err) {
   if (user.m != 0) {
     bool side_m = user.m == 32 || user.m == 64 || user.m == 128;
-    bool side_n = user.n == 32 || user.n == 64 || user.n == 128;
+    /* 128 x 256: 8 x 16 outputs a thread, one block an SM */
+    bool side_n = user.n == 32 || user.n == 64 || user.n == 128 || (user.n == 256 && user.m == 128);
     bool step = user.k == 8 || user.k == 16 || user.k == 32;
     if (!side_m || !side_n || !step || user.m * user.k < 1024 || user.n * user.k < 1024) {
       return tb_fail(err, TB_ERR_USAGE,
-                     "--gemm-block for simt: M and N of 32, 64 or 128, K of 8, 16 or 32, with "
-                     "M*K and N*K at least 1024 (got %u,%u,%u)",
+                     "--gemm-block for simt: M and N of 32, 64 or 128 (or 128 and 256), K of 8, "
+                     "16 or 32, with M*K and N*K at least 1024 (got %u,%u,%u)",
                      user.m, user.n, user.k);
     }
     take_user_block(p, user);
@@ -159,13 +160,12 @@ static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block 
                          (user.k == 16 || user.k == 32);
     wgmma = wgmma && is_wgmma_tile(user.m, user.n, user.k);
     if (!wgmma && !mma_sync_tile) {
-      return tb_fail(err, TB_ERR_USAGE,
-                     "--gemm-block for %s: M and N of 64 or 128, K of 16 or 32%s (got %u,%u,%u)",
-                     tb_realization_name(p->realization),
-                     warpgroup_mma && p->realization == TB_REALIZATION_TENSOR
-                         ? ", or 128,256,32 (wgmma)"
-                         : "",
-                     user.m, user.n, user.k);
+      return tb_fail(
+          err, TB_ERR_USAGE,
+          "--gemm-block for %s: M and N of 64 or 128, K of 16 or 32%s (got %u,%u,%u)",
+          tb_realization_name(p->realization),
+          warpgroup_mma && p->realization == TB_REALIZATION_TENSOR ? ", or 128,256,32 (wgmma)" : "",
+          user.m, user.n, user.k);
     }
     take_user_block(p, user);
   } else {

@@ -43,13 +43,13 @@ struct tb_gemm_plan {
   unsigned warpgroups;       /* wgmma: warpgroups of 128 threads along m (else 0) */
   char instruction[32];      /* what multiplies: "fma", "mma.sync.m16n8k8", "wgmma.m64n256k8" */
   unsigned threads;
-  unsigned stages;       /* tiles in flight through shared memory */
+  unsigned stages;        /* tiles in flight through shared memory */
   unsigned barrier_sites; /* __syncthreads() in the kernel's source */
-  unsigned vector_width; /* floats per global load: 4 when every row start is 16-byte aligned */
+  unsigned vector_width;  /* floats per global load: 4 when every row start is 16-byte aligned */
   unsigned long long grid_m, grid_n, blocks;
-  unsigned shared_bytes;    /* per block, all stages */
-  unsigned long long waves; /* ceil(blocks / multiprocessors) */
-  unsigned launches;        /* kernels a call launches: 2 with wgmma's packing */
+  unsigned shared_bytes;               /* per block, all stages */
+  unsigned long long waves;            /* ceil(blocks / multiprocessors) */
+  unsigned launches;                   /* kernels a call launches: 2 with wgmma's packing */
   unsigned long long pack_blocks;      /* wgmma: blocks of the packing launch */
   unsigned long long workspace_floats; /* wgmma: the packed, TF32-rounded operands */
   unsigned multiprocessors;

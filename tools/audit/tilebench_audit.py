@@ -383,7 +383,8 @@ def audit_gemm_plan(a, record, case, device_capability):
     warpgroups = 0
     if realization == "simt":
         if record["profile"] == "user-block" and not (
-                bm in (32, 64, 128) and bn in (32, 64, 128) and bk in (8, 16, 32)
+                bm in (32, 64, 128) and (bn in (32, 64, 128) or (bn, bm) == (256, 128))
+                and bk in (8, 16, 32)
                 and bm * bk >= 1024 and bn * bk >= 1024):
             a.fail("plan.tile", f"simt does not support the tile {bm}x{bn}x{bk}")
         warps_m = warps_n = 0

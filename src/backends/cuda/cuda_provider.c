@@ -44,8 +44,8 @@ static enum tb_status check_contract(const struct cuda_state *s, struct tb_error
     return tb_fail(err, TB_ERR_UNAVAILABLE,
                    "capability: the kernels are sm_%d%da code (compute capability exactly %d.%d), "
                    "the device has %d.%d",
-                   g->min_cc_major, g->min_cc_minor, g->min_cc_major, g->min_cc_minor,
-                   d->cc_major, d->cc_minor);
+                   g->min_cc_major, g->min_cc_minor, g->min_cc_major, g->min_cc_minor, d->cc_major,
+                   d->cc_minor);
   }
   if (d->cc_major * 10 + d->cc_minor < g->min_cc_major * 10 + g->min_cc_minor) {
     return tb_fail(err, TB_ERR_UNAVAILABLE,
@@ -82,7 +82,7 @@ static enum tb_status generate(struct cuda_state *s, const struct tb_case *c,
                    c->view.offset % 4 == 0;
     /* wgmma is sm_90a's: compute capability exactly 9.0 */
     struct tb_gemm_target target = {(unsigned)s->info.multiprocessors,
-                                     s->info.cc_major == 9 && s->info.cc_minor == 0};
+                                    s->info.cc_major == 9 && s->info.cc_minor == 0};
     if (tb_plan_gemm(c->shape.m, c->shape.n, c->shape.k, c->realization, c->gemm_block, target,
                      aligned, &s->gemm, err) != TB_OK) {
       return err->status;
