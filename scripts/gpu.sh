@@ -66,7 +66,8 @@ if has sanitize; then
                 "layernorm 200x40000 automatic" "softmax 8x65536 automatic" "sum 8x65536 automatic" \
                 "gelu_add 37x769 automatic" "gemm 127x193x61 automatic simt" \
                 "gemm 127x193x61 automatic tensor" "gemm 127x193x61 automatic tensor-3xtf32" \
-                "gemm 1999x2999x37 automatic tensor" "gemm 2048x1536x40 automatic tensor"; do
+                "gemm 1999x2999x37 automatic tensor" "gemm 2048x1536x40 automatic tensor" \
+                "gemm 1999x2999x37 automatic simt"; do
       set -- $spec
       log="$WORK/sanitizer/$tool-$1-$2-$3${4:+-$4}.log"
       timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/tilebench" run \
@@ -141,7 +142,7 @@ if has gemm; then
   note "gemm strided (exit $?): $(grep -E 'cases valid' "$WORK/gemm/strided.log" || tail -2 "$WORK/gemm/strided.log")"
   # Tiles at 4096^3 (SIMT's by default, GEMM_BLOCK_REALIZATION=tensor for
   # the tensor kernels'), for the planner's rules (docs/gemm.md).
-  for block in ${GEMM_BLOCKS:-128,128,8 128,128,16 128,64,16 64,128,16 64,64,16}; do
+  for block in ${GEMM_BLOCKS:-128,128,32 128,256,16 128,128,16 128,64,32}; do
     timeout 60 "$BIN/tilebench" run --backend cuda --ops gemm --shapes 4096x4096x4096 \
       --matrix-realization "${GEMM_BLOCK_REALIZATION:-simt}" --gemm-block "$block" --providers native --input-views packed \
       --samples 5 --warmup-ms 20 --quiet --out "$WORK/gemm/block-$block" > "$WORK/gemm/block-$block.log" 2>&1

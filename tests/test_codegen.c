@@ -283,7 +283,7 @@ static void gemm_wide_tile_offsets(void **state) {
  * refuses are refused before any code exists. */
 static void gemm_user_blocks(void **state) {
   const unsigned blocks[][3] = {{128, 128, 8}, {128, 128, 16}, {128, 64, 16}, {64, 128, 16},
-                                {64, 64, 16},  {32, 32, 32},   {64, 32, 32}};
+                                {64, 64, 16},  {32, 32, 32},   {64, 32, 32},  {128, 256, 16}};
   for (size_t i = 0; i < sizeof blocks / sizeof blocks[0]; ++i) {
     struct tb_case c = {.op = tb_op_info(TB_OP_GEMM),
                         .shape = {4096, 4096, 4096},
@@ -305,7 +305,8 @@ static void gemm_user_blocks(void **state) {
     compile_without_spills(&g, what);
     tb_generated_free(&g);
   }
-  const unsigned refused[][3] = {{128, 128, 4}, {96, 96, 16}, {32, 32, 16}, {256, 128, 8}};
+  const unsigned refused[][3] = {
+      {128, 128, 4}, {96, 96, 16}, {32, 32, 16}, {256, 128, 8}, {64, 256, 32}};
   for (size_t i = 0; i < sizeof refused / sizeof refused[0]; ++i) {
     struct tb_gemm_block user = {refused[i][0], refused[i][1], refused[i][2]};
     struct tb_gemm_plan plan;

@@ -312,14 +312,18 @@ static struct tb_gemm_plan gemm_plan(size_t m, size_t n, size_t k, enum tb_reali
 }
 
 static void gemm_simt_rule(void **state) {
-  /* 4096^2: 32 x 32 = 1024 blocks of 128x128 >= 132 */
+  /* 4096^2: 32 x 16 = 512 blocks of 128x256 >= 132 */
   struct tb_gemm_plan p = gemm_plan(4096, 4096, 4096, TB_REALIZATION_SIMT);
   assert_int_equal(p.block_m, 128);
-  assert_int_equal(p.block_n, 128);
+  assert_int_equal(p.block_n, 256);
   assert_int_equal(p.block_k, 32);
-  assert_int_equal(p.thread_m * 100 + p.thread_n, 808);
-  assert_int_equal(p.blocks, 1024);
-  assert_int_equal(p.waves, 8);
+  assert_int_equal(p.thread_m * 100 + p.thread_n, 816);
+  assert_int_equal(p.blocks, 512);
+  assert_int_equal(p.waves, 4);
+  assert_int_equal(p.shared_bytes, 4 * 3 * (128 * 36 + 32 * 260)); /* 155136 */
+  /* 2048 x 2048: 16 x 8 = 128 blocks of 128x256 < 132, 16 x 16 = 256 of 128x128 */
+  p = gemm_plan(2048, 2048, 64, TB_REALIZATION_SIMT);
+  assert_int_equal(p.block_m * 1000 + p.block_n, 128128);
   assert_int_equal(p.shared_bytes, 4 * 3 * (128 * 36 + 32 * 132)); /* 105984 */
   /* 2048 x 1024: 16 x 8 = 128 blocks of 128x128 < 132, 16 x 16 = 256 of 128x64 */
   p = gemm_plan(2048, 1024, 64, TB_REALIZATION_SIMT);

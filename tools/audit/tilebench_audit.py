@@ -361,9 +361,12 @@ def gemm_rule_tile(record, warpgroup_mma):
     if user:
         return tile["block_m"], tile["block_n"], tile["block_k"]
     if record["realization"] == "simt":
-        # the rule's tiles; records of the register-prefetch kernel (2 stages) used 128x64x16 first
+        # the rule's tiles; records of the register-prefetch kernel (2 stages) used 128x64x16
+        # first, and rules recorded before 128x256x32 joined the list start at 128x128x32
         tiles = [(128, 64, 16), (64, 64, 16)] if record["stages"] == 2 else \
             [(128, 128, 32), (128, 64, 32), (64, 64, 16)]
+        if "128x256x32" in record["rule"]:
+            tiles = [(128, 256, 32)] + tiles
         return next((t for t in tiles if ceil_div(m, t[0]) * ceil_div(n, t[1]) >= sms), (32, 32, 32))
     large = ceil_div(m, 128) * ceil_div(n, 128) >= sms
     if large and warpgroup_mma and record["realization"] == "tensor":
