@@ -2,7 +2,7 @@
 # Everything GPU-side in one call (run on the GPU machine, from the repo root,
 # after scripts/gpu-pack.sh here; the device tool carries .device/):
 #   scripts/gpu.sh [tests] [validate] [sanitize] [perf] [floor] [replay] [torch] [torch-all]
-#                  [gemm] [ab] [cupti-variants] [ncu]
+#                  [gemm] [gemm-tiles] [ab] [cupti-variants] [ncu]
 #   (default: tests validate sanitize perf)
 # Writes full results under $OUT (bundled: the tool returns few files) and
 # prints a short table last.
@@ -154,6 +154,25 @@ if has gemm; then
       tail -1 | tee -a "$SUMMARY"
   done
   tar -C "$WORK" -czf "$OUT/gemm.tgz" gemm
+fi
+
+if has gemm-tiles; then
+  # The simt tile rule's evidence (docs/gemm.md): 128x256x32 against 128x128x32
+  # and the rule's own choice on shapes whose waves fill differently, twice.
+  mkdir -p "$WORK/gemm-tiles"
+  shapes=${GEMM_TILE_SHAPES:-1999x2999x37,2048x1536x512,2048x2048x2048,3072x3072x3072,4096x4096x1024,8192x8192x512,4096x4096x4096}
+  for rep in 1 2; do
+    for tile in 128x256x32 128x128x32 rule; do
+      block=(); [[ $tile != rule ]] && block=(--gemm-block "${tile//x/,}")
+      timeout 100 "$BIN/tilebench" run --backend cuda --ops gemm --shapes "$shapes" \
+        --matrix-realization simt "${block[@]}" --providers native --input-views packed \
+        --samples 5 --warmup-ms 20 --quiet --out "$WORK/gemm-tiles/$rep-$tile" > "$WORK/gemm-tiles/$rep-$tile.log" 2>&1
+      note "gemm simt $tile (round $rep):"
+      grep -E '^gemm.*fp32' "$WORK/gemm-tiles/$rep-$tile.log" | tee -a "$SUMMARY"
+      python3 "$ROOT/tools/audit/tilebench_audit.py" "$WORK/gemm-tiles/$rep-$tile" 2>&1 | tail -1 | tee -a "$SUMMARY"
+    done
+  done
+  tar -C "$WORK" -czf "$OUT/gemm-tiles.tgz" gemm-tiles
 fi
 
 if has ab && [[ ! -x "$ROOT/.device/baseline/tilebench" ]]; then

@@ -321,8 +321,12 @@ static void gemm_simt_rule(void **state) {
   assert_int_equal(p.blocks, 512);
   assert_int_equal(p.waves, 4);
   assert_int_equal(p.shared_bytes, 4 * 3 * (128 * 36 + 32 * 260)); /* 155136 */
-  /* 2048 x 2048: 16 x 8 = 128 blocks of 128x256 < 132, 16 x 16 = 256 of 128x128 */
+  /* 2048 x 2048: 16 x 8 = 128 blocks of 128x256 fill 128 of one wave's 132
+   * (97 %); 3072 x 3072: 24 x 12 = 288 fill 288 of three waves' 396 (73 %), so
+   * 128x128 (576 blocks >= 132) */
   p = gemm_plan(2048, 2048, 64, TB_REALIZATION_SIMT);
+  assert_int_equal(p.block_m * 1000 + p.block_n, 128256);
+  p = gemm_plan(3072, 3072, 3072, TB_REALIZATION_SIMT);
   assert_int_equal(p.block_m * 1000 + p.block_n, 128128);
   assert_int_equal(p.shared_bytes, 4 * 3 * (128 * 36 + 32 * 132)); /* 105984 */
   /* 2048 x 1024: 16 x 8 = 128 blocks of 128x128 < 132, 16 x 16 = 256 of 128x64 */

@@ -49,6 +49,11 @@ static void take_user_block(struct tb_gemm_plan *p, struct tb_gemm_block user) {
   p->block_from_user = true;
 }
 
+/* Blocks of a bm x bn tiling of the output. */
+static unsigned long long grid_of(const struct tb_gemm_plan *p, unsigned bm, unsigned bn) {
+  return ((p->m + bm - 1) / bm) * ((p->n + bn - 1) / bn);
+}
+
 /* simt: 256 threads, each (block_m/16) x (block_n/16) outputs; a tile side
  * is 32, 64 or 128 and the k step 8, 16 or 32, with at least 4 floats of A
  * and of B per thread and step (block_m * block_k and block_n * block_k of
@@ -68,23 +73,26 @@ static enum tb_status simt_shape(struct tb_gemm_plan *p, struct tb_gemm_block us
     }
     take_user_block(p, user);
   } else {
-    /* the first tile whose grid still fills every multiprocessor; 128x256x32
-     * (8 x 16 outputs a thread) ran 8.8 % faster than 128x128x32 at 4096^3 on
-     * the H200, which was the fastest of seven smaller tiles (docs/gemm.md) */
+    /* 128x256x32 (8 x 16 outputs a thread, one block an SM) when its blocks
+     * fill at least 90 % of its waves: measured faster than 128x128x32 where
+     * they do (4096^3, 2048^3, 4096^2 x 1024, 8192^2 x 512), slower where its
+     * last wave is a quarter full (3072^3, 1999 x 2999 x 37) since 128x128
+     * blocks, two an SM, spread a partial wave more finely (docs/gemm.md).
+     * Else the first tile whose grid still fills every multiprocessor. */
     static const unsigned tiles[][3] = {
         {128, 256, 32}, {128, 128, 32}, {128, 64, 32}, {64, 64, 16}, {32, 32, 32}};
-    size_t t = 0;
-    while (t < 4 &&
-           ((p->m + tiles[t][0] - 1) / tiles[t][0]) * ((p->n + tiles[t][1] - 1) / tiles[t][1]) <
-               p->multiprocessors) {
+    unsigned long long wide = grid_of(p, 128, 256), sms = p->multiprocessors;
+    size_t t = 10 * wide >= 9 * ((wide + sms - 1) / sms) * sms ? 0 : 1;
+    while (t > 0 && t < 4 && grid_of(p, tiles[t][0], tiles[t][1]) < sms) {
       ++t;
     }
     p->block_m = tiles[t][0];
     p->block_n = tiles[t][1];
     p->block_k = tiles[t][2];
-    p->rule = "simt: the first of 128x256x32, 128x128x32, 128x64x32, 64x64x16, 32x32x32 whose "
-              "grid has at least one block per multiprocessor (else 32x32x32); 256 threads, "
-              "(tile m/16) x (tile n/16) outputs each; 3 stages of cp.async";
+    p->rule = "simt: 128x256x32 when its blocks fill at least 90 % of its waves (one block per "
+              "multiprocessor), else the first of 128x128x32, 128x64x32, 64x64x16, 32x32x32 "
+              "whose grid has at least one block per multiprocessor (else 32x32x32); 256 "
+              "threads, (tile m/16) x (tile n/16) outputs each; 3 stages of cp.async";
   }
   p->thread_m = p->block_m / 16;
   p->thread_n = p->block_n / 16;
@@ -142,10 +150,6 @@ static void wgmma_packing(struct tb_gemm_plan *p) {
 
 static bool is_wgmma_tile(unsigned m, unsigned n, unsigned k) {
   return m == 128 && (n == 128 || n == 256) && k == 32;
-}
-
-static unsigned long long grid_of(const struct tb_gemm_plan *p, unsigned bm, unsigned bn) {
-  return ((p->m + bm - 1) / bm) * ((p->n + bn - 1) / bn);
 }
 
 /* tensor and tensor-3xtf32. A user block the wgmma kernel takes (128 x 128

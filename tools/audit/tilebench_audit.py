@@ -365,7 +365,12 @@ def gemm_rule_tile(record, warpgroup_mma):
         # first, and rules recorded before 128x256x32 joined the list start at 128x128x32
         tiles = [(128, 64, 16), (64, 64, 16)] if record["stages"] == 2 else \
             [(128, 128, 32), (128, 64, 32), (64, 64, 16)]
-        if "128x256x32" in record["rule"]:
+        wide = ceil_div(m, 128) * ceil_div(n, 256)
+        if "fill at least 90" in record["rule"]:
+            # 128x256x32 when its blocks fill at least 90 % of its waves (one block an SM)
+            if 10 * wide >= 9 * ceil_div(wide, sms) * sms:
+                return 128, 256, 32
+        elif "128x256x32" in record["rule"]:  # first in the list, 2026-11-29 fifth session
             tiles = [(128, 256, 32)] + tiles
         return next((t for t in tiles if ceil_div(m, t[0]) * ceil_div(n, t[1]) >= sms), (32, 32, 32))
     large = ceil_div(m, 128) * ceil_div(n, 128) >= sms
