@@ -341,9 +341,21 @@ static void plan_command(void **state) {
   assert_non_null(gemm);
   json_t *tile = json_object_get(gemm, "tile");
   assert_int_equal(json_integer_value(json_object_get(tile, "block_m")), 128);
-  assert_int_equal(json_integer_value(json_object_get(tile, "block_n")), 128);
-  assert_int_equal(json_integer_value(json_object_get(gemm, "thread_blocks")), 1024);
+  assert_int_equal(json_integer_value(json_object_get(tile, "block_n")), 256);
+  assert_int_equal(json_integer_value(json_object_get(gemm, "thread_blocks")), 512);
   json_decref(gemm);
+  /* tensor on the H200 the plan command describes: wgmma after a packing launch */
+  assert_int_equal(RUN("plan", "--op", "gemm", "--shape", "4096x4096x4096", "--matrix-realization",
+                       "tensor", "--json"),
+                   0);
+  gemm = json_loads(out, 0, &jerr);
+  assert_non_null(gemm);
+  assert_string_equal(json_string_value(json_object_get(gemm, "instruction")), "wgmma.m64n256k8");
+  assert_int_equal(json_integer_value(json_object_get(gemm, "launches")), 2);
+  json_decref(gemm);
+  expect_usage_error(RUN("plan", "--op", "gemm", "--shape", "64x64x64", "--matrix-realization",
+                         "tensor-3xtf32", "--gemm-block", "128,256,32"),
+                     "--gemm-block for tensor-3xtf32");
   expect_usage_error(RUN("plan", "--op", "softmax", "--shape", "0x4"), "0x4");
   expect_usage_error(RUN("plan", "--op", "softmax", "--shape", "4x4", "--variant", "best"),
                      "unknown variant");

@@ -78,10 +78,16 @@ static int plan_gemm(struct tb_shape shape, const char *realization_text, const 
   } else {
     printf("gemm %zux%zux%zu, realization %s (%s), packed inputs, %s\n", shape.m, shape.n, shape.k,
            tb_realization_name(realization), tb_realization_precision(realization), limits.source);
-    printf("tile %ux%ux%u, %u threads, %s %ux%u, %u stages, %u-float loads\n", plan.block_m,
+    printf("tile %ux%ux%u, %u threads, %s %ux%u, %u stages, %u-float loads, %s\n", plan.block_m,
            plan.block_n, plan.block_k, plan.threads,
-           realization == TB_REALIZATION_SIMT ? "outputs per thread" : "warp tile", plan.thread_m,
-           plan.thread_n, plan.stages, plan.vector_width);
+           realization == TB_REALIZATION_SIMT ? "outputs per thread"
+           : plan.warpgroups != 0             ? "warpgroup tile"
+                                              : "warp tile",
+           plan.thread_m, plan.thread_n, plan.stages, plan.vector_width, plan.instruction);
+    if (plan.launches > 1) {
+      printf("packing launch first: %llu blocks, %llu floats of workspace\n", plan.pack_blocks,
+             plan.workspace_floats);
+    }
     printf("grid %llu x %llu = %llu blocks, %llu wave(s) over %u multiprocessors, %u B shared\n",
            plan.grid_m, plan.grid_n, plan.blocks, plan.waves, plan.multiprocessors,
            plan.shared_bytes);

@@ -179,8 +179,9 @@ static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block 
     p->block_n = !large ? 64 : wgmma && grid_of(p, 128, 256) >= p->multiprocessors ? 256 : 128;
     p->block_k = 32;
     p->rule = wgmma ? "tensor with wgmma: 128x256 tiles when their grid has at least one block "
-                      "per multiprocessor, else 128x128 (same test), else mma.sync 64x64; k step "
-                      "32; 2 warpgroups of wgmma.m64nNk8 TF32; 3 stages staged through registers"
+                      "per multiprocessor, else 128x128 (same test), else mma.sync 64x64; a "
+                      "packing launch rounds A and B to TF32 in the stages' layout; k step 32; 2 "
+                      "warpgroups of wgmma.m64nNk8 TF32; 4 stages filled by bulk copies"
                     : "tensor: 128x128 tiles when their grid has at least one block per "
                       "multiprocessor, else 64x64; k step 32; warps 2 x (4 for 128 columns, else "
                       "2); 3 stages of cp.async; mma.sync m16n8k8 TF32";
