@@ -195,6 +195,21 @@ enum tb_status tb_codegen_gemm(const struct tb_gemm_plan *plan, const struct tb_
   return tb_gemm_finish(&b, plan, g, err);
 }
 
+void tb_emit_gemm_store_pair(struct tb_strbuf *b, const struct tb_gemm_plan *plan, int indent) {
+  if (plan->vector_width == 4) {
+    tb_strbuf_printf(b,
+                     "%*s/* N %% 4 == 0: both columns are inside or outside, 8-byte aligned */\n"
+                     "%*sif (col < N) *reinterpret_cast<float2 *>(out + row * N + col) = "
+                     "make_float2(v0, v1);\n",
+                     indent, "", indent, "");
+    return;
+  }
+  tb_strbuf_printf(b,
+                   "%*sif (col < N) out[row * N + col] = v0;\n"
+                   "%*sif (col + 1 < N) out[row * N + col + 1] = v1;\n",
+                   indent, "", indent, "");
+}
+
 enum tb_status tb_gemm_finish(struct tb_strbuf *b, const struct tb_gemm_plan *plan,
                               struct tb_generated *g, struct tb_error *err) {
   g->kernel_count = 1;

@@ -23,6 +23,10 @@ void tb_emit_gemm_stage_loader(struct tb_strbuf *b);
  * emits the multiply and closes the loop with "  }". */
 void tb_emit_gemm_pipeline_open(struct tb_strbuf *b);
 
+/* The accumulator pair v0, v1 into out at (row, col) and (row, col + 1),
+ * guarded by N: one 8-byte store when rows are 16-byte aligned. */
+void tb_emit_gemm_store_pair(struct tb_strbuf *b, const struct tb_gemm_plan *plan, int indent);
+
 /* Records the one kernel `tb_main` of the plan (its shared memory dynamic:
  * the tiles can exceed the 48 KiB static limit; compute capability 8.0 for
  * cp.async) and finishes g. */

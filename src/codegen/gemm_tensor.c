@@ -126,25 +126,18 @@ static void emit_kernel(struct tb_strbuf *b, const struct tb_gemm_plan *plan) {
               "part[mi][ni][e];\n"
             : "");
   tb_strbuf_printf(
-      b,
-      "  /* accumulator e of (mi, ni): row g (+8 for e >= 2), column 2t (+1 for odd e) */\n"
-      "  _Pragma(\"unroll\") for (int mi = 0; mi < MI; ++mi)\n"
-      "    _Pragma(\"unroll\") for (int half = 0; half < 2; ++half) {\n"
-      "      const long long row = bm * BM + wm * WTM + mi * 16 + g + half * 8;\n"
-      "      if (row >= M) continue;\n"
-      "      _Pragma(\"unroll\") for (int ni = 0; ni < NI; ++ni) {\n"
-      "        const long long col = bn * BN + wn * WTN + ni * 8 + 2 * t;\n"
-      "        const float v0 = acc[mi][ni][2 * half], v1 = acc[mi][ni][2 * half + 1];\n"
-      "%s"
-      "      }\n"
-      "    }\n"
-      "}\n",
-      plan->vector_width == 4
-          ? "        /* N % 4 == 0: both columns are inside or outside, 8-byte aligned */\n"
-            "        if (col < N) *reinterpret_cast<float2 *>(out + row * N + col) = "
-            "make_float2(v0, v1);\n"
-          : "        if (col < N) out[row * N + col] = v0;\n"
-            "        if (col + 1 < N) out[row * N + col + 1] = v1;\n");
+      b, "  /* accumulator e of (mi, ni): row g (+8 for e >= 2), column 2t (+1 for odd e) */\n"
+         "  _Pragma(\"unroll\") for (int mi = 0; mi < MI; ++mi)\n"
+         "    _Pragma(\"unroll\") for (int half = 0; half < 2; ++half) {\n"
+         "      const long long row = bm * BM + wm * WTM + mi * 16 + g + half * 8;\n"
+         "      if (row >= M) continue;\n"
+         "      _Pragma(\"unroll\") for (int ni = 0; ni < NI; ++ni) {\n"
+         "        const long long col = bn * BN + wn * WTN + ni * 8 + 2 * t;\n"
+         "        const float v0 = acc[mi][ni][2 * half], v1 = acc[mi][ni][2 * half + 1];\n");
+  tb_emit_gemm_store_pair(b, plan, 8);
+  tb_strbuf_printf(b, "      }\n"
+                      "    }\n"
+                      "}\n");
 }
 
 enum tb_status tb_codegen_gemm_tensor(const struct tb_gemm_plan *plan, const struct tb_case *c,

@@ -232,25 +232,18 @@ static void emit_main_kernel(struct tb_strbuf *b) {
  * and + 1 of the first row, then of the second */
 static void emit_epilogue(struct tb_strbuf *b, const struct tb_gemm_plan *plan) {
   tb_strbuf_printf(
-      b,
-      "  const int lane = tid %% 32, quarter = (tid / 32) %% 4;\n"
-      "  const long long row0 = bm * BM + warpgroup * 64 + quarter * 16 + lane / 4;\n"
-      "  _Pragma(\"unroll\") for (int half = 0; half < 2; ++half) {\n"
-      "    const long long row = row0 + 8 * half;\n"
-      "    if (row >= M) continue;\n"
-      "    _Pragma(\"unroll\") for (int j = 0; j < BN / 8; ++j) {\n"
-      "      const long long col = bn * BN + 8 * j + 2 * (lane %% 4);\n"
-      "      const float v0 = acc[4 * j + 2 * half], v1 = acc[4 * j + 2 * half + 1];\n"
-      "%s"
-      "    }\n"
-      "  }\n"
-      "}\n",
-      plan->vector_width == 4
-          ? "      /* N % 4 == 0: both columns are inside or outside, 8-byte aligned */\n"
-            "      if (col < N) *reinterpret_cast<float2 *>(out + row * N + col) = "
-            "make_float2(v0, v1);\n"
-          : "      if (col < N) out[row * N + col] = v0;\n"
-            "      if (col + 1 < N) out[row * N + col + 1] = v1;\n");
+      b, "  const int lane = tid %% 32, quarter = (tid / 32) %% 4;\n"
+         "  const long long row0 = bm * BM + warpgroup * 64 + quarter * 16 + lane / 4;\n"
+         "  _Pragma(\"unroll\") for (int half = 0; half < 2; ++half) {\n"
+         "    const long long row = row0 + 8 * half;\n"
+         "    if (row >= M) continue;\n"
+         "    _Pragma(\"unroll\") for (int j = 0; j < BN / 8; ++j) {\n"
+         "      const long long col = bn * BN + 8 * j + 2 * (lane %% 4);\n"
+         "      const float v0 = acc[4 * j + 2 * half], v1 = acc[4 * j + 2 * half + 1];\n");
+  tb_emit_gemm_store_pair(b, plan, 6);
+  tb_strbuf_printf(b, "    }\n"
+                      "  }\n"
+                      "}\n");
 }
 
 enum tb_status tb_codegen_gemm_wgmma(const struct tb_gemm_plan *plan, const struct tb_case *c,
