@@ -99,14 +99,6 @@ void tb_emit_gemm_pipeline_open(struct tb_strbuf *b) {
       "    const float *const stage_b = b_tiles + (tile %% STAGES) * BK * BS_STRIDE;\n");
 }
 
-/* Blocks per multiprocessor for __launch_bounds__: two 256-thread blocks
- * leave 128 registers a thread, room for 64 accumulators, 32 A values (4 k
- * of 8 rows) and 8 B values with 32-bit tile offsets (ptxas: 128, no spill);
- * 128 accumulators (128 x 256 tiles) need one block's 255. */
-static unsigned simt_min_blocks(const struct tb_gemm_plan *plan) {
-  return plan->thread_m * plan->thread_n > 64 ? 1 : 2;
-}
-
 /* Thread (tx, ty) of 16 x 16 owns rows ROW(i) and columns COL(j): groups of
  * 4 spaced 64 apart, so a warp's float4 reads from shared memory hit
  * distinct banks or broadcast. A stays k-contiguous in shared memory (as
@@ -120,7 +112,7 @@ static void emit_simt_kernel(struct tb_strbuf *b, const struct tb_gemm_plan *pla
       "#define COL(j) (TN >= 4 ? ((j) / 4) * 64 + tx * 4 + (j) %% 4 : tx * TN + (j))\n",
       plan->thread_m, plan->thread_n, plan->stages);
   tb_emit_gemm_stage_loader(b);
-  tb_emit_signature(b, "tb_main", plan->threads, simt_min_blocks(plan));
+  tb_emit_signature(b, "tb_main", plan->threads, plan->blocks_per_multiprocessor);
   tb_strbuf_printf(b, "  const int tx = threadIdx.x %% 16, ty = threadIdx.x / 16;\n"
                       "  float acc[TM][TN];\n"
                       "  _Pragma(\"unroll\") for (int i = 0; i < TM; ++i)\n"

@@ -89,10 +89,7 @@ static void emit_kernel(struct tb_strbuf *b, const struct tb_gemm_plan *plan) {
                    "#define BS_STRIDE (BN + 8)\n",
                    plan->warps_n, plan->thread_m, plan->thread_n, plan->stages);
   emit_helpers(b);
-  /* Two blocks per SM (128 registers a thread at 256 threads: TF32 needs
-   * 122 with 32-bit tile offsets); the 3xTF32 split's remainders and partial
-   * sums need 220 at 256 threads: then one */
-  tb_emit_signature(b, "tb_main", plan->threads, split && plan->threads == 256 ? 1 : 2);
+  tb_emit_signature(b, "tb_main", plan->threads, plan->blocks_per_multiprocessor);
   tb_strbuf_printf(
       b, "  const int warp = threadIdx.x / 32, lane = threadIdx.x %% 32;\n"
          "  const int wm = warp / WARPS_N, wn = warp %% WARPS_N, g = lane / 4, t = lane %% 4;\n"

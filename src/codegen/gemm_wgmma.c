@@ -179,8 +179,8 @@ static void emit_async_helpers(struct tb_strbuf *b) {
  * landed; after the wait that retires tile t - 1's wgmmas and a barrier (both
  * warpgroups past it), thread 0 refills that stage with tile t - 1 + STAGES.
  * The wait leaves tile t's wgmmas running across the barrier. */
-static void emit_main_kernel(struct tb_strbuf *b) {
-  tb_emit_signature(b, "tb_main", 256, 1);
+static void emit_main_kernel(struct tb_strbuf *b, const struct tb_gemm_plan *plan) {
+  tb_emit_signature(b, "tb_main", 256, plan->blocks_per_multiprocessor);
   tb_strbuf_printf(
       b,
       "  extern __shared__ __align__(1024) unsigned char smem[];\n"
@@ -254,7 +254,7 @@ enum tb_status tb_codegen_gemm_wgmma(const struct tb_gemm_plan *plan, const stru
   emit_pack_kernel(&b);
   emit_mma_step(&b, plan->block_n);
   emit_async_helpers(&b);
-  emit_main_kernel(&b);
+  emit_main_kernel(&b, plan);
   emit_epilogue(&b, plan);
   g->kernel_count = 2;
   snprintf(g->kernels[0].name, sizeof g->kernels[0].name, "tb_pack");

@@ -97,6 +97,11 @@ static enum tb_status simt_shape(struct tb_gemm_plan *p, struct tb_gemm_block us
   p->thread_m = p->block_m / 16;
   p->thread_n = p->block_n / 16;
   p->threads = 256;
+  /* two 256-thread blocks leave 128 registers a thread, room for 64
+   * accumulators, 32 A values (4 k of 8 rows) and 8 B values with 32-bit tile
+   * offsets (ptxas: 128, no spill); 128 accumulators (128 x 256) need one
+   * block's 255 */
+  p->blocks_per_multiprocessor = p->thread_m * p->thread_n > 64 ? 1 : 2;
   p->stages = 3;
   snprintf(p->instruction, sizeof p->instruction, "fma");
   p->barrier_sites = 1; /* one per k tile, before the next stage is issued */
@@ -114,6 +119,11 @@ static void mma_sync_shape(struct tb_gemm_plan *p) {
   p->thread_m = p->block_m / p->warps_m; /* the warp tile */
   p->thread_n = p->block_n / p->warps_n;
   p->threads = 32 * p->warps_m * p->warps_n;
+  /* two blocks an SM (128 registers a thread at 256 threads: TF32 needs 122
+   * with 32-bit tile offsets); the 3xTF32 split's remainders and partial sums
+   * need 220 at 256 threads: then one */
+  p->blocks_per_multiprocessor =
+      p->realization == TB_REALIZATION_TENSOR_3XTF32 && p->threads == 256 ? 1 : 2;
   p->stages = 3;
   /* A as [block_m][block_k + 4], B as [block_k][block_n + 8]: conflict-free fragments */
   p->shared_bytes = 4 * p->stages * (p->block_m * (p->block_k + 4) + p->block_k * (p->block_n + 8));
@@ -125,15 +135,18 @@ static void mma_sync_shape(struct tb_gemm_plan *p) {
  * and B to TF32 into the workspace, in stage-sized chunks already in the
  * shared-memory layout (B transposed); then 2 warpgroups, each a 64 x
  * block_n slice with wgmma.m64n{block_n}k8, the k step of 32 TF32 values one
- * 128-byte swizzled row, 4 stages filled by bulk copies. Shared memory: the
- * stages, 1024 bytes of slack to align them to the swizzle's 1024-byte
- * period, and an 8-byte mbarrier a stage. */
+ * 128-byte swizzled row, stages filled by bulk copies: 4 for 128 x 256 (one
+ * block an SM: 154 registers), 3 for 128 x 128 so that two blocks share an
+ * SM (90 registers; 2 x 99 KB of shared memory), one's k loop covering the
+ * other's start and end. Shared memory: the stages, 1024 bytes of slack to
+ * align them to the swizzle's 1024-byte period, an 8-byte mbarrier a stage. */
 static void wgmma_shape(struct tb_gemm_plan *p) {
   p->warpgroups = 2;
   p->thread_m = 64; /* the warpgroup tile */
   p->thread_n = p->block_n;
   p->threads = 256;
-  p->stages = 4;
+  p->blocks_per_multiprocessor = p->block_n == 128 ? 2 : 1;
+  p->stages = p->block_n == 128 ? 3 : 4;
   p->shared_bytes = 4 * p->stages * (p->block_m + p->block_n) * p->block_k + 1024 + 8 * p->stages;
   snprintf(p->instruction, sizeof p->instruction, "wgmma.m64n%uk8", p->block_n);
   p->barrier_sites = 3; /* packing B; after the mbarriers' set-up; one per k tile */
@@ -181,7 +194,8 @@ static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block 
     p->rule = wgmma ? "tensor with wgmma: 128x256 tiles when their grid has at least one block "
                       "per multiprocessor, else 128x128 (same test), else mma.sync 64x64; a "
                       "packing launch rounds A and B to TF32 in the stages' layout; k step 32; 2 "
-                      "warpgroups of wgmma.m64nNk8 TF32; 4 stages filled by bulk copies"
+                      "warpgroups of wgmma.m64nNk8 TF32; 4 stages (128x256) or 3 (128x128, two "
+                      "blocks an SM) filled by bulk copies"
                     : "tensor: 128x128 tiles when their grid has at least one block per "
                       "multiprocessor, else 64x64; k step 32; warps 2 x (4 for 128 columns, else "
                       "2); 3 stages of cp.async; mma.sync m16n8k8 TF32";

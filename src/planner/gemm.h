@@ -41,7 +41,10 @@ struct tb_gemm_plan {
   unsigned thread_m, thread_n;
   unsigned warps_m, warps_n; /* mma.sync: warps over the block tile (simt, wgmma: 0) */
   unsigned warpgroups;       /* wgmma: warpgroups of 128 threads along m (else 0) */
-  char instruction[32];      /* what multiplies: "fma", "mma.sync.m16n8k8", "wgmma.m64n256k8" */
+  /* blocks an SM is meant to hold (__launch_bounds__' minimum: the registers
+   * ptxas may give a thread) */
+  unsigned blocks_per_multiprocessor;
+  char instruction[32]; /* what multiplies: "fma", "mma.sync.m16n8k8", "wgmma.m64n256k8" */
   unsigned threads;
   unsigned stages;        /* tiles in flight through shared memory */
   unsigned barrier_sites; /* __syncthreads() in the kernel's source */

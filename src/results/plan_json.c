@@ -121,6 +121,7 @@ json_t *tb_gemm_plan_to_json(const struct tb_gemm_plan *p) {
   json_object_set_new(j, "instruction", json_string(p->instruction));
   json_object_set_new(j, "warpgroups", json_integer(p->warpgroups));
   json_object_set_new(j, "launches", json_integer(p->launches));
+  json_object_set_new(j, "blocks_per_multiprocessor", json_integer(p->blocks_per_multiprocessor));
   json_object_set_new(j, "pack_blocks", json_integer((json_int_t)p->pack_blocks));
   json_object_set_new(j, "workspace_floats", json_integer((json_int_t)p->workspace_floats));
   json_object_set_new(j, "barrier_sites", json_integer(p->barrier_sites));

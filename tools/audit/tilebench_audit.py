@@ -412,7 +412,11 @@ def audit_gemm_plan(a, record, case, device_capability):
         warps_m = warps_n = 0
         warpgroups, tm, tn, threads, stages, barriers = 2, 64, bn, 256, 4, 3
         shared = 4 * stages * (bm + bn) * bk + 1024 + 8 * stages
-        if "launches" not in record:
+        if "blocks_per_multiprocessor" in record:
+            # since the 128x128 tile runs two blocks an SM: 3 stages for it
+            stages = 4 if bn == 256 else 3
+            shared = 4 * stages * (bm + bn) * bk + 1024 + 8 * stages
+        elif "launches" not in record:
             # the first wgmma kernel (one launch, tiles staged through registers:
             # evidence/2026-11-29-h200-wgmma-register-staged): 3 stages, no mbarriers,
             # barriers after the first stage and one per k tile
@@ -427,6 +431,12 @@ def audit_gemm_plan(a, record, case, device_capability):
         tm, tn, threads, stages, barriers = bm // warps_m, bn // warps_n, 32 * warps_m * warps_n, 3, 1
         shared = 4 * stages * (bm * (bk + 4) + bk * (bn + 8))
         instruction = "mma.sync.m16n8k8"
+    if "blocks_per_multiprocessor" in record:
+        # __launch_bounds__' minimum: 1 for 128 accumulators a thread (simt 128x256), the
+        # 3xTF32 split at 256 threads and wgmma 128x256; else 2 (docs/gemm.md)
+        one = (realization == "simt" and tm * tn > 64) or wgmma and bn == 256 or (
+            realization == "tensor-3xtf32" and threads == 256)
+        a.same("plan.blocks_per_multiprocessor", record["blocks_per_multiprocessor"], 1 if one else 2)
     if "instruction" in record:
         a.same("plan.instruction", record["instruction"], instruction)
         a.same("plan.warpgroups", record["warpgroups"], warpgroups)
