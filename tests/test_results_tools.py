@@ -279,6 +279,9 @@ class EvidenceTest(unittest.TestCase):
                            "block-128,128,16", "block-128,64,32")]
         runs += [os.path.join("2026-11-29-h200-simt-tiles", "%d-%s" % (rep, tile))
                  for rep in (1, 2) for tile in ("128x256x32", "128x128x32", "rule")]
+        runs += [os.path.join("2026-11-29-h200-final-5", r)
+                 for r in ("gemm/run", "gemm/strided", "gemm/block-128,128,32", "ab/A1", "ab/B1",
+                           "ab/B2", "ab/A2", "sanitizer/run-racecheck-2048x1536x40")]
         runs += [os.path.join("2026-11-29-h200-torch-all", s) for s in
                  ("17x257", "37x769", "64x4096", "1024x1024", "4096x1024", "16384x257", "8x65536",
                   "262144x257", "8192x32768", "32768x8192")]
