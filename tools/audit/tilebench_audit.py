@@ -379,80 +379,94 @@ def gemm_rule_tile(record, warpgroup_mma):
     return (128, 128, 32) if large else (64, 64, 32)
 
 
+def simt_facts(a, record, bm, bn, bk):
+    """The SIMT kernel's facts for a bm x bn x bk tile."""
+    if record["profile"] == "user-block" and not (
+            bm in (32, 64, 128) and (bn in (32, 64, 128) or (bn, bm) == (256, 128))
+            and bk in (8, 16, 32) and bm * bk >= 1024 and bn * bk >= 1024):
+        a.fail("plan.tile", f"simt does not support the tile {bm}x{bn}x{bk}")
+    f = {"tm": bm // 16, "tn": bn // 16, "warps": (0, 0), "warpgroups": 0, "threads": 256,
+         "instruction": "fma"}
+    if record["stages"] == 2:
+        # the register-prefetch kernel (two buffers, A transposed) that planned simt
+        # before the cp.async pipeline: its records re-derive with its own layout
+        f.update(stages=2, barriers=2, shared=4 * 2 * bk * ((bm + 4) + bn))
+    else:
+        f.update(stages=3, barriers=1, shared=4 * 3 * (bm * (bk + 4) + bk * (bn + 4)))
+    # two blocks an SM, one for 128 accumulators a thread (128x256)
+    f["per_sm"] = 1 if f["tm"] * f["tn"] > 64 else 2
+    return f
+
+
+def wgmma_facts(record, bm, bn, bk):
+    """The wgmma kernel's facts: two warpgroups of 64 rows; stages of (bm + bn) rows of bk
+    TF32 values, 1024 bytes to align them to the swizzle's period, an 8-byte mbarrier a
+    stage; barriers: the packing launch's, after the mbarriers' set-up, one per k tile."""
+    if "launches" in record:
+        # the packed kernel; 128x128 keeps 3 stages (two blocks an SM) since its records
+        # carry blocks_per_multiprocessor, 4 before
+        stages = 3 if bn == 128 and "blocks_per_multiprocessor" in record else 4
+        barriers, slack = 3, 1024 + 8 * stages
+    else:
+        # the first wgmma kernel (one launch, tiles staged through registers:
+        # evidence/2026-11-29-h200-wgmma-register-staged): 3 stages, no mbarriers,
+        # barriers after the first stage and one per k tile
+        stages, barriers, slack = 3, 2, 1024
+    return {"tm": 64, "tn": bn, "warps": (0, 0), "warpgroups": 2, "threads": 256,
+            "stages": stages, "barriers": barriers, "shared": 4 * stages * (bm + bn) * bk + slack,
+            "instruction": f"wgmma.m64n{bn}k8", "per_sm": 1 if bn == 256 else 2}
+
+
+def mma_sync_facts(a, record, bm, bn, bk):
+    """The mma.sync kernel's facts: 2 x (4 or 2) warps, 3 stages of cp.async."""
+    if record["profile"] == "user-block" and not (
+            bm in (64, 128) and bn in (64, 128) and bk in (16, 32)):
+        a.fail("plan.tile", f"mma.sync does not support the tile {bm}x{bn}x{bk}")
+    warps_m, warps_n = 2, (4 if bn == 128 else 2)
+    threads = 32 * warps_m * warps_n
+    # two blocks an SM; the 3xTF32 split at 256 threads needs one block's registers
+    split = record["realization"] == "tensor-3xtf32"
+    return {"tm": bm // warps_m, "tn": bn // warps_n, "warps": (warps_m, warps_n),
+            "warpgroups": 0, "threads": threads, "stages": 3, "barriers": 1,
+            "shared": 4 * 3 * (bm * (bk + 4) + bk * (bn + 8)), "instruction": "mma.sync.m16n8k8",
+            "per_sm": 1 if split and threads == 256 else 2}
+
+
 def audit_gemm_plan(a, record, case, device_capability):
     """The tile rule of each realization, re-derived with every derived fact.
     Records from before the wgmma kernel carry no `instruction`: their tensor
-    plans are mma.sync's whatever the device."""
+    plans are mma.sync's whatever the device. Fields a kernel generation did
+    not record yet are not asked of it."""
     m, n, k, realization = record["m"], record["n"], record["k"], record["realization"]
     a.same("plan.realization", realization, case.get("realization"))
     warpgroup_mma = "instruction" in record and device_capability == "9.0"
     bm, bn, bk = gemm_rule_tile(record, warpgroup_mma)
     wgmma = warpgroup_mma and realization == "tensor" and is_wgmma_tile(bm, bn, bk)
-    warpgroups = 0
     if realization == "simt":
-        if record["profile"] == "user-block" and not (
-                bm in (32, 64, 128) and (bn in (32, 64, 128) or (bn, bm) == (256, 128))
-                and bk in (8, 16, 32)
-                and bm * bk >= 1024 and bn * bk >= 1024):
-            a.fail("plan.tile", f"simt does not support the tile {bm}x{bn}x{bk}")
-        warps_m = warps_n = 0
-        if record["stages"] == 2:
-            # the register-prefetch kernel (two buffers, A transposed) that planned simt
-            # before the cp.async pipeline: its records re-derive with its own layout
-            tm, tn, threads, stages, barriers = bm // 16, bn // 16, 256, 2, 2
-            shared = 4 * stages * bk * ((bm + 4) + bn)
-        else:
-            tm, tn, threads, stages, barriers = bm // 16, bn // 16, 256, 3, 1
-            shared = 4 * stages * (bm * (bk + 4) + bk * (bn + 4))
-        instruction = "fma"
+        f = simt_facts(a, record, bm, bn, bk)
     elif wgmma:
-        # two warpgroups of 64 rows; 4 stages of (bm + bn) rows of bk TF32 values, 1024
-        # bytes to align them to the swizzle's period, an 8-byte mbarrier a stage; barriers:
-        # the packing launch's, after the mbarriers' set-up, one per k tile
-        warps_m = warps_n = 0
-        warpgroups, tm, tn, threads, stages, barriers = 2, 64, bn, 256, 4, 3
-        shared = 4 * stages * (bm + bn) * bk + 1024 + 8 * stages
-        if "blocks_per_multiprocessor" in record:
-            # since the 128x128 tile runs two blocks an SM: 3 stages for it
-            stages = 4 if bn == 256 else 3
-            shared = 4 * stages * (bm + bn) * bk + 1024 + 8 * stages
-        elif "launches" not in record:
-            # the first wgmma kernel (one launch, tiles staged through registers:
-            # evidence/2026-11-29-h200-wgmma-register-staged): 3 stages, no mbarriers,
-            # barriers after the first stage and one per k tile
-            stages, barriers = 3, 2
-            shared = 4 * stages * (bm + bn) * bk + 1024
-        instruction = f"wgmma.m64n{bn}k8"
+        f = wgmma_facts(record, bm, bn, bk)
     else:
-        if record["profile"] == "user-block" and not (
-                bm in (64, 128) and bn in (64, 128) and bk in (16, 32)):
-            a.fail("plan.tile", f"mma.sync does not support the tile {bm}x{bn}x{bk}")
-        warps_m, warps_n = 2, (4 if bn == 128 else 2)
-        tm, tn, threads, stages, barriers = bm // warps_m, bn // warps_n, 32 * warps_m * warps_n, 3, 1
-        shared = 4 * stages * (bm * (bk + 4) + bk * (bn + 8))
-        instruction = "mma.sync.m16n8k8"
-    if "blocks_per_multiprocessor" in record:
-        # __launch_bounds__' minimum: 1 for 128 accumulators a thread (simt 128x256), the
-        # 3xTF32 split at 256 threads and wgmma 128x256; else 2 (docs/gemm.md)
-        one = (realization == "simt" and tm * tn > 64) or wgmma and bn == 256 or (
-            realization == "tensor-3xtf32" and threads == 256)
-        a.same("plan.blocks_per_multiprocessor", record["blocks_per_multiprocessor"], 1 if one else 2)
+        f = mma_sync_facts(a, record, bm, bn, bk)
+    if "blocks_per_multiprocessor" in record:  # __launch_bounds__' minimum
+        a.same("plan.blocks_per_multiprocessor", record["blocks_per_multiprocessor"], f["per_sm"])
     if "instruction" in record:
-        a.same("plan.instruction", record["instruction"], instruction)
-        a.same("plan.warpgroups", record["warpgroups"], warpgroups)
-    a.same("plan.tile", record["tile"], {"block_m": bm, "block_n": bn, "block_k": bk, "thread_m": tm,
-                                         "thread_n": tn, "warps_m": warps_m, "warps_n": warps_n})
-    a.same("plan.threads", record["threads"], threads)
-    a.same("plan.stages", record["stages"], stages)
+        a.same("plan.instruction", record["instruction"], f["instruction"])
+        a.same("plan.warpgroups", record["warpgroups"], f["warpgroups"])
+    a.same("plan.tile", record["tile"], {"block_m": bm, "block_n": bn, "block_k": bk,
+                                         "thread_m": f["tm"], "thread_n": f["tn"],
+                                         "warps_m": f["warps"][0], "warps_n": f["warps"][1]})
+    a.same("plan.threads", record["threads"], f["threads"])
+    a.same("plan.stages", record["stages"], f["stages"])
     packed = case["input_view"]["kind"] == "packed"
     a.same("plan.vector_width", record["vector_width"], 4 if packed and k % 4 == 0 and n % 4 == 0 else 1)
     grid_m, grid_n = ceil_div(m, bm), ceil_div(n, bn)
     a.same("plan.grid_m", record["grid_m"], grid_m)
     a.same("plan.grid_n", record["grid_n"], grid_n)
     a.same("plan.thread_blocks", record["thread_blocks"], grid_m * grid_n)
-    a.same("plan.shared_bytes", record["shared_bytes"], shared)
+    a.same("plan.shared_bytes", record["shared_bytes"], f["shared"])
     a.same("plan.waves", record["waves"], ceil_div(grid_m * grid_n, record["multiprocessors"]))
-    a.same("plan.barrier_sites", record["barrier_sites"], barriers)
+    a.same("plan.barrier_sites", record["barrier_sites"], f["barriers"])
     if "launches" in record:
         # wgmma packs A and B (rounded to TF32, zeros past the edges) in a first launch:
         # a chunk of bm x bk and of bn x bk per block
@@ -461,7 +475,7 @@ def audit_gemm_plan(a, record, case, device_capability):
         a.same("plan.pack_blocks", record["pack_blocks"], (grid_m + grid_n) * tiles if wgmma else 0)
         a.same("plan.workspace_floats", record["workspace_floats"],
                (grid_m * bm + grid_n * bn) * tiles * bk if wgmma else 0)
-    return {"mapping": "gemm", "barriers": barriers}
+    return {"mapping": "gemm", "barriers": f["barriers"]}
 
 
 def audit_plan(a, record, case, device_capability):
