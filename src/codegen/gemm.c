@@ -204,15 +204,19 @@ void tb_emit_gemm_store_pair(struct tb_strbuf *b, const struct tb_gemm_plan *pla
 
 enum tb_status tb_gemm_finish(struct tb_strbuf *b, const struct tb_gemm_plan *plan,
                               struct tb_generated *g, struct tb_error *err) {
-  g->kernel_count = 1;
-  snprintf(g->kernels[0].name, sizeof g->kernels[0].name, "tb_main");
-  g->kernels[0].threads_per_block = plan->threads;
-  g->kernels[0].blocks = plan->blocks;
-  g->kernels[0].dynamic_shared_bytes = plan->shared_bytes;
+  struct tb_kernel_spec *main_kernel = &g->kernels[plan->launches - 1];
+  g->kernel_count = plan->launches;
+  snprintf(main_kernel->name, sizeof main_kernel->name, "tb_main");
+  main_kernel->threads_per_block = plan->threads;
+  main_kernel->blocks = plan->blocks;
+  main_kernel->dynamic_shared_bytes = plan->shared_bytes;
+  g->workspace_floats = plan->workspace_floats;
   enum tb_status st = tb_emit_finish(b, g, err);
-  /* both kernels stream tiles with cp.async (and tensor adds TF32 mma.sync):
-   * Ampere (8.0) and newer */
-  g->min_cc_major = 8;
+  /* wgmma, bulk copies and mbarrier transaction counts: sm_90a code, exactly
+   * 9.0; the others stream tiles with cp.async (and TF32 mma.sync): Ampere
+   * (8.0) and newer */
+  g->arch_specific = plan->warpgroups != 0;
+  g->min_cc_major = g->arch_specific ? 9 : 8;
   g->min_cc_minor = 0;
   return st;
 }

@@ -27,9 +27,10 @@ void tb_emit_gemm_pipeline_open(struct tb_strbuf *b);
  * guarded by N: one 8-byte store when rows are 16-byte aligned. */
 void tb_emit_gemm_store_pair(struct tb_strbuf *b, const struct tb_gemm_plan *plan, int indent);
 
-/* Records the one kernel `tb_main` of the plan (its shared memory dynamic:
- * the tiles can exceed the 48 KiB static limit; compute capability 8.0 for
- * cp.async) and finishes g. */
+/* Records the plan's main kernel `tb_main` (its shared memory dynamic: the
+ * tiles can exceed the 48 KiB static limit), last of its launches (a
+ * packing launch, recorded by the caller, goes first), the workspace and
+ * the compute capability, and finishes g. */
 enum tb_status tb_gemm_finish(struct tb_strbuf *b, const struct tb_gemm_plan *plan,
                               struct tb_generated *g, struct tb_error *err);
 

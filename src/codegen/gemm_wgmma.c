@@ -256,20 +256,9 @@ enum tb_status tb_codegen_gemm_wgmma(const struct tb_gemm_plan *plan, const stru
   emit_async_helpers(&b);
   emit_main_kernel(&b, plan);
   emit_epilogue(&b, plan);
-  g->kernel_count = 2;
   snprintf(g->kernels[0].name, sizeof g->kernels[0].name, "tb_pack");
   g->kernels[0].threads_per_block = 256;
   g->kernels[0].blocks = plan->pack_blocks;
-  g->kernels[0].static_shared_bytes = 4 * plan->block_k * (plan->block_n + 1);
-  snprintf(g->kernels[1].name, sizeof g->kernels[1].name, "tb_main");
-  g->kernels[1].threads_per_block = plan->threads;
-  g->kernels[1].blocks = plan->blocks;
-  g->kernels[1].dynamic_shared_bytes = plan->shared_bytes;
-  g->workspace_floats = plan->workspace_floats;
-  enum tb_status st = tb_emit_finish(&b, g, err);
-  /* wgmma, bulk copies and mbarrier transaction counts: sm_90a code, exactly 9.0 */
-  g->min_cc_major = 9;
-  g->min_cc_minor = 0;
-  g->arch_specific = true;
-  return st;
+  g->kernels[0].static_shared_bytes = 4 * plan->block_k * (plan->block_n + 1); /* tile[BK][BN+1] */
+  return tb_gemm_finish(&b, plan, g, err);
 }
