@@ -26,6 +26,25 @@ def audit(*dirs, extra=()):
     return subprocess.run([sys.executable, AUDIT, *dirs, *extra], capture_output=True, text=True)
 
 
+EVIDENCE_SOURCES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "evidence", "sources")
+
+
+def copy_run(source, target):
+    """A copy of a run directory that audits on its own: committed evidence keeps
+    its generated sources in the shared store evidence/sources/ (evidence/STORAGE.md),
+    which a copy outside evidence/ no longer has above it."""
+    shutil.copytree(source, target)
+    if os.path.isdir(os.path.join(target, "sources")):
+        return
+    os.mkdir(os.path.join(target, "sources"))
+    with open(os.path.join(target, "results.json")) as f:
+        for case in json.load(f)["cases"]:
+            if case.get("source_sha256"):
+                shutil.copy(os.path.join(EVIDENCE_SOURCES, case["source_sha256"] + ".cu"),
+                            os.path.join(target, "sources"))
+
+
 class Corruptions:
     """Plants a change in a copy of a run and expects the audit to name it;
     the test class provides `tmp`."""
@@ -38,7 +57,7 @@ class Corruptions:
         """A copy of a run whose results.json `mutate` changed."""
         target = tempfile.mkdtemp(dir=self.tmp)
         shutil.rmtree(target)
-        shutil.copytree(source, target)
+        copy_run(source, target)
         path = os.path.join(target, "results.json")
         with open(path) as f:
             doc = json.load(f)
@@ -239,52 +258,56 @@ class ReplayCliTest(unittest.TestCase):
 
 
 class EvidenceTest(unittest.TestCase):
-    """The committed H200 runs stay re-derivable by the audit (those planned by
-    the current rules; the notes of the others say which rules they used)."""
+    """Every committed H200 run folder with a results file stays re-derivable by the
+    audit, its generated sources found in the shared store evidence/sources/
+    (evidence/STORAGE.md; runs that left the tree are listed in evidence/INDEX.md)."""
 
     def test_committed_gpu_evidence_audits(self):
         root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "evidence")
-        runs = ["2026-11-29-h200-final/perf", "2026-11-29-h200-final/validation-long-rows",
-                "2026-11-29-h200-replays/reference-vs-candidate",
-                "2026-11-29-h200-replays/reference-vs-automatic",
-                "2026-11-29-h200-native-vs-torch",
-                "2026-11-29-h200-perf-flat/perf",
-                "2026-11-29-h200-gemm/run", "2026-11-29-h200-gemm/strided",
-                "2026-11-29-h200-gemm/block-128,64,16"]
-        runs += [os.path.join("2026-11-29-h200-layernorm-register-rows/ab", r)
-                 for r in ("A1", "B1", "B2", "A2")]
-        runs += [os.path.join("2026-11-29-h200-gemm-cp-async/call4", r)
-                 for r in ("run", "strided", "ab/B1", "ab/B2", "block-128,128,32", "block-128,64,32")]
-        runs += ["2026-11-29-h200-final-2/perf", "2026-11-29-h200-final-2/validation"]
-        runs += [os.path.join("2026-11-29-h200-unaligned-rows-experiment/ab", r)
-                 for r in ("A1", "B1", "B2", "A2")]
-        runs += [os.path.join("2026-11-29-h200-cluster-rows-1", r)
-                 for r in ("ab/A1", "ab/B1", "ab/B2", "ab/A2", "floor", "validation")]
-        runs += [os.path.join("2026-11-29-h200-cluster-rows-%d" % call, r)
-                 for call in (2, 3) for r in ("ab/A1", "ab/B1", "ab/B2", "ab/A2", "validation")]
-        runs += [os.path.join("2026-11-29-h200-param-prefetch/ab", r) for r in ("A1", "B1", "B2", "A2")]
-        runs += [os.path.join("2026-11-29-h200-final-3", r)
-                 for r in ("perf", "validation", "floor", "gemm/run", "gemm/strided",
-                           "gemm/block-128,128,8", "gemm/block-128,128,16", "gemm/block-128,64,16",
-                           "gemm/block-64,128,16", "gemm/block-64,64,16")]
-        runs += [os.path.join("2026-11-29-h200-tf32-unconverted-experiment/ab", r)
-                 for r in ("A1", "B1", "B2", "A2")]
-        runs += [os.path.join("2026-11-29-h200-wgmma-register-staged/gemm", r)
-                 for r in ("run", "strided", "block-128,128,32", "block-128,256,32")]
-        runs += [os.path.join("2026-11-29-h200-wgmma/gemm", r)
-                 for r in ("run", "strided", "block-128,256,32", "block-128,128,32",
-                           "block-128,128,16", "block-64,64,32")]
+        checks = ["gelu_add-37x769-automatic", "gemm-127x193x61-automatic-simt",
+                  "gemm-127x193x61-automatic-tensor-3xtf32", "gemm-127x193x61-automatic-tensor",
+                  "layernorm-200x40000-automatic", "layernorm-256x1024-candidate",
+                  "rmsnorm-64x258-reference", "softmax-37x769-automatic",
+                  "softmax-8x65536-automatic", "sum-8x65536-automatic"]
+        ab = ("ab/A1", "ab/B1", "ab/B2", "ab/A2")
+        runs = [os.path.join("2026-11-29-h200-final-3", r)
+                for r in ("perf", "validation", "floor", "gemm/run", "gemm/strided",
+                          "gemm/block-128,128,8", "gemm/block-128,128,16", "gemm/block-128,64,16",
+                          "gemm/block-64,128,16", "gemm/block-64,64,16")]
+        runs += [os.path.join("2026-11-29-h200-final-3/sanitizer", "run-%s-%s" % (tool, case))
+                 for tool in ("memcheck", "racecheck") for case in checks]
         runs += [os.path.join("2026-11-29-h200-final-4/gemm", r)
                  for r in ("run", "strided", "block-128,128,32", "block-128,256,16",
                            "block-128,128,16", "block-128,64,32")]
-        runs += [os.path.join("2026-11-29-h200-simt-tiles", "%d-%s" % (rep, tile))
-                 for rep in (1, 2) for tile in ("128x256x32", "128x128x32", "rule")]
+        runs += [os.path.join("2026-11-29-h200-final-4/sanitizer", "run-%s-%s" % (tool, case))
+                 for tool in ("memcheck", "racecheck")
+                 for case in checks + ["gemm-1999x2999x37-automatic-simt",
+                                       "gemm-1999x2999x37-automatic-tensor",
+                                       "gemm-2048x1536x40-automatic-tensor"]]
         runs += [os.path.join("2026-11-29-h200-final-5", r)
-                 for r in ("gemm/run", "gemm/strided", "gemm/block-128,128,32", "ab/A1", "ab/B1",
-                           "ab/B2", "ab/A2", "sanitizer/run-racecheck-2048x1536x40")]
+                 for r in ("gemm/run", "gemm/strided", "gemm/block-128,128,32", "gemm/block-128,256,16",
+                           "gemm/block-128,128,16", "gemm/block-128,64,32") + ab]
+        runs += [os.path.join("2026-11-29-h200-final-5/sanitizer", "run-%s-%s" % (tool, shape))
+                 for tool in ("memcheck", "racecheck") for shape in ("2048x1536x40", "2048x2048x100")]
         runs += [os.path.join("2026-11-29-h200-torch-all", s) for s in
                  ("17x257", "37x769", "64x4096", "1024x1024", "4096x1024", "16384x257", "8x65536",
                   "262144x257", "8192x32768", "32768x8192")]
+        runs += [os.path.join("2026-11-29-h200-simt-tiles", "%d-%s" % (rep, tile))
+                 for rep in (1, 2) for tile in ("128x256x32", "128x128x32", "rule")]
+        runs += [os.path.join("2026-11-29-h200-param-prefetch", r) for r in ab + ("ncu/run-1", "ncu/run-2")]
+        runs += [os.path.join("2026-11-29-h200-wgmma-register-staged", r)
+                 for r in ("gemm/run", "gemm/strided", "gemm/block-128,128,32", "gemm/block-128,256,32",
+                           "ncu/run-1")]
+        runs += [os.path.join("2026-11-29-h200-tf32-unconverted-experiment", r) for r in ab]
+        runs += [os.path.join("2026-11-29-h200-gemm", r)
+                 for r in ("run", "strided", "block-128,128,16", "block-128,64,16")]
+        runs += [os.path.join("2026-11-29-h200-gemm/tile-experiment-call4", r)
+                 for r in ("block-128,128,16", "block-128,128,8", "block-128,64,16", "block-64,128,16",
+                           "block-64,64,16")]
+        # every committed folder with a results file is in the list (add new runs above)
+        committed = sorted(os.path.relpath(d, root) for d, _, files in os.walk(root)
+                           if "results.json" in files or "results.json.gz" in files)
+        self.assertEqual(sorted(runs), committed)
         for run_dir in runs:
             result = audit(os.path.join(root, run_dir))
             self.assertEqual(result.returncode, 0, f"{run_dir}: {result.stderr}")
@@ -296,11 +319,11 @@ class CompressedEvidenceTest(unittest.TestCase):
 
     def test_gzipped_results_audit_with_the_original_digest(self):
         root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "evidence")
-        run = os.path.join(root, "2026-11-29-h200-gemm-cp-async", "call4", "block-128,64,32")
+        run = os.path.join(root, "2026-11-29-h200-final-5", "gemm", "block-128,64,32")
         tmp = tempfile.mkdtemp()
         try:
             copy = os.path.join(tmp, "run")
-            shutil.copytree(run, copy)
+            copy_run(run, copy)
             with open(os.path.join(copy, "results.json"), "rb") as f:
                 original = f.read()
             with gzip.open(os.path.join(copy, "results.json.gz"), "wb") as f:
