@@ -17,11 +17,11 @@ else
 fi
 
 echo "== build and test (RelWithDebInfo, warnings are errors)"
-tb_build "$TB_ROOT/build"
+tb_build "$TB_ROOT/build" -DTB_WERROR=ON
 (cd "$TB_ROOT/build" && ctest --output-on-failure -j"$(nproc)")
 
 echo "== build and test under AddressSanitizer + UndefinedBehaviorSanitizer"
-tb_build "$TB_ROOT/build-asan" -DTB_SANITIZE=ON
+tb_build "$TB_ROOT/build-asan" -DTB_WERROR=ON -DTB_SANITIZE=ON
 (cd "$TB_ROOT/build-asan" &&
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --output-on-failure -j"$(nproc)")

@@ -3,6 +3,7 @@
 
 #include "cases/ops.h"
 #include "cases/shape.h"
+#include "core/numbers.h"
 #include "core/strlist.h"
 #include "test_support.h"
 

@@ -3,8 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "results/load.h"
 #include "results/results.h"
 #include "test_support.h"
 
@@ -17,6 +19,13 @@ static size_t entries(const char *dir) {
   }
   closedir(d);
   return count;
+}
+
+static void f_write(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
 }
 
 static void write_then_refuse_overwrite(void **state) {
@@ -41,23 +50,115 @@ static void write_then_refuse_overwrite(void **state) {
   free(dir);
 }
 
-static void out_dir_rules(void **state) {
+static void out_dir_claim_rules(void **state) {
   char *dir = make_temp_dir();
   struct tb_error err = {0};
-  assert_int_equal(tb_prepare_out_dir(dir, &err), TB_OK); /* empty: fine */
-  char nested[512], file[512];
-  snprintf(nested, sizeof nested, "%s/a/b/c", dir);
-  assert_int_equal(tb_prepare_out_dir(nested, &err), TB_OK); /* created with parents */
+  assert_int_equal(tb_claim_out_dir(dir, &err), TB_OK); /* empty: claimed */
   tb_error_clear(&err);
-  assert_int_equal(tb_prepare_out_dir(dir, &err), TB_ERR_USAGE); /* not empty now */
+  /* a second run into the claimed directory is refused at once, and told why */
+  assert_int_equal(tb_claim_out_dir(dir, &err), TB_ERR_USAGE);
+  assert_non_null(strstr(err.message, "claimed by a tilebench run in progress"));
+  tb_release_out_dir(dir);
+  assert_int_equal(entries(dir), 0);
+  char nested[512], file[512], link_path[512];
+  snprintf(nested, sizeof nested, "%s/a/b/c", dir);
+  tb_error_clear(&err);
+  assert_int_equal(tb_claim_out_dir(nested, &err), TB_OK); /* created with parents */
+  tb_error_clear(&err);
+  assert_int_equal(tb_claim_out_dir(dir, &err), TB_ERR_USAGE); /* not empty now */
   snprintf(file, sizeof file, "%s/a/b/c/f", dir);
   FILE *f = fopen(file, "w");
   fclose(f);
   tb_error_clear(&err);
-  assert_int_equal(tb_prepare_out_dir(file, &err), TB_ERR_USAGE); /* a file, not a dir */
+  assert_int_equal(tb_claim_out_dir(file, &err), TB_ERR_USAGE); /* a file, not a dir */
+  tb_error_clear(&err);
+  assert_int_equal(tb_claim_out_dir("", &err), TB_ERR_USAGE); /* no name */
+  snprintf(link_path, sizeof link_path, "%s/dangling", dir);
+  assert_int_equal(symlink("/nonexistent/tilebench", link_path), 0);
+  tb_error_clear(&err);
+  assert_int_equal(tb_claim_out_dir(link_path, &err), TB_ERR_INPUT);
+  assert_non_null(strstr(err.message, "not a usable directory"));
   char cleanup[600];
   snprintf(cleanup, sizeof cleanup, "rm -rf '%s'", dir);
   assert_int_equal(system(cleanup), 0);
+  free(dir);
+}
+
+/* A killed run's claim and partial file are named in the refusal. */
+static void leftovers_are_named(void **state) {
+  char *dir = make_temp_dir();
+  char path[600];
+  snprintf(path, sizeof path, "%s/%s", dir, TB_CLAIM_FILE);
+  FILE *f = fopen(path, "w");
+  fputs("pid 999999999\n", f); /* no such process */
+  fclose(f);
+  snprintf(path, sizeof path, "%s/.results.json.partial-42", dir);
+  f = fopen(path, "w");
+  fclose(f);
+  struct tb_error err = {0};
+  assert_int_equal(tb_claim_out_dir(dir, &err), TB_ERR_USAGE);
+  assert_non_null(strstr(err.message, "no longer running"));
+  assert_non_null(strstr(err.message, ".results.json.partial-42"));
+  char cleanup[600];
+  snprintf(cleanup, sizeof cleanup, "rm -rf '%s'", dir);
+  assert_int_equal(system(cleanup), 0);
+  free(dir);
+}
+
+static void expect_refused(const char *text, const char *message) {
+  json_t *doc = NULL;
+  struct tb_error err = {0};
+  assert_int_equal(tb_results_parse(text, strlen(text), "r.json", &doc, &err), TB_ERR_INPUT);
+  assert_null(doc);
+  if (strstr(err.message, message) == NULL) {
+    fail_msg("'%s' -> '%s', expected '%s'", text, err.message, message);
+  }
+}
+
+#define HEAD "{\"schema\": \"tilebench.results\", \"schema_version\": 2, \"run\": {}, "
+
+/* Every field a reader relies on is checked when the file is loaded. */
+static void loader_checks_structure(void **state) {
+  expect_refused("[1, 2]", "not a tilebench results file");
+  expect_refused("{\"schema\": \"tilebench.results\", \"schema_version\": 99}", "version");
+  expect_refused(HEAD "\"provenance\": {}}", "'cases' is not an array");
+  expect_refused(HEAD "\"provenance\": {}, \"cases\": [{\"op\": \"sum\"}]}", "case 0: 'id'");
+  expect_refused(HEAD "\"provenance\": {}, \"cases\": [{\"id\": null}]}", "case 0: 'id'");
+  expect_refused(HEAD "\"provenance\": {\"artifacts\": [{\"path\": \"x\"}]}, \"cases\": []}",
+                 "provenance.artifacts[0]");
+  expect_refused(HEAD "\"provenance\": {}, \"cases\": [{\"id\": \"a\", \"op\": \"sum\", "
+                      "\"provider\": \"native\", \"valid\": true, \"m\": -1, \"n\": 2}]}",
+                 "whole number");
+  const char *good = HEAD "\"provenance\": {}, \"cases\": [{\"id\": \"a\", \"op\": \"sum\", "
+                          "\"provider\": \"native\", \"valid\": true, \"m\": 1, \"n\": 2}]}";
+  json_t *doc = NULL;
+  struct tb_error err = {0};
+  assert_int_equal(tb_results_parse(good, strlen(good), "r.json", &doc, &err), TB_OK);
+  assert_string_equal(tb_json_str(json_array_get(json_object_get(doc, "cases"), 0), "id", "?"),
+                      "a");
+  assert_string_equal(tb_json_str(doc, "absent", "fallback"), "fallback");
+  json_decref(doc);
+}
+
+/* A FIFO is refused without blocking; a .gz is read decompressed. */
+static void loader_reads_files_safely(void **state) {
+  char *dir = make_temp_dir();
+  char path[600], command[1400];
+  snprintf(path, sizeof path, "%s/results.json", dir);
+  assert_int_equal(mkfifo(path, 0600), 0);
+  json_t *doc = NULL;
+  struct tb_error err = {0};
+  assert_int_equal(tb_results_load(path, &doc, NULL, &err), TB_ERR_INPUT);
+  assert_non_null(strstr(err.message, "not a regular file"));
+  unlink(path);
+  f_write(path, HEAD "\"provenance\": {}, \"cases\": []}");
+  snprintf(command, sizeof command, "gzip -n '%s'", path);
+  assert_int_equal(system(command), 0);
+  tb_error_clear(&err);
+  assert_int_equal(tb_results_load_dir(dir, &doc, &err), TB_OK);
+  json_decref(doc);
+  snprintf(command, sizeof command, "rm -rf '%s'", dir);
+  assert_int_equal(system(command), 0);
   free(dir);
 }
 
@@ -73,7 +174,10 @@ static void non_finite_numbers_become_null(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(write_then_refuse_overwrite),
-      cmocka_unit_test(out_dir_rules),
+      cmocka_unit_test(out_dir_claim_rules),
+      cmocka_unit_test(leftovers_are_named),
+      cmocka_unit_test(loader_checks_structure),
+      cmocka_unit_test(loader_reads_files_safely),
       cmocka_unit_test(non_finite_numbers_become_null),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

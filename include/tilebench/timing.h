@@ -132,6 +132,12 @@ struct tb_timing_gpu_state {
 
 TB_TIMING_API int tb_timing_abi_version(void);
 
+/* sizeof the structs as this library was built: a binding that declares the
+ * layouts itself (ctypes) checks its own sizes against these before any call.
+ * Added within ABI 1 (no layout or signature changed). */
+TB_TIMING_API uint32_t tb_timing_result_struct_size(void);
+TB_TIMING_API uint32_t tb_timing_gpu_state_struct_size(void);
+
 /* Opens a control session on `cuda_stream` (a CUstream / cudaStream_t; NULL
  * is the legacy default stream) and records the start event. */
 TB_TIMING_API int tb_timing_begin_control(void *cuda_stream);

@@ -4,7 +4,7 @@
 
 #include <stdio.h>
 
-#include "core/strlist.h"
+#include "core/numbers.h"
 
 enum tb_status tb_shape_parse(const char *text, struct tb_shape *out, struct tb_error *err) {
   static const char *const names[] = {"rows", "columns", "inner dimension"};

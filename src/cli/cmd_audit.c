@@ -8,21 +8,13 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
-
-#ifndef TB_SOURCE_DIR
-#define TB_SOURCE_DIR "."
-#endif
-
-#define TB_AUDIT_SCRIPT "tools/audit/tilebench_audit.py"
+#include "core/resources.h"
 
 int tb_cmd_audit(int argc, char **argv) {
   char script[PATH_MAX];
-  snprintf(script, sizeof script, "%s/%s", TB_SOURCE_DIR, TB_AUDIT_SCRIPT);
-  if (access(script, R_OK) != 0) {
-    fprintf(stderr,
-            "tilebench: the audit program %s is missing (run it directly from a checkout: "
-            "python3 %s DIR...)\n",
-            script, TB_AUDIT_SCRIPT);
+  struct tb_error err = {0};
+  if (tb_resource_path(TB_RESOURCE_AUDIT, script, sizeof script, &err) != TB_OK) {
+    fprintf(stderr, "tilebench: %s\n", err.message);
     return 2;
   }
   char **args = calloc((size_t)argc + 2, sizeof *args);

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "report/report.h"
+#include "results/load.h"
 #include "results/results.h"
 #include "stats/stats.h"
 
@@ -49,18 +49,12 @@ static const json_t *find_case(const json_t *doc, const char *id) {
   size_t i;
   json_t *c;
   json_array_foreach(json_object_get(doc, "cases"), i, c) {
-    if (strcmp(json_string_value(json_object_get(c, "id")), id) == 0 &&
+    if (strcmp(tb_json_str(c, "id", ""), id) == 0 && /* ids are strings once loaded */
         !json_object_get(c, "round")) {
       return c;
     }
   }
   return NULL;
-}
-
-static enum tb_status load(const char *dir, json_t **doc, struct tb_error *err) {
-  char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/%s", dir, TB_RESULTS_FILE);
-  return tb_results_load(path, doc, err);
 }
 
 static double min_of(const double *v, size_t n) {
@@ -103,7 +97,8 @@ int tb_cmd_compare(int argc, char **argv) {
   }
   struct tb_error err = {0};
   json_t *a = NULL, *b = NULL;
-  if (load(argv[optind], &a, &err) != TB_OK || load(argv[optind + 1], &b, &err) != TB_OK) {
+  if (tb_results_load_dir(argv[optind], &a, &err) != TB_OK ||
+      tb_results_load_dir(argv[optind + 1], &b, &err) != TB_OK) {
     json_decref(a);
     return tb_cli_fail(&err);
   }
@@ -113,7 +108,7 @@ int tb_cmd_compare(int argc, char **argv) {
   size_t i, shared = 0, faster = 0, slower = 0;
   json_t *ca;
   json_array_foreach(json_object_get(a, "cases"), i, ca) {
-    const char *id = json_string_value(json_object_get(ca, "id"));
+    const char *id = tb_json_str(ca, "id", "");
     const json_t *cb = find_case(b, id);
     if (cb == NULL || json_object_get(ca, "round")) {
       continue;

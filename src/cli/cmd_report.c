@@ -7,11 +7,13 @@
 
 #include "cli/commands.h"
 #include "report/report.h"
+#include "results/load.h"
 #include "results/results.h"
 
 static const char usage[] =
     "usage: tilebench report DIR [--output FILE]\n"
-    "  Prints the Markdown report of the run in DIR, built from DIR/results.json alone.\n"
+    "  Prints the Markdown report of the run in DIR, built from DIR/results.json (or\n"
+    "  results.json.gz) alone.\n"
     "  --output FILE   write it to FILE instead (refused if FILE exists)\n";
 
 int tb_cmd_report(int argc, char **argv) {
@@ -36,11 +38,9 @@ int tb_cmd_report(int argc, char **argv) {
     fprintf(stderr, "tilebench report: give exactly one run directory\n%s", usage);
     return 2;
   }
-  char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/%s", argv[optind], TB_RESULTS_FILE);
   struct tb_error err = {0};
   json_t *doc = NULL;
-  if (tb_results_load(path, &doc, &err) != TB_OK) {
+  if (tb_results_load_dir(argv[optind], &doc, &err) != TB_OK) {
     return tb_cli_fail(&err);
   }
   char *text = tb_report_markdown(doc, &err);

@@ -12,6 +12,7 @@
 #endif
 #include "cli/commands.h"
 #include "core/clock.h"
+#include "core/interrupt.h"
 #include "core/strbuf.h"
 #include "core/strlist.h"
 #include "measure/campaign.h"
@@ -20,6 +21,7 @@
 #include "provenance/provenance.h"
 #include "providers/provider.h"
 #include "report/report.h"
+#include "results/load.h"
 #include "results/results.h"
 
 #ifndef TB_VERSION
@@ -49,7 +51,7 @@ static const char usage[] =
     "                       cores, fp32 accuracy); default simt\n"
     "  --gemm-block M,N,K   the native gemm tile instead of the planner's rule\n"
     "  --backend B          cpu, cuda or auto (default auto: cuda when usable, else cpu)\n"
-    "  --seed N             input generator seed (default 1)\n"
+    "  --seed N             input generator seed, 0..2^63-1 (default 1)\n"
     "  --samples N          samples per timing phase (default 9)\n"
     "  --warmup-ms X        warm-up per case and provider (default 50)\n"
     "  --sample-ms X        target length of one throughput batch (default 10)\n"
@@ -133,7 +135,8 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
     case 'R':
     case 'F':
       if (!o->replay) {
-        return tb_fail(err, TB_ERR_USAGE, "%s belongs to `tilebench replay`", argv[optind - 1]);
+        return tb_fail(err, TB_ERR_USAGE, "%s belongs to `tilebench replay`",
+                       opt == 'F' ? "--frozen" : "--rounds");
       }
       if (opt == 'F') {
         o->frozen = optarg;
@@ -155,7 +158,8 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
     case 'O': o->out = optarg; break;
     case 'q': o->quiet = 1; break;
     case 'S':
-      if (tb_parse_size(optarg, "--seed", 0, ~0ULL, &o->seed, err) != TB_OK)
+      /* JSON integers are exact up to 2^63 - 1 in jansson and in the audit */
+      if (tb_parse_size(optarg, "--seed", 0, LLONG_MAX, &o->seed, err) != TB_OK)
         return err->status;
       break;
     case 'n':
@@ -243,17 +247,28 @@ static enum tb_status build_campaign(struct run_options *o, struct tb_campaign *
     return tb_fail(err, TB_ERR_SYSTEM, "out of memory");
   }
   for (size_t i = 0; i < o->shapes.count; ++i) {
-    if (tb_shape_parse(o->shapes.items[i], &c->shapes[c->shape_count++], err) != TB_OK) {
+    struct tb_shape s;
+    if (tb_shape_parse(o->shapes.items[i], &s, err) != TB_OK) {
       return err->status;
     }
+    for (size_t k = 0; k < c->shape_count; ++k) {
+      if (c->shapes[k].m == s.m && c->shapes[k].n == s.n && c->shapes[k].k == s.k) {
+        return tb_fail(err, TB_ERR_USAGE, "--shapes names %s twice", o->shapes.items[i]);
+      }
+    }
+    c->shapes[c->shape_count++] = s;
   }
   for (size_t i = 0; i < o->views.count; ++i) {
-    if (c->view_count == TB_VIEW_COUNT) {
-      return tb_fail(err, TB_ERR_USAGE, "--input-views lists a view twice");
-    }
-    if (tb_view_kind_parse(o->views.items[i], &c->views[c->view_count++], err) != TB_OK) {
+    enum tb_view_kind view;
+    if (tb_view_kind_parse(o->views.items[i], &view, err) != TB_OK) {
       return err->status;
     }
+    for (size_t k = 0; k < c->view_count; ++k) {
+      if (c->views[k] == view) {
+        return tb_fail(err, TB_ERR_USAGE, "--input-views names '%s' twice", tb_view_name(view));
+      }
+    }
+    c->views[c->view_count++] = view;
   }
   for (size_t i = 0; i < o->providers.count; ++i) {
     if (!tb_provider_known(o->providers.items[i])) {
@@ -354,6 +369,31 @@ static json_t *command_line_json(int argc, char **argv, json_t **as_text) {
   return args;
 }
 
+/* Every op/shape pair the campaign does not measure, with the reason; an op
+ * measured on no shape at all is also named on stderr, never dropped silently. */
+static json_t *skipped_pairs(const struct tb_campaign *c) {
+  json_t *pairs = json_array();
+  for (size_t o = 0; o < c->op_count; ++o) {
+    size_t skipped = 0;
+    const char *why = NULL;
+    for (size_t s = 0; s < c->shape_count; ++s) {
+      why = tb_campaign_skip_reason(c, c->ops[o], c->shapes[s]);
+      if (why != NULL) {
+        char dims[64];
+        tb_shape_format(c->shapes[s], dims, sizeof dims);
+        json_array_append_new(pairs, json_pack("{s:s, s:s, s:s}", "op", c->ops[o]->name, "shape",
+                                               dims, "reason", why));
+        skipped++;
+      }
+    }
+    if (skipped == c->shape_count) {
+      fprintf(stderr, "tilebench: note: %s is not measured: no shape fits it (%s)\n",
+              c->ops[o]->name, why);
+    }
+  }
+  return pairs;
+}
+
 static json_t *run_info(const struct run_options *o, const struct tb_campaign *c,
                         const char *backend, const char *why, int argc, char **argv) {
   json_t *command = NULL;
@@ -377,6 +417,7 @@ static json_t *run_info(const struct run_options *o, const struct tb_campaign *c
     json_array_append_new(realizations, json_string(tb_realization_name(c->realizations[i])));
   }
   json_object_set_new(info, "matrix_realizations", realizations);
+  json_object_set_new(info, "skipped_pairs", skipped_pairs(c));
   json_object_set_new(info, "gemm_block",
                       c->gemm_block.m ? json_pack("{s:i, s:i, s:i}", "m", c->gemm_block.m, "n",
                                                   c->gemm_block.n, "k", c->gemm_block.k)
@@ -408,43 +449,47 @@ static enum tb_status archive(const char *dir, json_t *doc, struct tb_error *err
   return err->status;
 }
 
+/* Whether the pilot holds the artifact `mine` (the same path, or the
+ * executable wherever it was), and with which digest. */
+static const char *pilot_digest(const json_t *pilot_artifacts, const json_t *mine) {
+  int executable = strcmp(tb_json_str(mine, "role", ""), "executable") == 0;
+  size_t j;
+  const json_t *theirs;
+  json_array_foreach(pilot_artifacts, j, theirs) {
+    int same_path = strcmp(tb_json_str(mine, "path", ""), tb_json_str(theirs, "path", "")) == 0;
+    if (same_path || (executable && strcmp(tb_json_str(theirs, "role", ""), "executable") == 0)) {
+      return tb_json_str(theirs, "sha256", "");
+    }
+  }
+  return NULL;
+}
+
 /* A frozen replay runs exactly the pilot's artifacts: refuses (exit 2) when
  * the executable or a library it shares with the pilot differs, and records
  * the pilot's artifact set beside this run's. */
 static enum tb_status load_frozen(const char *pilot_dir, json_t *current_artifacts, json_t *run,
                                   json_t **sources, struct tb_error *err) {
-  char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/%s", pilot_dir, TB_RESULTS_FILE);
   json_t *pilot = NULL;
-  if (tb_results_load(path, &pilot, err) != TB_OK) {
+  char path[PATH_MAX], digest[TB_SHA256_HEX_LEN];
+  if (tb_results_path(pilot_dir, path, sizeof path, err) != TB_OK ||
+      tb_results_load(path, &pilot, digest, err) != TB_OK) {
     return err->status;
   }
   json_t *pilot_artifacts = json_object_get(json_object_get(pilot, "provenance"), "artifacts");
-  size_t i, j;
-  json_t *mine, *theirs;
+  size_t i;
+  json_t *mine;
   json_array_foreach(current_artifacts, i, mine) {
-    const char *role = json_string_value(json_object_get(mine, "role"));
-    int found = 0;
-    json_array_foreach(pilot_artifacts, j, theirs) {
-      int same_path = json_equal(json_object_get(mine, "path"), json_object_get(theirs, "path"));
-      int executable =
-          strcmp(role, "executable") == 0 &&
-          strcmp(json_string_value(json_object_get(theirs, "role")), "executable") == 0;
-      if (same_path || executable) {
-        found = 1;
-        if (!json_equal(json_object_get(mine, "sha256"), json_object_get(theirs, "sha256"))) {
-          tb_fail(err, TB_ERR_INPUT, "--frozen %s: %s differs from the pilot's (sha256 %s vs %s)",
-                  pilot_dir, json_string_value(json_object_get(mine, "path")),
-                  json_string_value(json_object_get(mine, "sha256")),
-                  json_string_value(json_object_get(theirs, "sha256")));
-          json_decref(pilot);
-          return err->status;
-        }
-      }
+    const char *theirs = pilot_digest(pilot_artifacts, mine);
+    const char *ours = tb_json_str(mine, "sha256", "");
+    if (theirs != NULL && strcmp(theirs, ours) != 0) {
+      tb_fail(err, TB_ERR_INPUT, "--frozen %s: %s differs from the pilot's (sha256 %s vs %s)",
+              pilot_dir, tb_json_str(mine, "path", "?"), ours, theirs);
+    } else if (theirs == NULL && strcmp(tb_json_str(mine, "role", ""), "executable") == 0) {
+      tb_fail(err, TB_ERR_INPUT, "--frozen %s: the pilot records no executable", pilot_dir);
     }
-    if (!found && strcmp(role, "executable") == 0) {
+    if (err->status != TB_OK) {
       json_decref(pilot);
-      return tb_fail(err, TB_ERR_INPUT, "--frozen %s: the pilot records no executable", pilot_dir);
+      return err->status;
     }
   }
   *sources = json_object();
@@ -452,31 +497,31 @@ static enum tb_status load_frozen(const char *pilot_dir, json_t *current_artifac
   json_array_foreach(json_object_get(pilot, "cases"), i, c) {
     json_t *sha = json_object_get(c, "source_sha256");
     if (json_is_string(sha)) {
-      json_object_set(*sources, json_string_value(json_object_get(c, "id")), sha);
+      json_object_set(*sources, tb_json_str(c, "id", ""), sha);
     }
   }
-  char hex[TB_SHA256_HEX_LEN];
-  tb_sha256_file(path, hex, err);
   json_object_set_new(run, "frozen",
                       json_pack("{s:s, s:s, s:O}", "pilot_dir", pilot_dir, "pilot_results_sha256",
-                                hex, "pilot_artifacts", pilot_artifacts));
+                                digest, "pilot_artifacts", pilot_artifacts));
   json_decref(pilot);
   return err->status;
 }
 
 /* Replay rounds: the variant measured first alternates round by round. */
-static void run_rounds(struct run_options *o, struct tb_campaign *c, json_t *cases, json_t *run,
-                       size_t *valid, struct tb_error *err) {
+static void run_rounds(struct run_options *o, struct tb_campaign *c, json_t *cases, json_t *missing,
+                       json_t *run, size_t *valid, struct tb_error *err) {
   json_t *orders = json_array();
   for (unsigned r = 0; r < o->rounds && err->status == TB_OK; ++r) {
     if (r % 2 == 1) {
       tb_campaign_reverse_variants(c);
     }
-    json_array_append_new(orders, json_pack("[s, s]", tb_variant_name(c->variants[0]),
-                                            tb_variant_name(c->variants[1])));
+    if (!tb_interrupted()) { /* a round that never started has no order */
+      json_array_append_new(orders, json_pack("[s, s]", tb_variant_name(c->variants[0]),
+                                              tb_variant_name(c->variants[1])));
+    }
     size_t round_valid = 0;
     c->round = (int)r;
-    tb_campaign_run(c, cases, &round_valid, err);
+    tb_campaign_run(c, cases, missing, &round_valid, err);
     *valid += round_valid;
     if (r % 2 == 1) {
       tb_campaign_reverse_variants(c);
@@ -488,14 +533,67 @@ static void run_rounds(struct run_options *o, struct tb_campaign *c, json_t *cas
                                 tb_variant_name(c->variants[1]), "variant_order", orders));
 }
 
+/* A run stopped by SIGINT or SIGTERM is written all the same, marked
+ * incomplete, with the cases it never started. */
+static void record_completion(json_t *run, json_t *missing, const struct tb_error *err) {
+  int signal_number = tb_interrupted();
+  char reason[160];
+  if (signal_number != 0) {
+    snprintf(reason, sizeof reason, "interrupted by %s: %zu case(s) not measured",
+             tb_signal_name(signal_number), json_array_size(missing));
+  }
+  json_object_set_new(run, "complete", json_boolean(err->status == TB_OK && signal_number == 0));
+  json_object_set_new(run, "error",
+                      err->status != TB_OK ? json_string(err->message)
+                      : signal_number      ? json_string(reason)
+                                           : json_null());
+  json_object_set_new(run, "interrupted",
+                      signal_number
+                          ? json_pack("{s:s, s:O}", "signal", tb_signal_name(signal_number),
+                                      "missing_cases", missing)
+                          : json_null());
+}
+
+/* Writes the results, prints the table and returns the exit code. */
+static int finish_run(const struct run_options *o, json_t *doc, size_t valid,
+                      const struct tb_error *err) {
+  struct tb_error write_err = {0};
+  if (archive(o->out, doc, &write_err) != TB_OK) {
+    return tb_cli_fail(&write_err);
+  }
+  tb_release_out_dir(o->out);
+  char *table = tb_report_terminal_table(doc, &write_err);
+  if (table != NULL) {
+    fputs(table, stdout);
+    free(table);
+  }
+  size_t total = json_array_size(json_object_get(doc, "cases"));
+  printf("\n%zu of %zu cases valid; results in %s/%s\n", valid, total, o->out, TB_RESULTS_FILE);
+  const json_t *run = json_object_get(doc, "run");
+  if (err->status != TB_OK) {
+    return tb_cli_fail(err);
+  }
+  if (!json_is_null(json_object_get(run, "interrupted"))) {
+    fprintf(stderr, "tilebench: %s; the results file is marked incomplete\n",
+            json_string_value(json_object_get(run, "error")));
+    return 1;
+  }
+  if (valid != total) {
+    fprintf(stderr, "tilebench: %zu case(s) invalid; see %s/results.md\n", total - valid, o->out);
+    return 1;
+  }
+  return 0;
+}
+
 static int run_campaign(struct run_options *o, struct tb_campaign *c, int argc, char **argv,
                         struct tb_error *err) {
   const char *backend = NULL;
   char why[1100];
   if (choose_backend(o->backend, &backend, why, sizeof why, err) != TB_OK ||
-      tb_prepare_out_dir(o->out, err) != TB_OK) {
+      tb_claim_out_dir(o->out, err) != TB_OK) {
     return tb_cli_fail(err);
   }
+  tb_interrupt_install();
   c->backend = backend;
   json_t *doc =
       json_pack("{s:s, s:i, s:{s:s, s:s}}", "schema", TB_RESULTS_SCHEMA, "schema_version",
@@ -505,25 +603,26 @@ static int run_campaign(struct run_options *o, struct tb_campaign *c, int argc, 
                            tb_capture_artifacts(), "host", tb_capture_host(), "gpu",
                            tb_cuda_describe(), "thread_env", tb_capture_thread_env(),
                            "busy_processes_start", tb_capture_busy_processes());
-  json_t *cases = json_array();
+  json_t *cases = json_array(), *missing = json_array();
+  json_object_set_new(doc, "run", run);
+  json_object_set_new(doc, "provenance", prov);
+  json_object_set_new(doc, "cases", cases);
   size_t valid = 0;
   c->out_dir = o->out;
   json_t *frozen_sources = NULL;
   if (o->frozen != NULL && load_frozen(o->frozen, json_object_get(prov, "artifacts"), run,
                                        &frozen_sources, err) != TB_OK) {
     json_decref(doc);
-    json_decref(run);
-    json_decref(prov);
-    json_decref(cases);
-    rmdir(o->out); /* created empty by tb_prepare_out_dir a moment ago */
+    json_decref(missing);
+    tb_abandon_out_dir(o->out); /* claimed empty a moment ago */
     return tb_cli_fail(err);
   }
   c->frozen_sources = frozen_sources;
   json_object_set_new(run, "copy_ceiling", copy_ceiling(backend));
   if (o->replay) {
-    run_rounds(o, c, cases, run, &valid, err);
+    run_rounds(o, c, cases, missing, run, &valid, err);
   } else {
-    tb_campaign_run(c, cases, &valid, err);
+    tb_campaign_run(c, cases, missing, &valid, err);
   }
   json_decref(frozen_sources);
   json_object_set_new(prov, "busy_processes_end", tb_capture_busy_processes());
@@ -531,36 +630,14 @@ static int run_campaign(struct run_options *o, struct tb_campaign *c, int argc, 
   tb_utc_timestamp(finished, sizeof finished);
   json_object_set_new(run, "finished_at", json_string(finished));
   json_object_set_new(run, "valid_cases", json_integer((json_int_t)valid));
-  json_object_set_new(run, "complete", json_boolean(err->status == TB_OK));
-  json_object_set_new(run, "error", err->status == TB_OK ? json_null() : json_string(err->message));
-  json_object_set_new(doc, "run", run);
-  json_object_set_new(doc, "provenance", prov);
-  json_object_set_new(doc, "cases", cases);
-  if (o->replay) {
+  record_completion(run, missing, err);
+  json_decref(missing);
+  if (o->replay && !tb_interrupted()) { /* a summary of some rounds would mislead */
     json_object_set_new(doc, "replay",
                         tb_replay_summary(cases, tb_variant_name(c->variants[0]),
                                           tb_variant_name(c->variants[1]), (unsigned)o->rounds));
   }
-
-  struct tb_error write_err = {0};
-  int rc = 0;
-  if (archive(o->out, doc, &write_err) != TB_OK) {
-    rc = tb_cli_fail(&write_err);
-  } else {
-    char *table = tb_report_terminal_table(doc, &write_err);
-    if (table != NULL) {
-      fputs(table, stdout);
-      free(table);
-    }
-    size_t total = json_array_size(cases);
-    printf("\n%zu of %zu cases valid; results in %s/%s\n", valid, total, o->out, TB_RESULTS_FILE);
-    if (err->status != TB_OK) {
-      rc = tb_cli_fail(err);
-    } else if (valid != total) {
-      fprintf(stderr, "tilebench: %zu case(s) invalid; see %s/results.md\n", total - valid, o->out);
-      rc = 1;
-    }
-  }
+  int rc = finish_run(o, doc, valid, err);
   json_decref(doc);
   return rc;
 }

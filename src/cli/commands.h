@@ -3,6 +3,7 @@
 #define TB_CLI_COMMANDS_H
 
 #include "core/error.h"
+#include "core/numbers.h"
 
 int tb_cmd_run(int argc, char **argv);
 int tb_cmd_report(int argc, char **argv);
@@ -14,9 +15,5 @@ int tb_cmd_compare(int argc, char **argv);
 
 /* Prints "tilebench: <message>" on stderr and returns the exit code. */
 int tb_cli_fail(const struct tb_error *err);
-
-/* Parses a positive real number ("10", "0.5"). */
-enum tb_status tb_parse_positive(const char *text, const char *what, double max, double *out,
-                                 struct tb_error *err);
 
 #endif

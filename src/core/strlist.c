@@ -1,6 +1,5 @@
 #include "core/strlist.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,26 +46,4 @@ void tb_strlist_free(struct tb_strlist *list) {
   free(list->items);
   list->items = NULL;
   list->count = 0;
-}
-
-enum tb_status tb_parse_size(const char *text, const char *what, unsigned long long min,
-                             unsigned long long max, unsigned long long *out,
-                             struct tb_error *err) {
-  if (text == NULL || *text < '0' || *text > '9') {
-    return tb_fail(err, TB_ERR_USAGE, "%s: '%s' is not a whole number", what, text ? text : "");
-  }
-  errno = 0;
-  char *end = NULL;
-  unsigned long long value = strtoull(text, &end, 10);
-  if (errno == ERANGE) {
-    return tb_fail(err, TB_ERR_USAGE, "%s: '%s' is too large", what, text);
-  }
-  if (*end != '\0') {
-    return tb_fail(err, TB_ERR_USAGE, "%s: '%s' is not a whole number", what, text);
-  }
-  if (value < min || value > max) {
-    return tb_fail(err, TB_ERR_USAGE, "%s: %llu is outside [%llu, %llu]", what, value, min, max);
-  }
-  *out = value;
-  return TB_OK;
 }

@@ -16,8 +16,4 @@ enum tb_status tb_strlist_split(const char *text, const char *what, struct tb_st
                                 struct tb_error *err);
 void tb_strlist_free(struct tb_strlist *list);
 
-/* Parses a decimal integer in [min, max]; no sign, no trailing characters. */
-enum tb_status tb_parse_size(const char *text, const char *what, unsigned long long min,
-                             unsigned long long max, unsigned long long *out, struct tb_error *err);
-
 #endif

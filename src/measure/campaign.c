@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/interrupt.h"
 #include "inputs/tensor.h"
 #include "measure/case_runner.h"
 #include "oracle/oracle.h"
@@ -28,10 +29,21 @@ void tb_campaign_reverse_variants(struct tb_campaign *c) {
   }
 }
 
-/* Whether the campaign measures op on shape: the shape must fit the op
- * (MxNxK for gemm) and replays take row reductions only. */
+/* Why the campaign does not measure op on shape, or NULL when it does: the
+ * shape must fit the op (MxNxK for gemm) and replays take row reductions only. */
+const char *tb_campaign_skip_reason(const struct tb_campaign *c, const struct tb_op_info *op,
+                                    struct tb_shape s) {
+  if (c->reductions_only && !op->is_row_reduction) {
+    return "replays compare plans of row reductions";
+  }
+  if (!tb_op_accepts(op, s)) {
+    return op->is_matmul ? "gemm takes MxNxK shapes" : "this operation takes MxN shapes";
+  }
+  return NULL;
+}
+
 static bool measured(const struct tb_campaign *c, const struct tb_op_info *op, struct tb_shape s) {
-  return tb_op_accepts(op, s) && !(c->reductions_only && !op->is_row_reduction);
+  return tb_campaign_skip_reason(c, op, s) == NULL;
 }
 
 size_t tb_campaign_case_count(const struct tb_campaign *c) {
@@ -132,6 +144,22 @@ static json_t *unavailable_case(const struct tb_case *k, const char *provider, c
   return tb_case_result_to_json(&r);
 }
 
+/* The ids of a case's runs on every provider, for a run stopped before it. */
+static void record_missing(const struct tb_campaign *c, const struct tb_case *k, json_t *missing) {
+  for (size_t p = 0; p < c->provider_count; ++p) {
+    for (size_t v = 0; v < runs_per_case(c, k->op, c->providers[p]); ++v) {
+      struct tb_case pc = *k;
+      pc.provider = c->providers[p];
+      pc.planned = k->op->is_row_reduction && tb_provider_plans(c->providers[p]);
+      pc.variant = pc.planned ? c->variants[v] : TB_VARIANT_AUTOMATIC;
+      pc.realization = k->op->is_matmul ? c->realizations[v] : TB_REALIZATION_SIMT;
+      char id[256];
+      tb_case_id(&pc, id, sizeof id);
+      json_array_append_new(missing, json_string(id));
+    }
+  }
+}
+
 /* One case's inputs and oracle, measured on every provider; the provider
  * order alternates case by case so each goes first equally often. */
 static enum tb_status run_one_case(const struct tb_campaign *c, struct tb_provider **providers,
@@ -198,8 +226,8 @@ static enum tb_status run_one_case(const struct tb_campaign *c, struct tb_provid
   return err->status;
 }
 
-enum tb_status tb_campaign_run(const struct tb_campaign *c, json_t *cases, size_t *valid_count,
-                               struct tb_error *err) {
+enum tb_status tb_campaign_run(const struct tb_campaign *c, json_t *cases, json_t *missing,
+                               size_t *valid_count, struct tb_error *err) {
   struct tb_provider **providers = calloc(c->provider_count, sizeof *providers);
   struct tb_error *failures = calloc(c->provider_count, sizeof *failures);
   if (providers == NULL || failures == NULL) {
@@ -208,7 +236,7 @@ enum tb_status tb_campaign_run(const struct tb_campaign *c, json_t *cases, size_
     return tb_fail(err, TB_ERR_SYSTEM, "out of memory creating providers");
   }
   *valid_count = 0;
-  for (size_t p = 0; p < c->provider_count; ++p) {
+  for (size_t p = 0; p < c->provider_count && !tb_interrupted(); ++p) {
     /* The native provider is the run's purpose: without it, stop. Others
      * (a missing PyTorch) leave invalid cases with the reason. */
     if (tb_provider_create(c->providers[p], c->backend, &providers[p], &failures[p]) != TB_OK &&
@@ -222,6 +250,10 @@ enum tb_status tb_campaign_run(const struct tb_campaign *c, json_t *cases, size_
       for (size_t v = 0; v < c->view_count && err->status == TB_OK; ++v) {
         struct tb_case k = case_at(c, s, o, v);
         if (!measured(c, k.op, k.shape)) {
+          continue;
+        }
+        if (tb_interrupted()) { /* the case in flight finished; the rest are listed */
+          record_missing(c, &k, missing);
           continue;
         }
         run_one_case(c, providers, failures, &k, &case_index, cases, &done, valid_count, err);

@@ -35,6 +35,11 @@ struct tb_campaign {
 
 size_t tb_campaign_case_count(const struct tb_campaign *c);
 
+/* Why the campaign skips op on shape ("gemm takes MxNxK shapes"), or NULL
+ * when it measures that pair. */
+const char *tb_campaign_skip_reason(const struct tb_campaign *c, const struct tb_op_info *op,
+                                    struct tb_shape s);
+
 /* TB_ERR_USAGE when a shape fits none of the campaign's operations. */
 enum tb_status tb_campaign_check_shapes(const struct tb_campaign *c, struct tb_error *err);
 
@@ -47,8 +52,9 @@ enum tb_status tb_campaign_check_memory(const struct tb_campaign *c, struct tb_e
 
 /* Runs every case, appending one JSON object per case x provider to `cases`.
  * A failing case is recorded and the campaign goes on; only an unusable
- * provider or exhausted memory stops it. */
-enum tb_status tb_campaign_run(const struct tb_campaign *c, json_t *cases, size_t *valid_count,
-                               struct tb_error *err);
+ * provider or exhausted memory stops it. Once SIGINT or SIGTERM arrived
+ * (core/interrupt.h) no further case starts: their ids go to `missing`. */
+enum tb_status tb_campaign_run(const struct tb_campaign *c, json_t *cases, json_t *missing,
+                               size_t *valid_count, struct tb_error *err);
 
 #endif

@@ -82,6 +82,9 @@ void tb_validate(const float *out, const double *ref, size_t count, struct tb_to
   r->checked = count;
   for (size_t i = 0; i < count; ++i) {
     double got = (double)out[i], expected = ref[i];
+    if (fabs(expected) > r->max_abs_reference) {
+      r->max_abs_reference = fabs(expected);
+    }
     if (tb_is_poison(out[i])) {
       r->unwritten++;
     }

@@ -23,12 +23,13 @@ struct tb_tolerance tb_tolerance_for(enum tb_op op, size_t n, bool tf32);
 struct tb_validation {
   bool passed;
   double atol, rtol;
-  double max_abs_error; /* over finite outputs; +inf when any output is NaN/inf */
-  double max_rel_error; /* |out-ref| / |ref| over elements with ref != 0 */
-  size_t checked;       /* elements compared (the whole output) */
-  size_t failed;        /* elements outside tolerance */
-  size_t unwritten;     /* elements still holding the poison bit pattern */
-  size_t first_failure; /* index of the first failing element, when failed > 0 */
+  double max_abs_error;     /* over finite outputs; +inf when any output is NaN/inf */
+  double max_rel_error;     /* |out-ref| / |ref| over elements with ref != 0 */
+  double max_abs_reference; /* largest |ref|: passed implies max_abs_error <= atol + rtol * it */
+  size_t checked;           /* elements compared (the whole output) */
+  size_t failed;            /* elements outside tolerance */
+  size_t unwritten;         /* elements still holding the poison bit pattern */
+  size_t first_failure;     /* index of the first failing element, when failed > 0 */
   double first_failure_got, first_failure_expected;
 };
 

@@ -1,5 +1,7 @@
 #include "planner/gemm.h"
 
+#include "core/numbers.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -33,12 +35,13 @@ enum tb_status tb_realization_parse(const char *text, enum tb_realization *out,
 
 enum tb_status tb_gemm_block_parse(const char *text, struct tb_gemm_block *out,
                                    struct tb_error *err) {
-  char tail;
-  if (sscanf(text, "%u,%u,%u%c", &out->m, &out->n, &out->k, &tail) != 3 || out->m == 0 ||
-      out->n == 0 || out->k == 0) {
-    return tb_fail(err, TB_ERR_USAGE,
-                   "--gemm-block takes M,N,K (three positive integers), not '%s'", text);
+  unsigned long long mnk[3];
+  if (tb_parse_size_list(text, "--gemm-block M,N,K", 3, 1, 4096, mnk, err) != TB_OK) {
+    return err->status;
   }
+  out->m = (unsigned)mnk[0];
+  out->n = (unsigned)mnk[1];
+  out->k = (unsigned)mnk[2];
   return TB_OK;
 }
 

@@ -1,7 +1,12 @@
+#include <fcntl.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include "core/resources.h"
 #include "provenance/hash.h"
 #include "provenance/provenance.h"
 
@@ -9,62 +14,94 @@
 #define TB_SOURCE_DIR "."
 #endif
 
-/* Runs a git command in the source tree; returns its whole stdout (caller
- * frees) or NULL when git failed. */
-static char *git_output(const char *args, size_t *size) {
-  char command[1024];
-  snprintf(command, sizeof command, "git -C '%s' %s 2>/dev/null", TB_SOURCE_DIR, args);
-  FILE *pipe = popen(command, "r");
-  if (pipe == NULL) {
-    return NULL;
-  }
+extern char **environ;
+
+/* Reads everything from fd; the caller frees. NULL when out of memory. */
+static char *read_all(int fd, size_t *size) {
   size_t cap = 4096, len = 0;
   char *buf = malloc(cap);
-  size_t got;
-  while (buf != NULL && (got = fread(buf + len, 1, cap - len - 1, pipe)) > 0) {
-    len += got;
+  ssize_t got;
+  while (buf != NULL && (got = read(fd, buf + len, cap - len - 1)) > 0) {
+    len += (size_t)got;
     if (cap - len < 2) {
       char *bigger = realloc(buf, cap * 2);
       if (bigger == NULL) {
         free(buf);
-        buf = NULL;
-        break;
       }
       buf = bigger;
       cap *= 2;
     }
   }
-  int status = pclose(pipe);
-  if (buf == NULL || status != 0) {
-    free(buf);
+  if (buf != NULL) {
+    buf[len] = '\0';
+    *size = len;
+  }
+  return buf;
+}
+
+/* Runs `git -C <source dir> <args...>` without a shell; returns its whole
+ * stdout (caller frees) or NULL when git is missing or failed. */
+static char *git_output(const char *const *args, size_t *size) {
+  char *argv[8] = {"git", "-C", TB_SOURCE_DIR};
+  size_t n = 3;
+  for (; *args != NULL && n < 7; ++args) {
+    argv[n++] = (char *)*args;
+  }
+  argv[n] = NULL;
+  int out[2];
+  if (pipe(out) != 0) {
     return NULL;
   }
-  buf[len] = '\0';
-  *size = len;
-  return buf;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, "git", &actions, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  char *text = rc == 0 ? read_all(out[0], size) : NULL;
+  close(out[0]);
+  int status = 0;
+  if (rc == 0 &&
+      (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+    free(text);
+    text = NULL;
+  }
+  return text;
+}
+
+static json_t *git_unavailable(json_t *git, const char *why) {
+  json_object_set_new(git, "commit", json_null());
+  json_object_set_new(git, "dirty", json_null());
+  json_object_set_new(git, "diff_sha256", json_null());
+  json_object_set_new(git, "unavailable_reason", json_string(why));
+  return git;
 }
 
 json_t *tb_capture_git(void) {
   json_t *git = json_object();
+  /* An installed or copied binary has no source tree of its own: the
+   * checkout at the path it was built from may hold other code by now. */
+  if (!tb_running_from_build_tree()) {
+    json_object_set_new(git, "source_dir", json_null());
+    return git_unavailable(git, "not run from its build tree (installed or copied binary)");
+  }
   json_object_set_new(git, "source_dir", json_string(TB_SOURCE_DIR));
   size_t size = 0;
-  char *head = git_output("rev-parse HEAD", &size);
+  char *head = git_output((const char *[]){"rev-parse", "HEAD", NULL}, &size);
   if (head == NULL) {
-    json_object_set_new(git, "commit", json_null());
-    json_object_set_new(git, "dirty", json_null());
-    json_object_set_new(git, "diff_sha256", json_null());
-    json_object_set_new(git, "unavailable_reason",
-                        json_string("the source tree is not a git checkout or git is missing"));
-    return git;
+    return git_unavailable(git, "the source tree is not a git checkout or git is missing");
   }
   head[strcspn(head, "\n")] = '\0';
   json_object_set_new(git, "commit", json_string(head));
   free(head);
-  char *status = git_output("status --porcelain", &size);
+  char *status = git_output((const char *[]){"status", "--porcelain", NULL}, &size);
   json_object_set_new(git, "dirty", status ? json_boolean(size > 0) : json_null());
   free(status);
   /* The diff of tracked files; untracked files are listed by status only. */
-  char *diff = git_output("diff HEAD", &size);
+  char *diff = git_output((const char *[]){"diff", "HEAD", NULL}, &size);
   if (diff != NULL) {
     char hex[TB_SHA256_HEX_LEN];
     tb_sha256_buffer(diff, size, hex);

@@ -14,10 +14,8 @@
 #include <unistd.h>
 
 #include "core/clock.h"
-
-#ifndef TB_SOURCE_DIR
-#define TB_SOURCE_DIR "."
-#endif
+#include "core/resources.h"
+#include "providers/worker_reply.h"
 
 extern char **environ;
 
@@ -63,25 +61,19 @@ static void worker_kill(struct worker *w) {
   w->buffered = 0;
 }
 
-/* Reads one line within timeout_s; the reply is parsed JSON that has ok. */
-static enum tb_status read_reply(struct worker *w, int timeout_s, json_t **reply,
-                                 struct tb_error *err) {
+/* Reads one line within timeout_s: the reply to `cmd`, checked
+ * (providers/worker_reply.h). */
+static enum tb_status read_reply(struct worker *w, int timeout_s, const char *cmd, long long calls,
+                                 json_t **reply, struct tb_error *err) {
   int64_t deadline = tb_monotonic_ns() + (int64_t)timeout_s * 1000000000LL;
   for (;;) {
     char *newline = memchr(w->buffer, '\n', w->buffered);
     if (newline != NULL) {
-      *newline = '\0';
-      json_error_t jerr;
-      *reply = json_loads(w->buffer, 0, &jerr);
       size_t used = (size_t)(newline - w->buffer) + 1;
+      tb_worker_reply_parse(w->buffer, used - 1, cmd, calls, reply, err);
       memmove(w->buffer, newline + 1, w->buffered - used);
       w->buffered -= used;
-      if (*reply == NULL || !json_is_boolean(json_object_get(*reply, "ok"))) {
-        json_decref(*reply);
-        *reply = NULL;
-        return tb_fail(err, TB_ERR_RUN, "the torch worker answered garbage (not a JSON reply)");
-      }
-      return TB_OK;
+      return err->status;
     }
     int64_t left_ms = (deadline - tb_monotonic_ns()) / 1000000;
     if (left_ms <= 0) {
@@ -111,38 +103,52 @@ static enum tb_status read_reply(struct worker *w, int timeout_s, json_t **reply
   }
 }
 
-/* Directory of this executable, where libtilebench_timing.so.1 is. */
-static void timing_library_path(char *out, size_t size) {
-  char exe[PATH_MAX];
-  ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  out[0] = '\0';
-  if (len > 0) {
-    exe[len] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (slash != NULL) {
-      *slash = '\0';
-      snprintf(out, size, "%s/libtilebench_timing.so.1", exe);
-    }
+/* The worker runs as `python -m tilebench.torch_worker` with the package
+ * that travels with this executable first on its path, and is told where
+ * the timing library is. */
+static enum tb_status worker_environment(struct tb_error *err) {
+  char package[PATH_MAX], lib[PATH_MAX], path[2 * PATH_MAX + 2];
+  if (tb_resource_path(TB_RESOURCE_PYTHON, package, sizeof package, err) != TB_OK) {
+    return err->status;
   }
+  static bool path_set; /* a restarted worker must not prepend it again */
+  const char *inherited = getenv("PYTHONPATH");
+  if (!path_set) {
+    snprintf(path, sizeof path, "%s%s%s", package, inherited && inherited[0] ? ":" : "",
+             inherited ? inherited : "");
+    setenv("PYTHONPATH", path, 1);
+    path_set = true;
+  }
+  struct tb_error no_library = {0}; /* without it the worker has host timing only */
+  if (tb_resource_path(TB_RESOURCE_TIMING_LIB, lib, sizeof lib, &no_library) == TB_OK) {
+    setenv("TILEBENCH_TIMING_LIB", lib, 1);
+  }
+  return TB_OK;
 }
 
 static enum tb_status worker_start(struct torch_state *s, struct tb_error *err) {
   struct worker *w = &s->w;
   int in[2], out[2];
+  if (worker_environment(err) != TB_OK) {
+    return err->status;
+  }
   if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
     return tb_fail(err, TB_ERR_SYSTEM, "pipe: %s", strerror(errno));
   }
   const char *python = getenv("TILEBENCH_PYTHON") ? getenv("TILEBENCH_PYTHON") : "python3";
-  char script[PATH_MAX], lib[PATH_MAX + 32];
-  snprintf(script, sizeof script, "%s/python/tilebench_torch/worker.py", TB_SOURCE_DIR);
-  timing_library_path(lib, sizeof lib);
-  setenv("TILEBENCH_TIMING_LIB", lib, 1); /* inherited by the worker */
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-  char *argv[] = {(char *)python, "-u", script, NULL};
-  int rc = posix_spawnp(&w->pid, python, &actions, NULL, argv, environ);
+  /* Its own process group: a Ctrl-C at the terminal reaches the harness
+   * alone, which finishes the case in flight and then ends the worker. */
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  char *argv[] = {(char *)python, "-u", "-m", "tilebench.torch_worker", NULL};
+  int rc = posix_spawnp(&w->pid, python, &actions, &attributes, argv, environ);
+  posix_spawnattr_destroy(&attributes);
   posix_spawn_file_actions_destroy(&actions);
   close(in[0]);
   close(out[1]);
@@ -157,20 +163,36 @@ static enum tb_status worker_start(struct torch_state *s, struct tb_error *err) 
   }
   json_decref(s->hello);
   s->hello = NULL;
-  if (read_reply(w, worker_timeout(), &s->hello, err) != TB_OK) {
-    worker_kill(w);
-    return err->status;
-  }
-  if (!json_is_true(json_object_get(s->hello, "ok"))) {
-    tb_fail(err, TB_ERR_UNAVAILABLE, "%s", json_string_value(json_object_get(s->hello, "error")));
+  if (read_reply(w, worker_timeout(), "hello", 0, &s->hello, err) != TB_OK) {
+    json_decref(s->hello);
+    s->hello = NULL;
     worker_kill(w);
     return err->status;
   }
   return TB_OK;
 }
 
-/* One request and its reply; a broken worker is killed (the next case starts
- * a new one). A reply with ok = false is the worker's own error message. */
+/* Writes all of a request line; a worker that died makes this EPIPE
+ * (SIGPIPE is ignored, core/interrupt.h), never a signal to the harness. */
+static int write_line(int fd, const char *line) {
+  size_t len = strlen(line);
+  while (len > 0) {
+    ssize_t put = write(fd, line, len);
+    if (put < 0 && errno == EINTR) {
+      continue;
+    }
+    if (put <= 0) {
+      return 0;
+    }
+    line += put;
+    len -= (size_t)put;
+  }
+  return 1;
+}
+
+/* One request and its reply; a worker that broke the protocol is killed
+ * (the next case starts a new one). A reply with ok = false is the worker's
+ * own error message, and the worker goes on. */
 static enum tb_status request(struct torch_state *s, json_t *req, int timeout_s, json_t **reply,
                               struct tb_error *err) {
   *reply = NULL;
@@ -178,22 +200,22 @@ static enum tb_status request(struct torch_state *s, json_t *req, int timeout_s,
     json_decref(req);
     return err->status;
   }
+  char cmd[32];
+  snprintf(cmd, sizeof cmd, "%s", json_string_value(json_object_get(req, "cmd")));
+  long long calls = (long long)json_integer_value(json_object_get(req, "calls"));
   char *line = json_dumps(req, JSON_COMPACT);
   json_decref(req);
-  size_t len = line ? strlen(line) : 0;
-  int ok = line != NULL && write(s->w.to_worker, line, len) == (ssize_t)len &&
-           write(s->w.to_worker, "\n", 1) == 1;
+  int ok = line != NULL && write_line(s->w.to_worker, line) && write_line(s->w.to_worker, "\n");
   free(line);
   if (!ok) {
     worker_kill(&s->w);
-    return tb_fail(err, TB_ERR_RUN, "the torch worker stopped reading its requests");
+    return tb_fail(err, TB_ERR_RUN, "the torch worker stopped reading its requests (%s)",
+                   strerror(errno));
   }
-  if (read_reply(&s->w, timeout_s, reply, err) != TB_OK) {
-    worker_kill(&s->w);
-    return err->status;
-  }
-  if (!json_is_true(json_object_get(*reply, "ok"))) {
-    tb_fail(err, TB_ERR_RUN, "torch: %s", json_string_value(json_object_get(*reply, "error")));
+  if (read_reply(&s->w, timeout_s, cmd, calls, reply, err) != TB_OK) {
+    if (*reply == NULL) {
+      worker_kill(&s->w);
+    }
     json_decref(*reply);
     *reply = NULL;
     return err->status;

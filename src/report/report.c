@@ -8,29 +8,6 @@
 #include "core/strbuf.h"
 #include "results/results.h"
 
-enum tb_status tb_results_load(const char *path, json_t **doc, struct tb_error *err) {
-  json_error_t jerr;
-  *doc = json_load_file(path, 0, &jerr);
-  if (*doc == NULL) {
-    return tb_fail(err, TB_ERR_INPUT, "cannot read %s: %s (line %d)", path, jerr.text, jerr.line);
-  }
-  const char *schema = json_string_value(json_object_get(*doc, "schema"));
-  json_t *version = json_object_get(*doc, "schema_version");
-  if (schema == NULL || strcmp(schema, TB_RESULTS_SCHEMA) != 0 || !json_is_integer(version)) {
-    json_decref(*doc);
-    *doc = NULL;
-    return tb_fail(err, TB_ERR_INPUT, "%s is not a tilebench results file", path);
-  }
-  if (json_integer_value(version) != TB_RESULTS_SCHEMA_VERSION) {
-    long long v = (long long)json_integer_value(version);
-    json_decref(*doc);
-    *doc = NULL;
-    return tb_fail(err, TB_ERR_INPUT, "%s has schema version %lld; this tilebench reads version %d",
-                   path, v, TB_RESULTS_SCHEMA_VERSION);
-  }
-  return TB_OK;
-}
-
 /* Value at a path of object keys ("host", "throughput", ...), or NULL. */
 static json_t *at(const json_t *node, const char *const *keys, size_t count) {
   json_t *cur = (json_t *)node;

@@ -14,7 +14,4 @@ char *tb_report_markdown(const json_t *results, struct tb_error *err);
 /* The compact table printed at the end of `run`. */
 char *tb_report_terminal_table(const json_t *results, struct tb_error *err);
 
-/* Loads and checks a results.json (schema name and version). */
-enum tb_status tb_results_load(const char *path, json_t **doc, struct tb_error *err);
-
 #endif

@@ -47,6 +47,7 @@ static json_t *validation_json(const struct tb_case_result *r) {
                 "checked_elements", (json_int_t)v->checked, "failed_elements",
                 (json_int_t)v->failed, "unwritten_elements", (json_int_t)v->unwritten);
   json_object_set_new(j, "non_finite_errors", json_boolean(!isfinite(v->max_abs_error)));
+  json_object_set_new(j, "max_abs_reference", tb_json_number(v->max_abs_reference));
   if (v->failed > 0) {
     json_object_set_new(j, "first_failure",
                         json_pack("{s:I, s:o, s:o}", "index", (json_int_t)v->first_failure, "got",

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,9 @@
 
 static enum tb_status make_dirs(const char *dir, struct tb_error *err) {
   char path[PATH_MAX];
+  if (dir[0] == '\0') {
+    return tb_fail(err, TB_ERR_USAGE, "--out needs a directory name");
+  }
   if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
     return tb_fail(err, TB_ERR_USAGE, "output path is too long: %s", dir);
   }
@@ -27,37 +31,122 @@ static enum tb_status make_dirs(const char *dir, struct tb_error *err) {
   if (mkdir(path, 0755) != 0 && errno != EEXIST) {
     return tb_fail(err, TB_ERR_INPUT, "cannot create directory %s: %s", path, strerror(errno));
   }
+  struct stat st; /* EEXIST also answers a dangling symbolic link */
+  if (stat(path, &st) != 0) {
+    return tb_fail(err, TB_ERR_INPUT, "--out %s is not a usable directory: %s", dir,
+                   strerror(errno));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return tb_fail(err, TB_ERR_USAGE, "--out %s exists and is not a directory", dir);
+  }
   return TB_OK;
 }
 
-enum tb_status tb_prepare_out_dir(const char *dir, struct tb_error *err) {
-  struct stat st;
-  if (stat(dir, &st) == 0) {
-    if (!S_ISDIR(st.st_mode)) {
-      return tb_fail(err, TB_ERR_USAGE, "--out %s exists and is not a directory", dir);
+/* What a directory holds that explains why it is not empty: the claim of
+ * another run and a partial results file left by a killed one. */
+static void describe_leftovers(const char *dir, char *out, size_t size) {
+  out[0] = '\0';
+  char claim[PATH_MAX + 32], line[128] = "";
+  snprintf(claim, sizeof claim, "%s/%s", dir, TB_CLAIM_FILE);
+  FILE *f = fopen(claim, "r");
+  if (f != NULL) {
+    long pid = 0;
+    if (fgets(line, sizeof line, f) != NULL) {
+      sscanf(line, "pid %ld", &pid);
     }
-    DIR *d = opendir(dir);
-    if (d == NULL) {
-      return tb_fail(err, TB_ERR_INPUT, "cannot read --out directory %s: %s", dir, strerror(errno));
+    fclose(f);
+    int running = pid > 0 && kill((pid_t)pid, 0) == 0;
+    size_t used = (size_t)snprintf(
+        out, size,
+        running ? "; it is claimed by a tilebench run in progress (pid %ld)"
+                : "; it was claimed by tilebench pid %ld, which is no longer running and never "
+                  "finished its results (killed, or its final write failed)",
+        pid);
+    if (used >= size) {
+      return;
     }
-    struct dirent *e;
-    int empty = 1;
-    while ((e = readdir(d)) != NULL) {
-      if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-        empty = 0;
-        break;
-      }
-    }
-    closedir(d);
-    if (!empty) {
-      return tb_fail(err, TB_ERR_USAGE,
-                     "--out %s is not empty; results are never overwritten, so give a new "
-                     "directory",
-                     dir);
-    }
-    return TB_OK;
+    out += used;
+    size -= used;
   }
-  return make_dirs(dir, err);
+  static const char partial[] = "." TB_RESULTS_FILE ".partial-"; /* see write_atomic */
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d != NULL && (e = readdir(d)) != NULL) {
+    if (strncmp(e->d_name, partial, sizeof partial - 1) == 0) {
+      snprintf(out, size,
+               "; %s/%s is the results file of a run killed while writing it (never linked "
+               "into place, so unchecked): inspect it by hand or remove the directory",
+               dir, e->d_name);
+      break;
+    }
+  }
+  if (d != NULL) {
+    closedir(d);
+  }
+}
+
+static enum tb_status require_empty(const char *dir, struct tb_error *err) {
+  DIR *d = opendir(dir);
+  if (d == NULL) {
+    return tb_fail(err, TB_ERR_INPUT, "cannot read --out directory %s: %s", dir, strerror(errno));
+  }
+  struct dirent *e;
+  int empty = 1;
+  while ((e = readdir(d)) != NULL) {
+    if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+      empty = 0;
+      break;
+    }
+  }
+  closedir(d);
+  if (!empty) {
+    char why[PATH_MAX + 400];
+    describe_leftovers(dir, why, sizeof why);
+    return tb_fail(err, TB_ERR_USAGE,
+                   "--out %s is not empty%s; results are never overwritten, so give a new "
+                   "directory",
+                   dir, why);
+  }
+  return TB_OK;
+}
+
+enum tb_status tb_claim_out_dir(const char *dir, struct tb_error *err) {
+  if (make_dirs(dir, err) != TB_OK || require_empty(dir, err) != TB_OK) {
+    return err->status;
+  }
+  char claim[PATH_MAX + 32];
+  snprintf(claim, sizeof claim, "%s/%s", dir, TB_CLAIM_FILE);
+  /* O_EXCL: of two runs that both found the directory empty, one wins */
+  int fd = open(claim, O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0) {
+    if (errno == EEXIST) {
+      return require_empty(dir, err) != TB_OK
+                 ? err->status
+                 : tb_fail(err, TB_ERR_USAGE, "--out %s was claimed by another run", dir);
+    }
+    return tb_fail(err, TB_ERR_INPUT, "cannot write to --out %s: %s", dir, strerror(errno));
+  }
+  char text[64];
+  int len = snprintf(text, sizeof text, "pid %ld\n", (long)getpid());
+  int ok = write(fd, text, (size_t)len) == len && fsync(fd) == 0;
+  ok = close(fd) == 0 && ok;
+  if (!ok) {
+    int saved = errno;
+    unlink(claim);
+    return tb_fail(err, TB_ERR_INPUT, "cannot write to --out %s: %s", dir, strerror(saved));
+  }
+  return TB_OK;
+}
+
+void tb_release_out_dir(const char *dir) {
+  char claim[PATH_MAX + 32];
+  snprintf(claim, sizeof claim, "%s/%s", dir, TB_CLAIM_FILE);
+  unlink(claim);
+}
+
+enum tb_status tb_abandon_out_dir(const char *dir) {
+  tb_release_out_dir(dir);
+  return rmdir(dir) == 0 ? TB_OK : TB_ERR_SYSTEM;
 }
 
 /* Writes through dir/.name.partial-PID, fsyncs, then links into place:

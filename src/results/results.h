@@ -8,7 +8,7 @@
 #include "measure/case_result.h"
 
 #define TB_RESULTS_SCHEMA "tilebench.results"
-#define TB_RESULTS_SCHEMA_VERSION 1
+#define TB_RESULTS_SCHEMA_VERSION 2 /* docs/results-schema.md: what each version holds */
 #define TB_RESULTS_FILE "results.json"
 
 /* JSON number, or null for NaN and infinities (JSON has neither). */
@@ -16,9 +16,23 @@ json_t *tb_json_number(double value);
 
 json_t *tb_case_result_to_json(const struct tb_case_result *r);
 
-/* --out must name a new or empty directory: existing results are never
- * overwritten or mixed with new ones. Creates it (parents too) if absent. */
-enum tb_status tb_prepare_out_dir(const char *dir, struct tb_error *err);
+/* The marker a run creates in its --out directory before it measures and
+ * removes once results.json is in place ("pid N"). */
+#define TB_CLAIM_FILE ".tilebench-claim"
+
+/* Claims --out for one run before anything is measured: a new or empty
+ * directory (created with its parents), checked writable by creating the
+ * claim marker exclusively, so a second run into it is refused at once.
+ * Existing results are never overwritten or mixed with new ones; the
+ * refusal names another run's claim or a killed run's partial file. */
+enum tb_status tb_claim_out_dir(const char *dir, struct tb_error *err);
+
+/* Removes the claim marker (the results file is in place). */
+void tb_release_out_dir(const char *dir);
+
+/* Removes the claim and the directory, for a run refused before it wrote
+ * anything; a directory that is not empty is left as it is. */
+enum tb_status tb_abandon_out_dir(const char *dir);
 
 /* Writes doc to dir/name through a temporary file in the same directory,
  * flushed and renamed into place only when complete. Refuses to replace an

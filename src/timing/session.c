@@ -281,6 +281,14 @@ int tb_timing_abi_version(void) {
   return TB_TIMING_ABI_VERSION;
 }
 
+uint32_t tb_timing_result_struct_size(void) {
+  return (uint32_t)sizeof(struct tb_timing_result);
+}
+
+uint32_t tb_timing_gpu_state_struct_size(void) {
+  return (uint32_t)sizeof(struct tb_timing_gpu_state);
+}
+
 const char *tb_timing_last_error(void) {
   return last_error;
 }
