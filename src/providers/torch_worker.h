@@ -1,5 +1,5 @@
 /* The `torch` and `torch-compile` providers: PyTorch in a worker process
- * (python/tilebench_torch/worker.py) driven over a line-based JSON protocol
+ * (python/tilebench/torch_worker.py) driven over a line-based JSON protocol
  * (docs/torch-worker.md). Inputs travel as the harness's own bytes (raw
  * fp32 files), so both sides compute on identical data; the output comes
  * back the same way and meets the same float64 oracle. A worker that dies,

@@ -1,18 +1,22 @@
 """tilebench's PyTorch worker: one process per provider, driven by the C
-harness over a line protocol on stdin/stdout (docs/torch-worker.md).
+harness over a line protocol on stdin/stdout (docs/torch-worker.md). Run as
+`python3 -u -m tilebench.torch_worker` (PYTHONPATH: the directory holding
+the tilebench package).
 
 It offers primitives only: prepare a case from the harness's input files,
 run calls, take a host sample (its own CLOCK_MONOTONIC around the calls and
 the synchronisation, so the pipe is never inside a timing), take a device
-sample through libtilebench_timing (ctypes, on torch's stream), poison and
+sample through libtilebench_timing (tilebench.timing, on torch's stream), poison and
 write the output. How many samples, which batch sizes and in which order is
 decided by the harness alone.
 """
-import ctypes
 import json
 import os
+import signal
 import sys
 import time
+
+from tilebench import timing
 
 POISON_BITS = 0x7FC0DEAD
 RMSNORM_EPS = 1e-6
@@ -22,21 +26,6 @@ LAYERNORM_EPS = 1e-5
 def reply(**fields):
     sys.stdout.write(json.dumps(fields) + "\n")
     sys.stdout.flush()
-
-
-class TimingResult(ctypes.Structure):
-    """struct tb_timing_result of include/tilebench/timing.h (ABI 1)."""
-    _fields_ = [("struct_size", ctypes.c_uint32), ("scope", ctypes.c_uint32),
-                ("kernels", ctypes.c_void_p), ("kernels_capacity", ctypes.c_uint64),
-                ("kernels_written", ctypes.c_uint64), ("gpu_elapsed_ns", ctypes.c_double),
-                ("launches", ctypes.c_uint64), ("kernels_seen", ctypes.c_uint64),
-                ("kernel_sum_ns", ctypes.c_double), ("kernel_span_ns", ctypes.c_double),
-                ("streams_seen", ctypes.c_uint64), ("side_stream_kernels", ctypes.c_uint64),
-                ("timed_stream_id", ctypes.c_uint32), ("reserved0", ctypes.c_uint32),
-                ("clock_offset_begin_ns", ctypes.c_double), ("clock_offset_end_ns", ctypes.c_double),
-                ("clock_drift_ns", ctypes.c_double), ("calibration_width_ns", ctypes.c_double),
-                ("kernels_before_launch", ctypes.c_uint64), ("begin_host_ns", ctypes.c_uint64),
-                ("end_host_ns", ctypes.c_uint64)]
 
 
 class Worker:
@@ -49,13 +38,13 @@ class Worker:
         self.sets = []
         self.cursor = 0
         self.last = None
-        path = os.environ.get("TILEBENCH_TIMING_LIB")
-        if self.cuda and path:
-            self.timing = ctypes.CDLL(path)
-            self.timing.tb_timing_last_error.restype = ctypes.c_char_p
-            self.timing.tb_timing_code_name.restype = ctypes.c_char_p
-            if self.timing.tb_timing_abi_version() != 1:
-                self.timing = None
+        if self.cuda:
+            # $TILEBENCH_TIMING_LIB (set by the harness), checked: ABI and struct sizes
+            try:
+                self.timing = timing.load()
+            except timing.TimingLibraryError as e:  # no device samples; the harness sees timing: false
+                sys.stderr.write(f"tilebench torch worker: no GPU timing: {e}\n")
+                sys.stderr.flush()
 
     def hello(self):
         t = self.torch
@@ -187,18 +176,17 @@ class Worker:
     def device_sample(self, req):
         if self.timing is None:
             return reply(ok=True, code=-4, error="no GPU timing in this worker")
-        stream = ctypes.c_void_p(self.torch.cuda.current_stream().cuda_stream)
-        lib = self.timing
-        code = lib.tb_timing_begin_probe(stream, req["capacity"]) if req["probe"] else lib.tb_timing_begin_control(stream)
-        r = TimingResult()
-        if code == 0:
-            self.calls(req["calls"])
-            lib.tb_timing_declare_launches(ctypes.c_uint64(req["calls"]))
-            r.struct_size = ctypes.sizeof(TimingResult)
-            code = lib.tb_timing_end(ctypes.byref(r))
-        error = "" if code == 0 else f"{lib.tb_timing_code_name(code).decode()}: {lib.tb_timing_last_error().decode()}"
-        reply(ok=True, code=code, error=error, **{name: getattr(r, name) for name, _ in TimingResult._fields_
-                                                 if name not in ("kernels", "struct_size")})
+        stream = self.torch.cuda.current_stream().cuda_stream
+        session = (self.timing.probe(stream, req["capacity"]) if req["probe"] else
+                   self.timing.control(stream))
+        try:
+            with session as t:  # an exception from the calls aborts the session
+                self.calls(req["calls"])
+                t.declare_launches(req["calls"])
+            code, error, result = 0, "", t.result
+        except timing.TimingError as e:
+            code, error, result = e.code, f"{e.name}: {e.message}", e.result or timing.Result()
+        reply(ok=True, code=code, error=error, **result.as_dict())
 
     def poison(self, req):
         """Poisons every set's preallocated output and restarts the rotation,
@@ -241,6 +229,9 @@ def fault(point):
 
 
 def main():
+    # The harness handles interrupts (Ctrl-C reaches the whole process group)
+    # and tells the worker to quit.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         import torch
     except Exception as e:  # torch missing or broken: say so, exit cleanly

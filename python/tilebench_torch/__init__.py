@@ -1,1 +1,0 @@
-"""tilebench's PyTorch worker (see docs/torch-worker.md)."""
