@@ -73,35 +73,7 @@ static double max_of(const double *v, size_t n) {
   return m;
 }
 
-int tb_cmd_compare(int argc, char **argv) {
-  static const struct option options[] = {{"fail-on-regression", no_argument, NULL, 'f'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {NULL, 0, NULL, 0}};
-  int fail_on_regression = 0, opt;
-  optind = 1;
-  opterr = 0;
-  while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-    if (opt == 'f') {
-      fail_on_regression = 1;
-    } else if (opt == 'h') {
-      fputs(usage, stdout);
-      return 0;
-    } else {
-      fprintf(stderr, "tilebench compare: unknown option '%s'\n%s", argv[optind - 1], usage);
-      return 2;
-    }
-  }
-  if (argc - optind != 2) {
-    fprintf(stderr, "tilebench compare: give two run directories\n%s", usage);
-    return 2;
-  }
-  struct tb_error err = {0};
-  json_t *a = NULL, *b = NULL;
-  if (tb_results_load_dir(argv[optind], &a, &err) != TB_OK ||
-      tb_results_load_dir(argv[optind + 1], &b, &err) != TB_OK) {
-    json_decref(a);
-    return tb_cli_fail(&err);
-  }
+int tb_compare_documents(const json_t *a, const json_t *b, int fail_on_regression) {
   printf("%-44s %6s %12s %12s %8s  %s\n", "case", "scope", "A p50 µs", "B p50 µs", "B/A",
          "verdict");
   static double sa[TB_COMPARE_MAX_SAMPLES], sb[TB_COMPARE_MAX_SAMPLES];
@@ -142,6 +114,39 @@ int tb_cmd_compare(int argc, char **argv) {
             slower);
     rc = 1;
   }
+  return rc;
+}
+
+int tb_cmd_compare(int argc, char **argv) {
+  static const struct option options[] = {{"fail-on-regression", no_argument, NULL, 'f'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {NULL, 0, NULL, 0}};
+  int fail_on_regression = 0, opt;
+  optind = 1;
+  opterr = 0;
+  while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    if (opt == 'f') {
+      fail_on_regression = 1;
+    } else if (opt == 'h') {
+      fputs(usage, stdout);
+      return 0;
+    } else {
+      fprintf(stderr, "tilebench compare: unknown option '%s'\n%s", argv[optind - 1], usage);
+      return 2;
+    }
+  }
+  if (argc - optind != 2) {
+    fprintf(stderr, "tilebench compare: give two run directories\n%s", usage);
+    return 2;
+  }
+  struct tb_error err = {0};
+  json_t *a = NULL, *b = NULL;
+  if (tb_results_load_dir(argv[optind], &a, &err) != TB_OK ||
+      tb_results_load_dir(argv[optind + 1], &b, &err) != TB_OK) {
+    json_decref(a);
+    return tb_cli_fail(&err);
+  }
+  int rc = tb_compare_documents(a, b, fail_on_regression);
   json_decref(a);
   json_decref(b);
   return rc;

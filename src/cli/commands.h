@@ -2,6 +2,8 @@
 #ifndef TB_CLI_COMMANDS_H
 #define TB_CLI_COMMANDS_H
 
+#include <jansson.h>
+
 #include "core/error.h"
 #include "core/numbers.h"
 
@@ -12,6 +14,10 @@ int tb_cmd_plan(int argc, char **argv);
 int tb_cmd_replay(int argc, char **argv);
 int tb_cmd_audit(int argc, char **argv);
 int tb_cmd_compare(int argc, char **argv);
+
+/* compare's table and verdicts for two loaded results documents
+ * (results/load.h); returns the exit code. */
+int tb_compare_documents(const json_t *a, const json_t *b, int fail_on_regression);
 
 /* Prints "tilebench: <message>" on stderr and returns the exit code. */
 int tb_cli_fail(const struct tb_error *err);
