@@ -57,22 +57,6 @@ static const json_t *find_case(const json_t *doc, const char *id) {
   return NULL;
 }
 
-static double min_of(const double *v, size_t n) {
-  double m = INFINITY;
-  for (size_t i = 0; i < n; ++i) {
-    m = fmin(m, v[i]);
-  }
-  return m;
-}
-
-static double max_of(const double *v, size_t n) {
-  double m = -INFINITY;
-  for (size_t i = 0; i < n; ++i) {
-    m = fmax(m, v[i]);
-  }
-  return m;
-}
-
 int tb_compare_documents(const json_t *a, const json_t *b, int fail_on_regression) {
   printf("%-44s %6s %12s %12s %8s  %s\n", "case", "scope", "A p50 µs", "B p50 µs", "B/A",
          "verdict");
@@ -91,12 +75,13 @@ int tb_compare_documents(const json_t *a, const json_t *b, int fail_on_regressio
       continue;
     }
     shared++;
-    double pa = tb_median(sa, na), pb = tb_median(sb, nb);
+    struct tb_summary ra = tb_summarize(sa, na), rb = tb_summarize(sb, nb);
+    double pa = ra.p50, pb = rb.p50;
     const char *verdict = "inconclusive (ranges overlap)";
-    if (max_of(sb, nb) < min_of(sa, na)) {
+    if (rb.max < ra.min) {
       verdict = "B faster in every sample";
       faster++;
-    } else if (min_of(sb, nb) > max_of(sa, na)) {
+    } else if (rb.min > ra.max) {
       verdict = "B slower in every sample";
       slower++;
     }

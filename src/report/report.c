@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/strbuf.h"
+#include "stats/stats.h"
 #include "results/results.h"
 
 /* Value at a path of object keys ("host", "throughput", ...), or NULL. */
@@ -69,6 +70,120 @@ static const char *str_or(const json_t *v, const char *fallback) {
   return json_is_string(v) ? json_string_value(v) : fallback;
 }
 
+/* Text for one Markdown table cell or list item: a '|' would end the cell
+ * and a line break the row, so a name from a foreign results file is
+ * escaped. Returns buf. */
+static const char *md(const char *text, char *buf, size_t size) {
+  size_t n = 0;
+  for (; *text && n + 2 < size; ++text) {
+    if (*text == '|') {
+      buf[n++] = '\\';
+      buf[n++] = '|';
+    } else {
+      buf[n++] = (*text == '\n' || *text == '\r') ? ' ' : *text;
+    }
+  }
+  buf[n] = '\0';
+  return buf;
+}
+
+/* A case whose provider never started (PyTorch missing, torch.compile too
+ * old): it has no figures, only the reason. */
+static bool provider_unavailable(const json_t *c) {
+  return strcmp(str_or(json_object_get(c, "backend"), ""), "none") == 0;
+}
+
+/* The hazard name of a flag: the text before its colon. */
+static void flag_head(const json_t *flag, char *head, size_t size) {
+  snprintf(head, size, "%s", str_or(flag, "?"));
+  head[strcspn(head, ":")] = '\0';
+}
+
+/* Each hazard raised in the run, with how many cases raised it. */
+static void hazard_counts(const json_t *cases, json_t *counts) {
+  size_t i, f;
+  const json_t *c, *flag;
+  json_array_foreach(cases, i, c) {
+    json_array_foreach(json_object_get(json_object_get(c, "device"), "flags"), f, flag) {
+      char head[64];
+      flag_head(flag, head, sizeof head);
+      json_int_t n = json_integer_value(json_object_get(counts, head));
+      json_object_set_new(counts, head, json_integer(n + 1));
+    }
+  }
+}
+
+/* Other processes busy at the start or end of the run, as one line, or
+ * NULL when there were none (the caller frees). */
+static char *background_load(const json_t *doc) {
+  const json_t *prov = json_object_get(doc, "provenance");
+  const char *moments[] = {"busy_processes_start", "busy_processes_end"};
+  struct tb_strbuf b = {0};
+  for (int k = 0; k < 2; ++k) {
+    size_t i;
+    const json_t *p;
+    json_array_foreach(json_object_get(json_object_get(prov, moments[k]), "processes"), i, p) {
+      tb_strbuf_printf(&b, "%s%s (pid %lld, %.0f%% of a CPU, at the %s)", b.len ? ", " : "",
+                       str_or(json_object_get(p, "name"), "?"),
+                       (long long)json_integer_value(json_object_get(p, "pid")),
+                       json_number_value(json_object_get(p, "cpu_percent")),
+                       k == 0 ? "start" : "end");
+    }
+  }
+  return tb_strbuf_take(&b);
+}
+
+/* The providers that did not start, each once with its reason. */
+static void unavailable_providers(const json_t *cases, json_t *reasons) {
+  size_t i;
+  const json_t *c;
+  json_array_foreach(cases, i, c) {
+    const char *provider = str_or(json_object_get(c, "provider"), "?");
+    if (provider_unavailable(c) && json_object_get(reasons, provider) == NULL) {
+      json_object_set_new(reasons, provider, json_string(str_or(json_object_get(c, "error"), "?")));
+    }
+  }
+}
+
+static void headline_ratios(struct tb_strbuf *b, const json_t *cases, const char *bullet);
+
+/* What a reader must know before any table: the counts, an incomplete run,
+ * providers that did not start, every hazard raised and background load. */
+static void summary_lines(struct tb_strbuf *b, const json_t *doc, const char *bullet,
+                          bool with_counts) {
+  const json_t *run = json_object_get(doc, "run"), *cases = json_object_get(doc, "cases");
+  size_t total = json_array_size(cases);
+  long long valid = (long long)json_integer_value(json_object_get(run, "valid_cases"));
+  if (with_counts) {
+    tb_strbuf_printf(b, "%s%zu case(s), %lld valid%s\n", bullet, total, valid,
+                     valid == (long long)total ? "" : " (see Errors)");
+  }
+  if (json_is_false(json_object_get(run, "complete"))) {
+    tb_strbuf_printf(b, "%sINCOMPLETE run: %s\n", bullet,
+                     str_or(json_object_get(run, "error"), "stopped early"));
+  }
+  json_t *reasons = json_object(), *counts = json_object();
+  unavailable_providers(cases, reasons);
+  const char *key;
+  json_t *value;
+  json_object_foreach(reasons, key, value) {
+    tb_strbuf_printf(b, "%s%s\n", bullet, json_string_value(value)); /* names the provider */
+  }
+  headline_ratios(b, cases, bullet);
+  hazard_counts(cases, counts);
+  json_object_foreach(counts, key, value) {
+    tb_strbuf_printf(b, "%shazard raised: %s in %lld case(s)\n", bullet, key,
+                     (long long)json_integer_value(value));
+  }
+  char *load = background_load(doc);
+  if (load != NULL && load[0] != '\0') {
+    tb_strbuf_printf(b, "%sbackground load: %s; timings may be disturbed\n", bullet, load);
+  }
+  free(load);
+  json_decref(reasons);
+  json_decref(counts);
+}
+
 static void markdown_header(struct tb_strbuf *b, const json_t *doc) {
   const json_t *run = json_object_get(doc, "run");
   const json_t *git = json_object_get(json_object_get(doc, "provenance"), "git");
@@ -85,9 +200,9 @@ static void markdown_header(struct tb_strbuf *b, const json_t *doc) {
   json_t *dirty = json_object_get(git, "dirty");
   tb_strbuf_printf(b, "- source: commit %s%s\n", str_or(json_object_get(git, "commit"), "unknown"),
                    json_is_true(dirty) ? " (dirty worktree)" : "");
-  tb_strbuf_printf(b, "- cases: %zu, valid: %lld\n\n",
-                   json_array_size(json_object_get(doc, "cases")),
-                   (long long)json_integer_value(json_object_get(run, "valid_cases")));
+  tb_strbuf_printf(b, "\n## Summary\n\n");
+  summary_lines(b, doc, "- ", true);
+  tb_strbuf_printf(b, "\n");
 }
 
 /* The per-call time bandwidth is computed from: GPU control when measured,
@@ -138,8 +253,9 @@ static void markdown_cases(struct tb_strbuf *b, const json_t *cases, double ceil
     fmt_fraction(frac, sizeof frac, c, ceiling);
     fmt_error(abs_err, sizeof abs_err, c, "max_abs_error");
     fmt_error(rel_err, sizeof rel_err, c, "max_rel_error");
+    char id[512];
     tb_strbuf_printf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-                     str_or(json_object_get(c, "id"), "?"),
+                     md(str_or(json_object_get(c, "id"), "?"), id, sizeof id),
                      json_is_true(json_object_get(c, "valid")) ? "yes" : "**NO**", thr, lat, cthr,
                      clat, gbps, frac, cache_state(c), abs_err, rel_err);
   }
@@ -187,10 +303,12 @@ static void markdown_gemm(struct tb_strbuf *b, const json_t *cases) {
     fmt_tflops(rate, sizeof rate, c);
     fmt_error(err, sizeof err, c, "max_abs_error");
     fmt_error(atol, sizeof atol, c, "atol");
-    tb_strbuf_printf(
-        b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", str_or(json_object_get(c, "id"), "?"),
-        str_or(json_object_get(c, "precision"), "?"),
-        json_is_true(json_object_get(c, "valid")) ? "yes" : "**NO**", time, rate, lat, err, atol);
+    char id[512], precision[64];
+    tb_strbuf_printf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n",
+                     md(str_or(json_object_get(c, "id"), "?"), id, sizeof id),
+                     md(str_or(json_object_get(c, "precision"), "?"), precision, sizeof precision),
+                     json_is_true(json_object_get(c, "valid")) ? "yes" : "**NO**", time, rate, lat,
+                     err, atol);
   }
   if (shown > 0) {
     tb_strbuf_printf(b, "\n");
@@ -230,8 +348,9 @@ static void markdown_probe(struct tb_strbuf *b, const json_t *cases) {
       tb_strbuf_printf(&flags, "%s%s", f ? "; " : "", head);
     }
     char *flag_text = tb_strbuf_take(&flags);
+    char id[512];
     tb_strbuf_printf(b, "| %s | %s | %.3f [%.3f, %.3f] | %lld | %s |\n",
-                     str_or(json_object_get(c, "id"), "?"), kernel,
+                     md(str_or(json_object_get(c, "id"), "?"), id, sizeof id), kernel,
                      json_number_value(json_object_get(rs, "median")),
                      json_number_value(json_object_get(rs, "min")),
                      json_number_value(json_object_get(rs, "max")),
@@ -253,7 +372,9 @@ static void markdown_problems(struct tb_strbuf *b, const json_t *cases) {
       if (shown++ == 0) {
         tb_strbuf_printf(b, "## Errors\n\n");
       }
-      tb_strbuf_printf(b, "- %s: %s\n", str_or(json_object_get(c, "id"), "?"), error);
+      char id[512], text[1200];
+      tb_strbuf_printf(b, "- %s: %s\n", md(str_or(json_object_get(c, "id"), "?"), id, sizeof id),
+                       md(str_or(json_object_get(c, "error"), "?"), text, sizeof text));
     }
   }
   if (shown > 0) {
@@ -321,8 +442,14 @@ static bool is_framework(const char *provider) {
  * computation; the native automatic variant): ratios of p50s, < 1 when
  * native is faster. A single run's ratio is not a verdict: replays give
  * ranges. */
-static void markdown_ratios(struct tb_strbuf *b, const json_t *cases) {
-  size_t i, j, shown = 0;
+/* The native (automatic variant) and framework records of the same
+ * computation in one run, one pair per framework and case. */
+struct pair {
+  const json_t *native, *framework;
+};
+
+static size_t native_pairs(const json_t *cases, struct pair *pairs, size_t most) {
+  size_t i, j, count = 0;
   json_t *n, *t;
   json_array_foreach(cases, i, n) {
     const char *provider = str_or(json_object_get(n, "provider"), "");
@@ -333,27 +460,73 @@ static void markdown_ratios(struct tb_strbuf *b, const json_t *cases) {
     }
     json_array_foreach(cases, j, t) {
       const char *other = str_or(json_object_get(t, "provider"), "");
-      if (!is_framework(other) || json_object_get(t, "round") || !same_computation(n, t)) {
-        continue;
+      if (is_framework(other) && !json_object_get(t, "round") && !provider_unavailable(t) &&
+          same_computation(n, t) && count < most) {
+        pairs[count++] = (struct pair){n, t};
       }
-      if (shown++ == 0) {
-        tb_strbuf_printf(b,
-                         "## Native / frameworks (one run: ratios of p50s, < 1 = native "
-                         "faster)\n\n"
-                         "| case | vs | GPU control throughput | host throughput | host latency |\n"
-                         "|---|---|---:|---:|---:|\n");
-      }
-      char g[32], h[32], l[32];
-      double gn = control_p50_ns(n, "throughput"), gt = control_p50_ns(t, "throughput");
-      snprintf(g, sizeof g, isnan(gn / gt) ? "n/a" : "%.3f", gn / gt);
-      snprintf(h, sizeof h, "%.3f", p50_ns(n, "throughput") / p50_ns(t, "throughput"));
-      snprintf(l, sizeof l, "%.3f", p50_ns(n, "latency") / p50_ns(t, "latency"));
-      tb_strbuf_printf(b, "| %s | %s | %s | %s | %s |\n", str_or(json_object_get(n, "id"), "?"),
-                       other, g, h, l);
     }
   }
-  if (shown > 0) {
-    tb_strbuf_printf(b, "\n");
+  return count;
+}
+
+#define TB_REPORT_MAX_PAIRS 4096
+
+static void markdown_ratios(struct tb_strbuf *b, const json_t *cases) {
+  static struct pair pairs[TB_REPORT_MAX_PAIRS];
+  size_t count = native_pairs(cases, pairs, TB_REPORT_MAX_PAIRS);
+  if (count == 0) {
+    return;
+  }
+  tb_strbuf_printf(b, "## Native / frameworks (one run: ratios of p50s, < 1 = native faster)\n\n"
+                      "| case | vs | GPU control throughput | host throughput | host latency |\n"
+                      "|---|---|---:|---:|---:|\n");
+  for (size_t k = 0; k < count; ++k) {
+    const json_t *n = pairs[k].native, *t = pairs[k].framework;
+    char g[32], h[32], l[32];
+    double gn = control_p50_ns(n, "throughput"), gt = control_p50_ns(t, "throughput");
+    snprintf(g, sizeof g, isnan(gn / gt) ? "n/a" : "%.3f", gn / gt);
+    snprintf(h, sizeof h, "%.3f", p50_ns(n, "throughput") / p50_ns(t, "throughput"));
+    snprintf(l, sizeof l, "%.3f", p50_ns(n, "latency") / p50_ns(t, "latency"));
+    char id[512], vs[64];
+    tb_strbuf_printf(b, "| %s | %s | %s | %s | %s |\n",
+                     md(str_or(json_object_get(n, "id"), "?"), id, sizeof id),
+                     md(str_or(json_object_get(t, "provider"), "?"), vs, sizeof vs), g, h, l);
+  }
+  tb_strbuf_printf(b, "\n");
+}
+
+/* Per framework: the median [min, max] over cases of native / framework
+ * throughput p50 (GPU control where both have it, else host E2E). */
+static void headline_ratios(struct tb_strbuf *b, const json_t *cases, const char *bullet) {
+  static struct pair pairs[TB_REPORT_MAX_PAIRS];
+  static double ratios[TB_REPORT_MAX_PAIRS];
+  size_t count = native_pairs(cases, pairs, TB_REPORT_MAX_PAIRS);
+  static const char *const frameworks[] = {"torch", "torch-compile", "cublas"};
+  for (size_t f = 0; f < sizeof frameworks / sizeof frameworks[0]; ++f) {
+    size_t n = 0, gpu = 0;
+    for (size_t k = 0; k < count; ++k) {
+      if (strcmp(str_or(json_object_get(pairs[k].framework, "provider"), ""), frameworks[f]) != 0) {
+        continue;
+      }
+      double gn = control_p50_ns(pairs[k].native, "throughput");
+      double gt = control_p50_ns(pairs[k].framework, "throughput");
+      int device = !isnan(gn) && !isnan(gt);
+      double ratio =
+          device ? gn / gt
+                 : p50_ns(pairs[k].native, "throughput") / p50_ns(pairs[k].framework, "throughput");
+      if (isfinite(ratio)) {
+        ratios[n++] = ratio;
+        gpu += device;
+      }
+    }
+    if (n > 0) {
+      struct tb_summary r = tb_summarize(ratios, n);
+      tb_strbuf_printf(b,
+                       "%snative / %s throughput: median %.3f [%.3f, %.3f] over %zu case(s) (%s; "
+                       "< 1 = native faster)\n",
+                       bullet, frameworks[f], r.p50, r.min, r.max, n,
+                       gpu == n ? "GPU control" : "host E2E where no GPU");
+    }
   }
 }
 
@@ -387,8 +560,10 @@ static void markdown_replay_versus(struct tb_strbuf *b, const json_t *replay) {
                    json_number_value(json_object_get(m, "max")),
                    str_or(json_object_get(m, "verdict"), "?"));
         }
-        tb_strbuf_printf(b, "| %s | %s | %s | %s |\n", str_or(json_object_get(c, "case"), "?"),
-                         provider, variant, text);
+        char name[512], who[64], which[64];
+        tb_strbuf_printf(b, "| %s | %s | %s | %s |\n",
+                         md(str_or(json_object_get(c, "case"), "?"), name, sizeof name),
+                         md(provider, who, sizeof who), md(variant, which, sizeof which), text);
       }
     }
   }
@@ -415,7 +590,9 @@ static void markdown_replay(struct tb_strbuf *b, const json_t *replay) {
   json_t *c;
   json_array_foreach(json_object_get(replay, "cases"), i, c) {
     json_t *predicted = json_object_get(c, "model_predicts_candidate_better");
-    tb_strbuf_printf(b, "| %s | %s |", str_or(json_object_get(c, "case"), "?"),
+    char name[512];
+    tb_strbuf_printf(b, "| %s | %s |",
+                     md(str_or(json_object_get(c, "case"), "?"), name, sizeof name),
                      json_is_null(predicted)   ? "n/a"
                      : json_is_true(predicted) ? "yes"
                                                : "no");
@@ -486,7 +663,7 @@ static void terminal_gemm(struct tb_strbuf *b, const json_t *cases) {
   size_t i, shown = 0;
   json_t *c;
   json_array_foreach(cases, i, c) {
-    if (!is_gemm_case(c)) {
+    if (!is_gemm_case(c) || provider_unavailable(c)) {
       continue;
     }
     if (shown++ == 0) {
@@ -499,6 +676,28 @@ static void terminal_gemm(struct tb_strbuf *b, const json_t *cases) {
   }
 }
 
+/* printf's widths count bytes: pad by the characters a terminal shows
+ * (UTF-8 continuation bytes take no column), right-aligned unless left. */
+static void cell(struct tb_strbuf *b, const char *text, int width, bool left) {
+  int shown = 0;
+  for (const char *p = text; *p; ++p) {
+    shown += ((unsigned char)*p & 0xC0) != 0x80;
+  }
+  int pad = width > shown ? width - shown : 0;
+  tb_strbuf_printf(b, "%*s%s%*s", left ? 0 : pad, "", text, left ? pad : 0, "");
+}
+
+static void table_row(struct tb_strbuf *b, const char *const *cells) {
+  static const int widths[] = {44, 5, 12, 12, 12, 8, 7};
+  for (size_t i = 0; i < sizeof widths / sizeof widths[0]; ++i) {
+    if (i > 0) {
+      tb_strbuf_printf(b, " ");
+    }
+    cell(b, cells[i], widths[i], i == 0);
+  }
+  tb_strbuf_printf(b, "\n");
+}
+
 char *tb_report_terminal_table(const json_t *doc, struct tb_error *err) {
   const json_t *cases = json_object_get(doc, "cases");
   if (!json_is_array(cases)) {
@@ -506,23 +705,28 @@ char *tb_report_terminal_table(const json_t *doc, struct tb_error *err) {
     return NULL;
   }
   struct tb_strbuf b = {0};
-  tb_strbuf_printf(&b, "%-44s %5s %12s %12s %12s %8s %7s\n", "case", "valid", "host thr µs",
-                   "host lat µs", "GPU thr µs", "GB/s", "of copy");
+  table_row(&b, (const char *const[]){"case", "valid", "host thr µs", "host lat µs", "GPU thr µs",
+                                      "GB/s", "of copy"});
   double ceiling = ceiling_gbps(doc);
   size_t i;
   json_t *c;
   json_array_foreach(cases, i, c) {
+    if (provider_unavailable(c)) { /* named once in the summary below, with its reason */
+      continue;
+    }
     char thr[32], lat[32], cthr[32], gbps[32], frac[32];
     fmt_us(thr, sizeof thr, p50_ns(c, "throughput"));
     fmt_us(lat, sizeof lat, p50_ns(c, "latency"));
     fmt_us(cthr, sizeof cthr, control_p50_ns(c, "throughput"));
     fmt_gbps(gbps, sizeof gbps, c, bandwidth_basis_ns(c));
     fmt_fraction(frac, sizeof frac, c, ceiling);
-    tb_strbuf_printf(
-        &b, "%-44s %5s %12s %12s %12s %8s %7s\n", str_or(json_object_get(c, "id"), "?"),
-        json_is_true(json_object_get(c, "valid")) ? "yes" : "NO", thr, lat, cthr, gbps, frac);
+    table_row(&b, (const char *const[]){str_or(json_object_get(c, "id"), "?"),
+                                        json_is_true(json_object_get(c, "valid")) ? "yes" : "NO",
+                                        thr, lat, cthr, gbps, frac});
   }
   terminal_gemm(&b, cases);
+  tb_strbuf_printf(&b, "\n");
+  summary_lines(&b, doc, "tilebench: ", false);
   char *text = tb_strbuf_take(&b);
   if (text == NULL) {
     tb_fail(err, TB_ERR_SYSTEM, "out of memory building the table");
