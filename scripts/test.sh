@@ -16,6 +16,9 @@ else
   echo "clang-format not installed: layout not checked"
 fi
 
+echo "== tracked tree size (a GPU call carries at most 64 MiB of it)"
+bash "$TB_ROOT/scripts/check-tree-size.sh" 25
+
 echo "== build and test (RelWithDebInfo, warnings are errors)"
 tb_build "$TB_ROOT/build" -DTB_WERROR=ON
 (cd "$TB_ROOT/build" && ctest --output-on-failure -j"$(nproc)")
@@ -25,3 +28,6 @@ tb_build "$TB_ROOT/build-asan" -DTB_WERROR=ON -DTB_SANITIZE=ON
 (cd "$TB_ROOT/build-asan" &&
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --output-on-failure -j"$(nproc)")
+
+echo "== install: Release (gcc) and Debug (clang) builds, the installed tools and libraries"
+bash "$TB_ROOT/scripts/check-install.sh" "$TB_ROOT/build-install"

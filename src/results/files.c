@@ -155,8 +155,11 @@ static enum tb_status write_atomic(const char *dir, const char *name,
                                    int (*emit)(FILE *, const void *), const void *payload,
                                    struct tb_error *err) {
   char final_path[PATH_MAX], temp_path[PATH_MAX];
-  snprintf(final_path, sizeof final_path, "%s/%s", dir, name);
-  snprintf(temp_path, sizeof temp_path, "%s/.%s.partial-%ld", dir, name, (long)getpid());
+  if (snprintf(final_path, sizeof final_path, "%s/%s", dir, name) >= (int)sizeof final_path ||
+      snprintf(temp_path, sizeof temp_path, "%s/.%s.partial-%ld", dir, name, (long)getpid()) >=
+          (int)sizeof temp_path) {
+    return tb_fail(err, TB_ERR_USAGE, "path too long: %s/%s", dir, name);
+  }
   int fd = open(temp_path, O_WRONLY | O_CREAT | O_EXCL, 0644);
   if (fd < 0) {
     return tb_fail(err, TB_ERR_SYSTEM, "cannot create %s: %s", temp_path, strerror(errno));
