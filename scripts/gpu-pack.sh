@@ -16,6 +16,8 @@ mkdir -p "$TB_ROOT/.device/bin" "$TB_ROOT/.device/lib"
 cp "$TB_ROOT"/build/src/tilebench "$TB_ROOT"/build/src/libtilebench_timing.so* \
    "$TB_ROOT"/build/tests/timing_gpu "$TB_ROOT"/build/tests/cupti_lifecycle_memory \
    "$TB_ROOT/.device/bin/"
+# what travels with the binary (core/resources.h): the Python package and the audit
+cp -r "$TB_ROOT"/build/src/python "$TB_ROOT"/build/src/audit "$TB_ROOT/.device/bin/"
 cp -L /usr/lib/x86_64-linux-gnu/libjansson.so.4 "$TB_ROOT/.device/lib/"
 # BASELINE=<commit>: that commit's tilebench too, under .device/baseline/, for
 # the ab stage of scripts/gpu.sh (before and after a change in one call).
