@@ -134,6 +134,31 @@ class TorchProviderTest(unittest.TestCase):
         self.assertEqual(r.returncode, 1)
         self.assert_torch_invalid(doc, "did not answer within 3 s")
 
+    def test_worker_that_stops_reading(self):
+        """A worker that closes its stdin makes the harness's write fail with EPIPE: the
+        run goes on (SIGPIPE is ignored), the torch cases say why, nothing is left in /tmp."""
+        before = {d for d in os.listdir("/tmp") if d.startswith("tilebench-torch-")}
+        r, doc = self.run_tb("--providers", "native,torch", "--ops", "sum,add", "--shapes", "4x9",
+                             env={"TILEBENCH_TORCH_WORKER_FAULT": "host_sample:close-stdin"})
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assert_torch_invalid(doc, "torch worker")
+        self.assertEqual(len(doc["cases"]), 2 * 2 * 2)
+        after = {d for d in os.listdir("/tmp") if d.startswith("tilebench-torch-")}
+        self.assertEqual(after - before, set())
+
+    def test_reply_out_of_range(self):
+        r, doc = self.run_tb("--providers", "native,torch", "--ops", "sum", "--shapes", "4x9",
+                             env={"TILEBENCH_TORCH_WORKER_FAULT": "host_sample:negative-time"})
+        self.assertEqual(r.returncode, 1)
+        self.assert_torch_invalid(doc, "reply to host_sample has elapsed_ns out of range")
+
+    def test_error_without_a_message(self):
+        r, doc = self.run_tb("--providers", "native,torch", "--ops", "sum", "--shapes", "4x9",
+                             env={"TILEBENCH_TORCH_WORKER_FAULT": "host_sample:silent-error"})
+        self.assertEqual(r.returncode, 1)
+        self.assert_torch_invalid(doc, "the worker failed without saying why")
+        self.assertNotIn("(null)", json.dumps(doc))
+
     def test_torch_missing(self):
         fake = os.path.join(self.tmp, "no_torch")
         os.makedirs(fake)

@@ -213,10 +213,11 @@ class Worker:
 
 
 def fault(point):
-    """Test-only fault injection (TILEBENCH_TORCH_WORKER_FAULT=point:behaviour)."""
+    """Test-only fault injection (TILEBENCH_TORCH_WORKER_FAULT=point:behaviour).
+    Returns True when the fault answered the request in the handler's place."""
     spec = os.environ.get("TILEBENCH_TORCH_WORKER_FAULT", "")
     if ":" not in spec or spec.split(":")[0] != point:
-        return
+        return False
     behaviour = spec.split(":")[1]
     if behaviour == "crash":
         os._exit(3)
@@ -226,6 +227,18 @@ def fault(point):
         sys.exit(0)
     if behaviour == "hang":
         time.sleep(3600)
+    if behaviour == "close-stdin":  # stops reading: the harness's next write gets EPIPE
+        os.close(0)
+        reply(ok=True, elapsed_ns=1000)
+        time.sleep(2)
+        os._exit(0)
+    if behaviour == "negative-time":
+        reply(ok=True, elapsed_ns=-5)
+        return True
+    if behaviour == "silent-error":
+        reply(ok=False)
+        return True
+    return False
 
 
 def main():
@@ -246,7 +259,8 @@ def main():
         req = json.loads(line)
         if req["cmd"] == "quit":
             break
-        fault(req["cmd"])
+        if fault(req["cmd"]):
+            continue
         try:
             handlers[req["cmd"]](req)
         except Exception as e:
