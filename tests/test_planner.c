@@ -1,4 +1,4 @@
-/* The analytic planner (METHOD.md §7). Every expected number below is
+/* The analytic planner (docs/method.md §7). Every expected number below is
  * derived by hand in the comment above it, not read from the planner. */
 #include <string.h>
 
@@ -277,7 +277,7 @@ static void register_budget_on_the_h200(void **state) {
   assert_int_equal(tb_register_budget(736, 65536), 80);
   assert_int_equal(tb_register_budget(1024, 65536), 64);
   assert_int_equal(tb_register_budget(32, 65536), 255);
-  /* without device limits the same case keeps METHOD.md's pick */
+  /* without device limits the same case keeps docs/method.md's pick */
   struct tb_plan unknown = plan_of(TB_OP_RMSNORM, 200, 40000, TB_VARIANT_AUTOMATIC);
   assert_int_equal(unknown.chosen, 38);
 }

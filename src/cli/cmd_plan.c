@@ -19,7 +19,8 @@ static const char usage[] =
     "  --gemm-block M,N,K      gemm: a tile instead of the rule's\n"
     "  --variant V    automatic (default), reference (1 warp x 8 rows) or candidate (2 warps x 4 "
     "rows)\n"
-    "  --profile P    cost profile: calibrated (default; docs/planner.md) or analytic (METHOD §7)\n"
+    "  --profile P    cost profile: calibrated (default; docs/planner.md) or analytic\n"
+    "                 (docs/method.md §7)\n"
     "  --json         print the plan record as JSON (the form results.json stores)\n";
 
 static void print_table(const struct tb_plan *plan) {

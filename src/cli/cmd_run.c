@@ -45,7 +45,7 @@ static const char usage[] =
     "  --variants LIST      plans of native row reductions: reference (1 warp x 8 rows),\n"
     "                       candidate (2 warps x 4 rows), automatic (default; the planner's pick)\n"
     "  --profile P          the planner's cost profile: calibrated (default; measured on the\n"
-    "                       H200, docs/planner.md) or analytic (METHOD.md §7 as written)\n"
+    "                       H200, docs/planner.md) or analytic (docs/method.md §7 as written)\n"
     "  --matrix-realization LIST  how gemm computes, on every provider: simt (fp32 CUDA cores),\n"
     "                       tensor (TF32 tensor cores, TF32 tolerance), tensor-3xtf32 (tensor\n"
     "                       cores, fp32 accuracy); default simt\n"
@@ -62,8 +62,9 @@ static const char usage[] =
 
 static const char replay_usage[] =
     "usage: tilebench replay [options]\n"
-    "  Compares two planner variants in rounds with position balance (METHOD.md §3): the variant\n"
-    "  measured first alternates round by round. Per round and metric each variant's p50; per "
+    "  Compares two planner variants in rounds with position balance (docs/method.md §3): the\n"
+    "  variant measured first alternates round by round. Per round and metric each variant's p50; "
+    "per "
     "case\n"
     "  gain_r = reference_r / candidate_r, its median, min and max, and a verdict from the range.\n"
     "  --variants A,B       reference and candidate (default: reference,candidate)\n"

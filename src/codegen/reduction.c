@@ -1,4 +1,4 @@
-/* Row-reduction kernels from plans (METHOD.md §7 mappings). */
+/* Row-reduction kernels from plans (docs/method.md §7 mappings). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* Host clocks. Host E2E timings use CLOCK_MONOTONIC (METHOD.md §1). */
+/* Host clocks. Host E2E timings use CLOCK_MONOTONIC (docs/method.md §1). */
 #ifndef TB_CORE_CLOCK_H
 #define TB_CORE_CLOCK_H
 

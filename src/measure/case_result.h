@@ -37,7 +37,7 @@ struct tb_case_result {
   struct tb_validation validation;
 
   /* valid = output correct and every required measurement present
-   * (METHOD.md §2.4); it says nothing about how quiet the machine was. */
+   * (docs/method.md §2.4); it says nothing about how quiet the machine was. */
   bool valid;
   char error[1024]; /* empty unless something failed */
 };

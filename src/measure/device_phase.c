@@ -8,7 +8,7 @@
 #include "stats/stats.h"
 #include "tilebench/timing.h"
 
-/* Probe/control outside this range is reported as perturbation (METHOD §4). */
+/* Probe/control outside this range is reported as perturbation (docs/method.md §4). */
 #define TB_PERTURBATION_LOW 0.95
 #define TB_PERTURBATION_HIGH 1.05
 /* Throttle reasons that mean lost clocks (power cap, slowdowns, thermal, brake). */
@@ -156,7 +156,7 @@ static struct metric_result measure_metric(struct tb_provider *p, unsigned calls
         record(&control, &rc_result, calls);
       }
     }
-    /* The paired ratio of this sample: probe_i / control_i (METHOD §3). */
+    /* The paired ratio of this sample: probe_i / control_i (docs/method.md §3). */
     if (control_ok && probe_ok && rc_result.gpu_elapsed_ns > 0) {
       ratio[ratio_count] = rp_result.gpu_elapsed_ns / rc_result.gpu_elapsed_ns;
       json_array_append_new(ratios, tb_json_number(ratio[ratio_count++]));
@@ -210,7 +210,7 @@ static json_t *gpu_state_json(void) {
                    (json_int_t)g.clocks_event_reasons, "power_mw", g.power_mw);
 }
 
-/* The hazard flags of METHOD.md §4 that this phase can see. */
+/* The hazard flags of docs/method.md §4 that this phase can see. */
 static json_t *flags_json(const struct metric_result *thr, const struct tb_host_phase *host,
                           json_t *before, json_t *after) {
   json_t *flags = json_array();

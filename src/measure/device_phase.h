@@ -1,4 +1,4 @@
-/* The device phase of METHOD.md §2.3: GPU control (CUDA events) and probe
+/* The device phase of docs/method.md §2.3: GPU control (CUDA events) and probe
  * (CUPTI kernel records) with the same repetition count (at most 64,
  * independent of the host batch), their order alternating sample by sample,
  * for throughput (a batch) and latency (one call). Raw samples, paired

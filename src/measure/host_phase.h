@@ -1,4 +1,4 @@
-/* The host phase of METHOD.md §2.2: warm-up, then throughput samples (a batch
+/* The host phase of docs/method.md §2.2: warm-up, then throughput samples (a batch
  * of R calls calibrated to last about sample_ms; time / R) and latency samples
  * (one call + synchronisation), CLOCK_MONOTONIC around launch and final sync,
  * no hooks installed. */

@@ -1,4 +1,4 @@
-/* Paired statistics of a replay (METHOD.md §3), computed from the archived
+/* Paired statistics of a replay (docs/method.md §3), computed from the archived
  * case records alone: per case and metric, per round the p50 of each
  * variant, gain_r = reference_r / candidate_r, the median, min and max of
  * the gains, and a verdict from their range. A metric is withheld for a

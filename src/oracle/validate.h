@@ -1,4 +1,4 @@
-/* Full-output validation against a float64 reference (METHOD.md §2.4):
+/* Full-output validation against a float64 reference (docs/method.md §2.4):
  * |out - ref| <= atol + rtol * |ref| for every element; NaN never passes, so
  * an element left at its poison value is caught as unwritten. */
 #ifndef TB_ORACLE_VALIDATE_H

@@ -336,10 +336,10 @@ struct cost_profile {
 
 static const struct cost_profile cost_profiles[] = {
     {TB_PLANNER_PROFILE_ANALYTIC, 16,
-     "METHOD.md §7: score = rounds + 2*reductions*s + 16/p; kernel score = "
+     "docs/method.md §7: score = rounds + 2*reductions*s + 16/p; kernel score = "
      "score * max(1, ceil(m/64))"},
     {TB_PLANNER_PROFILE_CALIBRATED, 32,
-     "METHOD.md §7 with the block term 32/p (calibrated on the H200, docs/planner.md): "
+     "docs/method.md §7 with the block term 32/p (calibrated on the H200, docs/planner.md): "
      "score = rounds + 2*reductions*s + 32/p; kernel score = score * max(1, ceil(m/64))"},
 };
 

@@ -1,6 +1,6 @@
 /* The reduction planner: pure C, no GPU. For a row reduction (sum, softmax,
  * rmsnorm, layernorm) over an m x n matrix it enumerates the execution
- * mappings of METHOD.md §7, records every derived fact and every rejection,
+ * mappings of docs/method.md §7, records every derived fact and every rejection,
  * and picks one by the active cost profile. Every fact can be re-derived from
  * (op, m, n, device limits, variant); the audit does exactly that. */
 #ifndef TB_PLANNER_PLANNER_H
@@ -12,7 +12,7 @@
 #include "cases/ops.h"
 #include "core/error.h"
 
-#define TB_PLANNER_PROFILE_ANALYTIC "analytic" /* METHOD.md §7 as written */
+#define TB_PLANNER_PROFILE_ANALYTIC "analytic" /* docs/method.md §7 as written */
 /* §7's formula with the per-block term 32/p instead of 16/p, measured on the
  * H200 (docs/planner.md); what `run`, `replay` and `plan` use unless told. */
 #define TB_PLANNER_PROFILE_CALIBRATED "calibrated"
@@ -36,7 +36,8 @@ enum tb_status tb_variant_parse(const char *text, enum tb_variant *out, struct t
 
 /* How a plan maps rows onto the GPU. */
 enum tb_mapping {
-  TB_MAPPING_REGISTER_ROWS, /* METHOD.md §7: s warps per row, p rows per block, row in registers */
+  TB_MAPPING_REGISTER_ROWS,   /* docs/method.md §7: s warps per row, p rows per block, row in
+                                 registers */
   TB_MAPPING_BLOCK_STREAMING, /* one block per row, the row re-read from memory on each pass */
   TB_MAPPING_SPLIT_ROW,       /* each row split over several blocks; partial results combined */
   TB_MAPPING_CLUSTER_ROW,     /* each row split over one thread-block cluster; partials combined in

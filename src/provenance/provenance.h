@@ -1,4 +1,4 @@
-/* Provenance of a run (METHOD.md §5): what ran, from which source, where.
+/* Provenance of a run (docs/method.md §5): what ran, from which source, where.
  * Each capture returns a JSON object for the results file. */
 #ifndef TB_PROVENANCE_PROVENANCE_H
 #define TB_PROVENANCE_PROVENANCE_H
