@@ -537,7 +537,8 @@ static void run_rounds(struct run_options *o, struct tb_campaign *c, json_t *cas
 /* A run stopped by SIGINT or SIGTERM is written all the same, marked
  * incomplete, with the cases it never started. */
 static void record_completion(json_t *run, json_t *missing, const struct tb_error *err) {
-  int signal_number = tb_interrupted();
+  /* a signal after the last case started stopped nothing */
+  int signal_number = json_array_size(missing) > 0 ? tb_interrupted() : 0;
   char reason[160];
   if (signal_number != 0) {
     snprintf(reason, sizeof reason, "interrupted by %s: %zu case(s) not measured",
@@ -590,11 +591,11 @@ static int run_campaign(struct run_options *o, struct tb_campaign *c, int argc, 
                         struct tb_error *err) {
   const char *backend = NULL;
   char why[1100];
+  tb_interrupt_install(); /* before the claim: a signal from here on is written down */
   if (choose_backend(o->backend, &backend, why, sizeof why, err) != TB_OK ||
       tb_claim_out_dir(o->out, err) != TB_OK) {
     return tb_cli_fail(err);
   }
-  tb_interrupt_install();
   c->backend = backend;
   json_t *doc =
       json_pack("{s:s, s:i, s:{s:s, s:s}}", "schema", TB_RESULTS_SCHEMA, "schema_version",
@@ -633,7 +634,8 @@ static int run_campaign(struct run_options *o, struct tb_campaign *c, int argc, 
   json_object_set_new(run, "valid_cases", json_integer((json_int_t)valid));
   record_completion(run, missing, err);
   json_decref(missing);
-  if (o->replay && !tb_interrupted()) { /* a summary of some rounds would mislead */
+  if (o->replay && json_is_null(json_object_get(run, "interrupted"))) {
+    /* a summary of some rounds would mislead */
     json_object_set_new(doc, "replay",
                         tb_replay_summary(cases, tb_variant_name(c->variants[0]),
                                           tb_variant_name(c->variants[1]), (unsigned)o->rounds));

@@ -16,7 +16,9 @@ void tb_interrupt_install(void) {
   struct sigaction stop;
   memset(&stop, 0, sizeof stop);
   stop.sa_handler = on_stop_signal;
-  stop.sa_flags = SA_RESETHAND; /* the second signal takes its default action */
+  /* SA_RESETHAND: the second signal takes its default action. SA_RESTART:
+   * reads and waits in progress (git provenance, a worker's reply) go on. */
+  stop.sa_flags = SA_RESETHAND | SA_RESTART;
   sigemptyset(&stop.sa_mask);
   sigaction(SIGINT, &stop, NULL);
   sigaction(SIGTERM, &stop, NULL);

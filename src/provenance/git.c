@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -21,7 +22,11 @@ static char *read_all(int fd, size_t *size) {
   size_t cap = 4096, len = 0;
   char *buf = malloc(cap);
   ssize_t got;
-  while (buf != NULL && (got = read(fd, buf + len, cap - len - 1)) > 0) {
+  while (buf != NULL &&
+         ((got = read(fd, buf + len, cap - len - 1)) > 0 || (got < 0 && errno == EINTR))) {
+    if (got < 0) {
+      continue;
+    }
     len += (size_t)got;
     if (cap - len < 2) {
       char *bigger = realloc(buf, cap * 2);
@@ -42,9 +47,10 @@ static char *read_all(int fd, size_t *size) {
 /* Runs `git -C <source dir> <args...>` without a shell; returns its whole
  * stdout (caller frees) or NULL when git is missing or failed. */
 static char *git_output(const char *const *args, size_t *size) {
-  char *argv[8] = {"git", "-C", TB_SOURCE_DIR};
-  size_t n = 3;
-  for (; *args != NULL && n < 7; ++args) {
+  /* --no-optional-locks: a run never takes the index lock from a user's git */
+  char *argv[9] = {"git", "--no-optional-locks", "-C", TB_SOURCE_DIR};
+  size_t n = 4;
+  for (; *args != NULL && n < 8; ++args) {
     argv[n++] = (char *)*args;
   }
   argv[n] = NULL;
@@ -64,8 +70,10 @@ static char *git_output(const char *const *args, size_t *size) {
   char *text = rc == 0 ? read_all(out[0], size) : NULL;
   close(out[0]);
   int status = 0;
-  if (rc == 0 &&
-      (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
+  pid_t waited = 0;
+  while (rc == 0 && (waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
+  }
+  if (rc == 0 && (waited != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)) {
     free(text);
     text = NULL;
   }

@@ -42,46 +42,60 @@ static enum tb_status make_dirs(const char *dir, struct tb_error *err) {
   return TB_OK;
 }
 
-/* What a directory holds that explains why it is not empty: the claim of
- * another run and a partial results file left by a killed one. */
-static void describe_leftovers(const char *dir, char *out, size_t size) {
-  out[0] = '\0';
-  char claim[PATH_MAX + 32], line[128] = "";
-  snprintf(claim, sizeof claim, "%s/%s", dir, TB_CLAIM_FILE);
-  FILE *f = fopen(claim, "r");
+/* The pid in a claim: "pid N" inside the claim file, or the N of the
+ * ".tilebench-claim.N" a run writes just before linking it into place. */
+static long claim_pid(const char *dir, const char *name) {
+  static const char prefix[] = TB_CLAIM_FILE ".";
+  if (strncmp(name, prefix, sizeof prefix - 1) == 0) {
+    return strtol(name + sizeof prefix - 1, NULL, 10);
+  }
+  char path[PATH_MAX + 300], line[64] = "";
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  FILE *f = fopen(path, "r");
+  long pid = 0;
   if (f != NULL) {
-    long pid = 0;
     if (fgets(line, sizeof line, f) != NULL) {
       sscanf(line, "pid %ld", &pid);
     }
     fclose(f);
-    int running = pid > 0 && kill((pid_t)pid, 0) == 0;
-    size_t used = (size_t)snprintf(
+  }
+  return pid;
+}
+
+/* What a directory holds that explains why it is not empty: the claim of
+ * another run and a partial results file left by a killed one. */
+static void describe_leftovers(const char *dir, char *out, size_t size) {
+  static const char partial[] = "." TB_RESULTS_FILE ".partial-"; /* see write_atomic */
+  out[0] = '\0';
+  long pid = 0;
+  char partial_name[256] = "";
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d != NULL && (e = readdir(d)) != NULL) {
+    if (strncmp(e->d_name, TB_CLAIM_FILE, sizeof TB_CLAIM_FILE - 1) == 0 && pid == 0) {
+      pid = claim_pid(dir, e->d_name);
+    } else if (strncmp(e->d_name, partial, sizeof partial - 1) == 0) {
+      snprintf(partial_name, sizeof partial_name, "%s", e->d_name);
+    }
+  }
+  if (d != NULL) {
+    closedir(d);
+  }
+  size_t used = 0;
+  if (pid > 0) {
+    int running = kill((pid_t)pid, 0) == 0 || errno == EPERM;
+    used = (size_t)snprintf(
         out, size,
         running ? "; it is claimed by a tilebench run in progress (pid %ld)"
                 : "; it was claimed by tilebench pid %ld, which is no longer running and never "
                   "finished its results (killed, or its final write failed)",
         pid);
-    if (used >= size) {
-      return;
-    }
-    out += used;
-    size -= used;
   }
-  static const char partial[] = "." TB_RESULTS_FILE ".partial-"; /* see write_atomic */
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  while (d != NULL && (e = readdir(d)) != NULL) {
-    if (strncmp(e->d_name, partial, sizeof partial - 1) == 0) {
-      snprintf(out, size,
-               "; %s/%s is the results file of a run killed while writing it (never linked "
-               "into place, so unchecked): inspect it by hand or remove the directory",
-               dir, e->d_name);
-      break;
-    }
-  }
-  if (d != NULL) {
-    closedir(d);
+  if (partial_name[0] != '\0' && used < size) {
+    snprintf(out + used, size - used,
+             "; %s/%s is the results file of a run killed while writing it (never linked "
+             "into place, so unchecked): inspect it by hand or remove the directory",
+             dir, partial_name);
   }
 }
 
@@ -114,26 +128,30 @@ enum tb_status tb_claim_out_dir(const char *dir, struct tb_error *err) {
   if (make_dirs(dir, err) != TB_OK || require_empty(dir, err) != TB_OK) {
     return err->status;
   }
-  char claim[PATH_MAX + 32];
+  /* The claim appears whole: written under a name of this process, then
+   * linked into place; link() fails for the second of two runs. */
+  char claim[PATH_MAX + 32], mine[PATH_MAX + 64];
   snprintf(claim, sizeof claim, "%s/%s", dir, TB_CLAIM_FILE);
-  /* O_EXCL: of two runs that both found the directory empty, one wins */
-  int fd = open(claim, O_WRONLY | O_CREAT | O_EXCL, 0644);
+  snprintf(mine, sizeof mine, "%s/%s.%ld", dir, TB_CLAIM_FILE, (long)getpid());
+  int fd = open(mine, O_WRONLY | O_CREAT | O_EXCL, 0644);
   if (fd < 0) {
-    if (errno == EEXIST) {
-      return require_empty(dir, err) != TB_OK
-                 ? err->status
-                 : tb_fail(err, TB_ERR_USAGE, "--out %s was claimed by another run", dir);
-    }
     return tb_fail(err, TB_ERR_INPUT, "cannot write to --out %s: %s", dir, strerror(errno));
   }
   char text[64];
   int len = snprintf(text, sizeof text, "pid %ld\n", (long)getpid());
   int ok = write(fd, text, (size_t)len) == len && fsync(fd) == 0;
   ok = close(fd) == 0 && ok;
-  if (!ok) {
-    int saved = errno;
-    unlink(claim);
+  int saved = errno;
+  int linked = ok && link(mine, claim) == 0;
+  if (ok && !linked) {
+    saved = errno;
+  }
+  unlink(mine);
+  if (!ok || (!linked && saved != EEXIST)) {
     return tb_fail(err, TB_ERR_INPUT, "cannot write to --out %s: %s", dir, strerror(saved));
+  }
+  if (!linked) {
+    return tb_fail(err, TB_ERR_USAGE, "--out %s was claimed by another run a moment ago", dir);
   }
   return TB_OK;
 }
