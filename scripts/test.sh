@@ -29,5 +29,8 @@ tb_build "$TB_ROOT/build-asan" -DTB_WERROR=ON -DTB_SANITIZE=ON
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --output-on-failure -j"$(nproc)")
 
+echo "== fuzz (libFuzzer + ASan + UBSan, 30 s per target)"
+bash "$TB_ROOT/scripts/fuzz.sh" 30
+
 echo "== install: Release (gcc) and Debug (clang) builds, the installed tools and libraries"
 bash "$TB_ROOT/scripts/check-install.sh" "$TB_ROOT/build-install"

@@ -8,6 +8,7 @@
 #include "measure/case_runner.h"
 #include "oracle/oracle.h"
 #include "providers/provider.h"
+#include "registry/registry.h"
 #include "test_support.h"
 
 static const struct tb_measure_options quick = {0.5, 0.2, 3, true};

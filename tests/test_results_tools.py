@@ -227,7 +227,7 @@ class ReplayCliTest(unittest.TestCase):
         self.expect_usage(["replay", "--ops", "add"], "row reductions")
         self.expect_usage(["run", "--rounds", "4"], "belongs to `tilebench replay`")
         self.expect_usage(["replay", "--frozen", "/nonexistent/pilot", "--out", tempfile.mktemp()],
-                          "cannot read")
+                          "has no results.json")
 
     def test_frozen_replay(self):
         tmp = tempfile.mkdtemp(prefix="tb-frozen-")
@@ -336,11 +336,11 @@ class CompressedEvidenceTest(unittest.TestCase):
             with open(receipt) as f:
                 inputs = json.load(f)["inputs"]
             self.assertEqual(inputs[0]["results_sha256"], hashlib.sha256(original).hexdigest())
-            # a truncated .gz is a malformed record (exit 1, a message), not a traceback
+            # a truncated .gz is a malformed record (exit 3, MALFORMED), not a traceback
             with open(os.path.join(copy, "results.json.gz"), "r+b") as f:
                 f.truncate(100)
             result = subprocess.run([sys.executable, AUDIT, copy], capture_output=True, text=True)
-            self.assertEqual(result.returncode, 1)
+            self.assertEqual(result.returncode, 3)
             self.assertIn("not a complete gzip file", result.stderr)
             self.assertNotIn("Traceback", result.stderr)
         finally:

@@ -4,10 +4,9 @@
 
 #include <stdbool.h>
 
+#include "cases/case_params.h"
 #include "cases/ops.h"
 #include "cases/shape.h"
-#include "planner/gemm.h"
-#include "planner/planner.h"
 
 struct tb_case {
   const struct tb_op_info *op;

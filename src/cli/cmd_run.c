@@ -17,9 +17,11 @@
 #include "core/strlist.h"
 #include "measure/campaign.h"
 #include "measure/replay_summary.h"
+#include "planner/gemm.h"
+#include "planner/planner.h"
 #include "provenance/hash.h"
 #include "provenance/provenance.h"
-#include "providers/provider.h"
+#include "registry/registry.h"
 #include "report/report.h"
 #include "results/load.h"
 #include "results/results.h"
@@ -356,16 +358,32 @@ static enum tb_status build_campaign(struct run_options *o, struct tb_campaign *
   return tb_campaign_check_memory(c, err);
 }
 
+/* A JSON string of text given by the user, which need not be UTF-8 (JSON
+ * strings must be): such text is kept with each byte above 0x7f as '?'. */
+static json_t *text_json(const char *text) {
+  json_t *exact = json_string(text);
+  if (exact != NULL) {
+    return exact;
+  }
+  char *copy = strdup(text);
+  for (char *p = copy; p != NULL && *p; ++p) {
+    *p = (unsigned char)*p > 0x7f ? '?' : *p;
+  }
+  json_t *replaced = json_string(copy ? copy : "");
+  free(copy);
+  return replaced;
+}
+
 static json_t *command_line_json(int argc, char **argv, json_t **as_text) {
   json_t *args = json_array();
   struct tb_strbuf b = {0};
   tb_strbuf_printf(&b, "tilebench");
   for (int i = 0; i < argc; ++i) {
-    json_array_append_new(args, json_string(argv[i]));
+    json_array_append_new(args, text_json(argv[i]));
     tb_strbuf_printf(&b, " %s", argv[i]);
   }
   char *text = tb_strbuf_take(&b);
-  *as_text = json_string(text ? text : "");
+  *as_text = text_json(text ? text : "");
   free(text);
   return args;
 }
@@ -502,8 +520,9 @@ static enum tb_status load_frozen(const char *pilot_dir, json_t *current_artifac
     }
   }
   json_object_set_new(run, "frozen",
-                      json_pack("{s:s, s:s, s:O}", "pilot_dir", pilot_dir, "pilot_results_sha256",
-                                digest, "pilot_artifacts", pilot_artifacts));
+                      json_pack("{s:o, s:s, s:O}", "pilot_dir", text_json(pilot_dir),
+                                "pilot_results_sha256", digest, "pilot_artifacts",
+                                pilot_artifacts));
   json_decref(pilot);
   return err->status;
 }
@@ -577,7 +596,7 @@ static int finish_run(const struct run_options *o, json_t *doc, size_t valid,
   }
   if (!json_is_null(json_object_get(run, "interrupted"))) {
     fprintf(stderr, "tilebench: %s; the results file is marked incomplete\n",
-            json_string_value(json_object_get(run, "error")));
+            tb_json_str(run, "error", "interrupted"));
     return 1;
   }
   if (valid != total) {

@@ -10,6 +10,7 @@
 
 #include "codegen/emit.h"
 #include "codegen/gemm.h"
+#include "codegen/gemm_parts.h"
 
 static void emit_helpers(struct tb_strbuf *b) {
   tb_emit_gemm_stage_loader(b);

@@ -21,6 +21,7 @@
 
 #include "codegen/emit.h"
 #include "codegen/gemm.h"
+#include "codegen/gemm_parts.h"
 
 /* The k8 step of one warpgroup: d (block_n / 2 floats a thread) += the 64
  * rows of A at descriptor da times the block_n columns of B at db. The

@@ -6,7 +6,7 @@
 
 #include "core/sysmem.h"
 #include "inputs/generator.h"
-#include "oracle/validate.h"
+#include "inputs/poison.h"
 
 /* Share of available memory a single case may take; the rest is headroom
  * for the process, the oracle's scratch and other programs. */

@@ -8,7 +8,7 @@
 #include "inputs/tensor.h"
 #include "measure/case_runner.h"
 #include "oracle/oracle.h"
-#include "providers/provider.h"
+#include "registry/registry.h"
 #include "results/results.h"
 
 /* A planning provider runs a row reduction once per variant; every

@@ -4,16 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inputs/poison.h"
 #include "measure/device_phase.h"
-
-void tb_case_result_free(struct tb_case_result *r) {
-  tb_host_phase_free(&r->host);
-  json_decref(r->device);
-  json_decref(r->provider_details);
-  free(r->source);
-  r->device = r->provider_details = NULL;
-  r->source = NULL;
-}
 
 /* GPU providers: control and probe on the provider's stream. */
 static void measure_device(struct tb_provider *p, const struct tb_measure_options *opt,

@@ -2,7 +2,8 @@
 #ifndef TB_MEASURE_CASE_RUNNER_H
 #define TB_MEASURE_CASE_RUNNER_H
 
-#include "measure/case_result.h"
+#include "measure/host_phase.h"
+#include "results/case_result.h"
 
 /* Never aborts the campaign: any failure is recorded in result->error and
  * result->valid stays false. Returns TB_OK unless memory ran out. */

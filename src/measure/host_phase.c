@@ -97,14 +97,3 @@ enum tb_status tb_measure_host_phase(struct tb_provider *p, const struct tb_meas
   }
   return TB_OK;
 }
-
-static void free_samples(struct tb_phase_samples *s) {
-  free(s->elapsed_ns);
-  free(s->per_call_ns);
-  memset(s, 0, sizeof *s);
-}
-
-void tb_host_phase_free(struct tb_host_phase *phase) {
-  free_samples(&phase->throughput);
-  free_samples(&phase->latency);
-}

@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "providers/provider.h"
+#include "results/case_result.h"
 #include "stats/stats.h"
 
 struct tb_measure_options {
@@ -22,24 +23,10 @@ struct tb_measure_options {
 /* Largest batch: bounds a calibration fooled by a near-zero first timing. */
 #define TB_MAX_BATCH_CALLS 10000000UL
 
-struct tb_phase_samples {
-  unsigned long calls_per_sample;
-  size_t count;
-  int64_t *elapsed_ns;       /* raw: wall time of each sample (batch or single call) */
-  double *per_call_ns;       /* elapsed_ns / calls_per_sample */
-  struct tb_summary summary; /* of per_call_ns */
-};
-
-struct tb_host_phase {
-  unsigned long warmup_calls;
-  double warmup_ns;
-  struct tb_phase_samples throughput;
-  struct tb_phase_samples latency;
-};
-
+/* Fills *out (results/case_result.h: the record's host samples); free it
+ * with tb_host_phase_free. */
 enum tb_status tb_measure_host_phase(struct tb_provider *p, const struct tb_measure_options *opt,
                                      struct tb_host_phase *out, struct tb_error *err);
-void tb_host_phase_free(struct tb_host_phase *phase);
 
 /* Batch size for a per-call estimate: about sample_ms long, 1..TB_MAX_BATCH_CALLS. */
 unsigned long tb_calibrate_batch(double per_call_ns, double sample_ms);

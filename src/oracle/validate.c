@@ -52,19 +52,6 @@ struct tb_tolerance tb_tolerance_for(enum tb_op op, size_t n, bool tf32) {
   return tol;
 }
 
-void tb_poison(float *data, size_t count) {
-  uint32_t bits = TB_POISON_BITS;
-  for (size_t i = 0; i < count; ++i) {
-    memcpy(&data[i], &bits, sizeof bits);
-  }
-}
-
-bool tb_is_poison(float value) {
-  uint32_t bits;
-  memcpy(&bits, &value, sizeof bits);
-  return bits == TB_POISON_BITS;
-}
-
 static void record_failure(struct tb_validation *r, size_t i, double got, double expected) {
   if (r->failed == 0) {
     r->first_failure = i;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "cases/ops.h"
+#include "inputs/poison.h" /* the pattern `unwritten` counts */
 
 struct tb_tolerance {
   double atol;
@@ -32,13 +33,6 @@ struct tb_validation {
   size_t first_failure;     /* index of the first failing element, when failed > 0 */
   double first_failure_got, first_failure_expected;
 };
-
-/* The poison pattern written before every validated run: a quiet NaN with a
- * recognisable payload, so "unwritten" can be told from "computed NaN". */
-#define TB_POISON_BITS 0x7FC0DEADu
-
-void tb_poison(float *data, size_t count);
-bool tb_is_poison(float value);
 
 void tb_validate(const float *out, const double *ref, size_t count, struct tb_tolerance tol,
                  struct tb_validation *result);

@@ -7,31 +7,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cases/case_params.h"
 #include "core/error.h"
-
-/* How the products are computed, and so at which precision. */
-enum tb_realization {
-  TB_REALIZATION_SIMT,          /* fp32 FMA on the CUDA cores */
-  TB_REALIZATION_TENSOR,        /* TF32 tensor cores: inputs rounded to 10-bit mantissas */
-  TB_REALIZATION_TENSOR_3XTF32, /* TF32 tensor cores, error-compensated split: fp32 accuracy */
-  TB_REALIZATION_COUNT
-};
-
-const char *tb_realization_name(enum tb_realization r);
-/* "fp32", "tf32", "fp32 (3xTF32)": what every report labels the numbers with. */
-const char *tb_realization_precision(enum tb_realization r);
-enum tb_status tb_realization_parse(const char *text, enum tb_realization *out,
-                                    struct tb_error *err);
-/* Whether the realization rounds inputs to TF32 (its own tolerance). */
-bool tb_realization_is_tf32(enum tb_realization r);
-
-/* A block shape from --gemm-block M,N,K; zeros when not given. */
-struct tb_gemm_block {
-  unsigned m, n, k;
-};
-
-enum tb_status tb_gemm_block_parse(const char *text, struct tb_gemm_block *out,
-                                   struct tb_error *err);
 
 struct tb_gemm_plan {
   size_t m, n, k;

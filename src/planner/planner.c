@@ -3,23 +3,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const variant_names[TB_VARIANT_COUNT] = {"reference", "candidate", "automatic"};
-
-const char *tb_variant_name(enum tb_variant v) {
-  return variant_names[v];
-}
-
-enum tb_status tb_variant_parse(const char *text, enum tb_variant *out, struct tb_error *err) {
-  for (int v = 0; v < TB_VARIANT_COUNT; ++v) {
-    if (strcmp(text, variant_names[v]) == 0) {
-      *out = (enum tb_variant)v;
-      return TB_OK;
-    }
-  }
-  return tb_fail(err, TB_ERR_USAGE, "unknown variant '%s' (known: reference,candidate,automatic)",
-                 text);
-}
-
 const char *tb_mapping_name(enum tb_mapping m) {
   switch (m) {
   case TB_MAPPING_REGISTER_ROWS: return "register_rows";

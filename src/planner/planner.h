@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cases/case_params.h"
 #include "cases/ops.h"
 #include "core/error.h"
 
@@ -23,16 +24,6 @@
 #define TB_PLANNER_MAX_THREADS 1024
 #define TB_PLANNER_MAX_STORAGE 64 /* registers per worker for the cached row */
 #define TB_PLANNER_ROWS_PER_WAVE 64
-
-enum tb_variant {
-  TB_VARIANT_REFERENCE,
-  TB_VARIANT_CANDIDATE,
-  TB_VARIANT_AUTOMATIC,
-  TB_VARIANT_COUNT
-};
-
-const char *tb_variant_name(enum tb_variant v);
-enum tb_status tb_variant_parse(const char *text, enum tb_variant *out, struct tb_error *err);
 
 /* How a plan maps rows onto the GPU. */
 enum tb_mapping {

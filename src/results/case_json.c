@@ -5,10 +5,6 @@
 
 #include "results/results.h"
 
-json_t *tb_json_number(double value) {
-  return isfinite(value) ? json_real(value) : json_null();
-}
-
 static json_t *summary_json(const struct tb_summary *s) {
   return json_pack("{s:o, s:o, s:o}", "p50", tb_json_number(s->p50), "min", tb_json_number(s->min),
                    "max", tb_json_number(s->max));

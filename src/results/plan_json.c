@@ -1,7 +1,7 @@
 #include "results/plan_json.h"
 
 #include "cases/ops.h"
-#include "results/results.h"
+#include "results/json_number.h"
 
 static json_t *candidate_json(const struct tb_candidate *c) {
   json_t *j = json_pack(

@@ -5,14 +5,12 @@
 #include <jansson.h>
 
 #include "core/error.h"
-#include "measure/case_result.h"
+#include "results/case_result.h"
+#include "results/json_number.h" /* tb_json_number */
 
 #define TB_RESULTS_SCHEMA "tilebench.results"
 #define TB_RESULTS_SCHEMA_VERSION 2 /* docs/results-schema.md: what each version holds */
 #define TB_RESULTS_FILE "results.json"
-
-/* JSON number, or null for NaN and infinities (JSON has neither). */
-json_t *tb_json_number(double value);
 
 json_t *tb_case_result_to_json(const struct tb_case_result *r);
 

@@ -6,8 +6,7 @@
 
 #include "tilebench/timing.h"
 #include "timing/api.h"
-
-int tb_timing_fail_from_collect(int code, const char *message);
+#include "timing/last_error.h"
 
 /* NVML enumerates in PCI order, CUDA in its own: match by UUID. */
 static int nvml_device(const struct tb_timing_api *api, tb_nvml_device *dev) {
@@ -27,8 +26,8 @@ static int nvml_device(const struct tb_timing_api *api, tb_nvml_device *dev) {
 
 int tb_timing_gpu_state(struct tb_timing_gpu_state *out) {
   if (out == NULL || out->struct_size != sizeof *out) {
-    return tb_timing_fail_from_collect(
-        TB_TIMING_E_ARGUMENT, "gpu_state needs struct_size = sizeof(struct tb_timing_gpu_state)");
+    return tb_timing_fail_text(TB_TIMING_E_ARGUMENT,
+                               "gpu_state needs struct_size = sizeof(struct tb_timing_gpu_state)");
   }
   memset(out, 0, sizeof *out);
   out->struct_size = sizeof *out;
@@ -38,16 +37,16 @@ int tb_timing_gpu_state(struct tb_timing_gpu_state *out) {
   const char *why = NULL;
   const struct tb_timing_api *api = tb_timing_api_driver(&why);
   if (api == NULL) {
-    return tb_timing_fail_from_collect(TB_TIMING_E_NO_GPU, why ? why : "no CUDA driver");
+    return tb_timing_fail_text(TB_TIMING_E_NO_GPU, why ? why : "no CUDA driver");
   }
   CUcontext ctx = NULL;
   if (api->cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || ctx == NULL) {
-    return tb_timing_fail_from_collect(TB_TIMING_E_NO_CONTEXT, "no CUDA context is current");
+    return tb_timing_fail_text(TB_TIMING_E_NO_CONTEXT, "no CUDA context is current");
   }
   tb_nvml_device dev = NULL;
   if (tb_timing_api_nvml(&why) == NULL || !nvml_device(api, &dev)) {
     /* valid = 0: NVML is optional; the snapshot says so and why */
-    tb_timing_fail_from_collect(TB_TIMING_OK, why ? why : "the GPU has no NVML handle");
+    tb_timing_fail_text(TB_TIMING_OK, why ? why : "the GPU has no NVML handle");
     return TB_TIMING_OK;
   }
   unsigned long long reasons = 0;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "timing/last_error.h"
 #include "timing/probe_state.h"
 
 static int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -12,7 +13,7 @@ static int fail(int code, const char *fmt, ...) {
   va_start(args, fmt);
   vsnprintf(message, sizeof message, fmt, args);
   va_end(args);
-  return tb_timing_fail_from_collect(code, message);
+  return tb_timing_fail_text(code, message);
 }
 
 /* The counted launch a kernel belongs to: its own id, or the runtime call

@@ -67,7 +67,4 @@ void tb_probe_on_launch(uint32_t domain, uint32_t cbid, uint32_t site, uint32_t 
 int tb_probe_collect(struct tb_probe_state *p, uint32_t timed_stream, double offset_ns,
                      struct tb_timing_result *out);
 
-/* Sets the library's last error (defined by the session). */
-int tb_timing_fail_from_collect(int code, const char *message);
-
 #endif

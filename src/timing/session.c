@@ -10,6 +10,7 @@
 
 #include "tilebench/timing.h"
 #include "timing/api.h"
+#include "timing/last_error.h"
 #include "timing/probe_state.h"
 
 static_assert(sizeof(struct tb_timing_result) == 152, "ABI 1 layout of tb_timing_result");
@@ -41,7 +42,6 @@ struct session {
 
 static struct session S;
 static pthread_mutex_t session_lock = PTHREAD_MUTEX_INITIALIZER;
-static char last_error[768];
 static volatile int detach_requested, detached;
 
 static uint64_t host_ns(void) {
@@ -54,13 +54,13 @@ static int fail(int code, const char *fmt, ...) __attribute__((format(printf, 2,
 static int fail(int code, const char *fmt, ...) {
   va_list args;
   va_start(args, fmt);
-  vsnprintf(last_error, sizeof last_error, fmt, args);
+  tb_timing_vfail(code, fmt, args);
   va_end(args);
   return code;
 }
 
 static int succeed(void) {
-  last_error[0] = '\0';
+  tb_timing_clear_error();
   return TB_TIMING_OK;
 }
 
@@ -289,10 +289,6 @@ uint32_t tb_timing_gpu_state_struct_size(void) {
   return (uint32_t)sizeof(struct tb_timing_gpu_state);
 }
 
-const char *tb_timing_last_error(void) {
-  return last_error;
-}
-
 int tb_timing_begin_control(void *cuda_stream) {
   pthread_mutex_lock(&session_lock);
   int rc = check_ready(cuda_stream);
@@ -445,11 +441,6 @@ static int end_control(struct tb_timing_result *out) {
   out->launches = S.declared;
   out->begin_host_ns = S.begin_host_ns;
   return TB_TIMING_OK;
-}
-
-/* probe_collect.c reports its failures through the session's error text. */
-int tb_timing_fail_from_collect(int code, const char *message) {
-  return fail(code, "%s", message);
 }
 
 static int end_probe(struct tb_timing_result *out) {

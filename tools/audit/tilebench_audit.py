@@ -1,16 +1,31 @@
 #!/usr/bin/env python3
-"""Independent audit of tilebench results (METHOD.md §6).
+"""Independent audit of tilebench results (docs/method.md §6).
 
 Re-derives every published figure from the raw samples and the case alone,
 with code of its own (it shares nothing with the C statistics or planner):
-sample counts and per-call values, p50/min/max, paired probe/control ratios,
-order alternation, validity, every planner fact and pick, generated sources'
-hashes and properties, replay balance, gains, verdicts and counts, and the
-identity of the environments of the runs it is given. Stops at the first
-discrepancy with a message naming the file, case and field.
+case ids, sample counts and per-call values, p50/min/max, paired
+probe/control ratios, order alternation, validation and validity, every
+planner fact and pick, generated sources' hashes and properties, replay
+balance, gains, verdicts and counts, and the identity of the environments of
+the runs it is given. Stops at the first problem with a message naming the
+file, case and field. A run that stopped early (run.complete false) is
+audited as far as it got and labelled INCOMPLETE.
+
+It reads only regular files, and boundedly: a results file (results.json,
+or results.json.gz where committed evidence stores it compressed) of at most
+512 MiB decompressed, archived sources of at most 4 MiB, looked up in the
+run's sources/ and then in the sources/ of each directory above it, and,
+with --check-current-artifacts, artifacts of at most 4 GiB hashed in chunks.
 
 usage: tilebench_audit.py DIR... [--receipt FILE] [--check-current-artifacts]
-exit: 0 all checks passed; 1 a discrepancy; 2 bad usage or input.
+exit status:
+  0  every check passed (INCOMPLETE runs say so on their own line)
+  1  DISCREPANCY: a recorded figure does not re-derive
+  2  bad usage: bad arguments, a missing run directory or results file,
+     an existing receipt
+  3  MALFORMED: not a well-formed tilebench results file, record or run
+     directory (unreadable, not a regular file, too large, not JSON, a
+     missing or mistyped field, a value outside its domain)
 """
 import argparse
 import gzip
@@ -18,13 +33,64 @@ import hashlib
 import json
 import math
 import os
+import re
+import reprlib
+import stat
 import sys
+import zlib
 
-AUDIT_VERSION = "1"
+AUDIT_VERSION = "2"
+SCHEMA_VERSIONS = (1, 2)  # 2 adds validation.max_abs_reference (docs/results-schema.md)
+
+EXIT_PASSED, EXIT_DISCREPANCY, EXIT_USAGE, EXIT_MALFORMED = 0, 1, 2, 3
 
 
 class Discrepancy(Exception):
-    pass
+    """A recorded figure that does not re-derive."""
+
+
+class Malformed(Exception):
+    """Input that is not a well-formed tilebench results file, record or run directory."""
+
+
+def _message_repr():
+    """reprlib, to bound a message's repr however large or deep the value: a record may
+    hold megabytes in one field, or lists nested a thousand deep."""
+    r = reprlib.Repr()
+    r.maxlevel, r.maxdict, r.maxlist, r.maxtuple = 4, 12, 12, 12
+    r.maxstring, r.maxother, r.maxlong = 200, 200, 80
+    return r
+
+
+MESSAGE_REPR = _message_repr()
+
+
+def short(value, limit=200):
+    """repr of a value for a message, cut short."""
+    text = MESSAGE_REPR.repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def is_number(x):
+    """A JSON number: bool is an int in Python, never a number in a record."""
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def agrees(recorded, expected, rel):
+    """Whether a recorded value is the re-derived one: numbers within rel, a non-finite
+    figure only as the null that the C writer puts in its place, anything else equal
+    (and a bool never standing in for a number, nor a number for a bool)."""
+    if isinstance(expected, float) and not math.isfinite(expected):
+        return recorded is None
+    if is_number(expected) and is_number(recorded) and (
+            isinstance(expected, float) or isinstance(recorded, float)):
+        try:
+            return math.isclose(recorded, expected, rel_tol=rel, abs_tol=1e-12)
+        except OverflowError:  # an int too large for a float is no figure of a run
+            return False
+    if isinstance(recorded, bool) != isinstance(expected, bool):
+        return False
+    return recorded == expected
 
 
 class Audit:
@@ -35,21 +101,14 @@ class Audit:
     def fail(self, field, message):
         raise Discrepancy(f"{self.where}: {field}: {message}")
 
+    def malformed(self, field, message):
+        raise Malformed(f"{self.where}: {field}: {message}")
+
     def same(self, field, recorded, expected, rel=1e-9):
-        """Recorded value must equal the re-derived one (numbers within rel)."""
+        """The value in the record must equal the one re-derived (numbers within rel)."""
         self.checks += 1
-        if isinstance(expected, float) or isinstance(recorded, float):
-            if recorded is None or expected is None:
-                if recorded is expected:
-                    return
-                self.fail(field, f"recorded {recorded!r}, re-derived {expected!r}")
-            if math.isnan(expected) and recorded is None:
-                return
-            if not math.isclose(recorded, expected, rel_tol=rel, abs_tol=1e-12):
-                self.fail(field, f"recorded {recorded!r}, re-derived {expected!r}")
-            return
-        if recorded != expected:
-            self.fail(field, f"recorded {recorded!r}, re-derived {expected!r}")
+        if not agrees(recorded, expected, rel):
+            self.fail(field, f"recorded {short(recorded)}, re-derived {short(expected)}")
 
 
 def median(values):
@@ -61,6 +120,313 @@ def median(values):
     return float(ordered[mid]) if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2.0
 
 
+# ---- structure: what the audit reads is there, with its type and domain -------------
+#
+# Checked before a record is audited, so that a record the C side cannot have written
+# is reported as MALFORMED, naming the field, instead of failing somewhere in the
+# arithmetic; the re-derivations below may then rely on the types checked here.
+
+SHA256 = re.compile(r"[0-9a-f]{64}")
+LARGEST_SIZE = 2 ** 63 - 1  # a size_t as the C side writes it: a JSON integer of jansson's
+
+
+def _int(x):
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def _finite(x):
+    """A number the C side can write: a finite double, or an integer of jansson's 64 bits
+    (a longer one would overflow the float arithmetic of the re-derivations)."""
+    if _int(x):
+        return -LARGEST_SIZE - 1 <= x <= LARGEST_SIZE
+    return isinstance(x, float) and math.isfinite(x)
+
+
+KINDS = {  # name: (test, how a message says it)
+    "null": (lambda x: x is None, "null"),
+    "bool": (lambda x: isinstance(x, bool), "true or false"),
+    "str": (lambda x: isinstance(x, str), "a string"),
+    "object": (lambda x: isinstance(x, dict), "an object"),
+    "list": (lambda x: isinstance(x, list), "a list"),
+    "int": (_int, "a whole number"),
+    "count": (lambda x: _int(x) and 0 <= x <= LARGEST_SIZE, "a whole number >= 0"),
+    "positive": (lambda x: _int(x) and 1 <= x <= LARGEST_SIZE, "a whole number >= 1"),
+    "number": (_finite, "a finite number"),
+    "nonnegative": (lambda x: _finite(x) and x >= 0, "a finite number >= 0"),
+    "sha256": (lambda x: isinstance(x, str) and SHA256.fullmatch(x) is not None,
+               "64 lower-case hex digits"),
+}
+
+OPS = ("sum", "softmax", "rmsnorm", "layernorm", "add", "gelu_add", "gemm")
+VIEWS = ("packed", "strided")
+VARIANTS = ("reference", "candidate", "automatic")
+PLAN_KINDS = ("row_reduction", "gemm", "elementwise")
+
+
+def check(a, value, kinds, field):
+    """value must be of one of the kinds ("number|null"); a malformed record otherwise."""
+    names = kinds.split("|")
+    if not any(KINDS[k][0](value) for k in names):
+        wanted = " or ".join(KINDS[k][1] for k in names)
+        a.malformed(field, f"{short(value, 80)} where {wanted} belongs")
+    return value
+
+
+def member(a, obj, path, key, kinds, optional=False):
+    """obj[key] (obj at `path` in the record), of one of the kinds; an absent key is
+    malformed unless optional (then None)."""
+    field = f"{path}.{key}" if path else key
+    if key not in obj:
+        if optional:
+            return None
+        a.malformed(field, "missing")
+    return check(a, obj[key], kinds, field)
+
+
+def items(a, values, kinds, field):
+    """Every entry of a list of one of the kinds."""
+    for i, value in enumerate(values):
+        check(a, value, kinds, f"{field}[{i}]")
+    return values
+
+
+def one_of(a, value, allowed, field):
+    if value not in allowed:
+        a.malformed(field, f"{short(value, 80)} is none of {', '.join(allowed)}")
+    return value
+
+
+def check_document(a, doc):
+    """The top of a results file: what every run-level step reads. Cases are checked
+    one by one (check_case) as they are audited, so the message names the case."""
+    check(a, doc, "object", "the document")
+    if doc.get("schema") != "tilebench.results":
+        a.malformed("schema", f"{short(doc.get('schema'), 80)}: not a tilebench results file")
+    version = doc.get("schema_version")
+    if not _int(version) or version not in SCHEMA_VERSIONS:
+        a.malformed("schema_version", f"{short(version, 80)}: the audit reads versions "
+                    + " and ".join(map(str, SCHEMA_VERSIONS)))
+    check_run(a, member(a, doc, "", "run", "object"))
+    check_provenance(a, member(a, doc, "", "provenance", "object"))
+    items(a, member(a, doc, "", "cases", "list"), "object", "cases")
+    replay = member(a, doc, "", "replay", "object", optional=True)
+    if replay is not None:
+        if "replay" not in doc["run"]:
+            a.malformed("replay", "a replay summary in a run that is not a replay (no run.replay)")
+        check_replay_summary(a, replay)
+
+
+def check_run(a, run):
+    member(a, member(a, run, "run", "measure", "object"), "run.measure", "samples", "positive")
+    member(a, run, "run", "valid_cases", "count")
+    member(a, run, "run", "complete", "bool")
+    member(a, run, "run", "error", "str|null")
+    member(a, run, "run", "planner_profile", "str", optional=True)
+    interrupted = member(a, run, "run", "interrupted", "object|null", optional=True)
+    if interrupted is not None:
+        one_of(a, member(a, interrupted, "run.interrupted", "signal", "str"), ("SIGINT", "SIGTERM"),
+               "run.interrupted.signal")
+        items(a, member(a, interrupted, "run.interrupted", "missing_cases", "list"), "str",
+              "run.interrupted.missing_cases")
+    replay = member(a, run, "run", "replay", "object", optional=True)
+    if replay is not None:
+        member(a, replay, "run.replay", "rounds", "positive")
+        member(a, replay, "run.replay", "reference", "str")
+        member(a, replay, "run.replay", "candidate", "str")
+        orders = member(a, replay, "run.replay", "variant_order", "list")
+        for i, order in enumerate(items(a, orders, "list", "run.replay.variant_order")):
+            items(a, order, "str", f"run.replay.variant_order[{i}]")
+
+
+def check_replay_summary(a, replay):
+    """The replay summary's structure; its values are re-derived in audit_replay."""
+    member(a, replay, "replay", "rounds", "int")
+    member(a, replay, "replay", "reference", "str")
+    member(a, replay, "replay", "candidate", "str")
+    member(a, replay, "replay", "model_predicts_candidate_better", "count")
+    counts = member(a, replay, "replay", "counts", "object")
+    for metric in METRICS:
+        member(a, counts, "replay.counts", metric, "object")
+    member(a, replay, "replay", "native_over_framework_counts", "object", optional=True)
+    entries = member(a, replay, "replay", "cases", "list")
+    for i, entry in enumerate(items(a, entries, "object", "replay.cases")):
+        field = f"replay.cases[{i}]"
+        member(a, entry, field, "case", "str")
+        member(a, entry, field, "model_predicts_candidate_better", "bool|null")
+        metrics = member(a, entry, field, "metrics", "object")
+        for metric in METRICS:
+            check_pairs(a, member(a, metrics, f"{field}.metrics", metric, "object"),
+                        f"{field}.metrics.{metric}", ("reference_p50_ns", "candidate_p50_ns", "gain"))
+        versus = member(a, entry, field, "native_over_framework", "object", optional=True) or {}
+        for provider, variants in versus.items():
+            path = f"{field}.native_over_framework.{printable(provider)}"
+            for variant, metrics in check(a, variants, "object", path).items():
+                at = f"{path}.{printable(variant)}"
+                for metric, rec in check(a, metrics, "object", at).items():
+                    at_metric = f"{at}.{printable(metric)}"
+                    check_pairs(a, check(a, rec, "object", at_metric), at_metric, ("ratio",))
+
+
+def check_pairs(a, rec, field, lists):
+    """A metric's figures over the rounds: lists of numbers (null where absent), the reason
+    they are withheld (whether they should be is re-derived) and their summary."""
+    for key in lists:
+        items(a, member(a, rec, field, key, "list"), "number|null", f"{field}.{key}")
+    member(a, rec, field, "withheld", "str|null")
+    for key in ("median", "min", "max"):
+        member(a, rec, field, key, "number|null", optional=True)
+    member(a, rec, field, "verdict", "str", optional=True)
+
+
+def check_provenance(a, prov):
+    host = member(a, prov, "provenance", "host", "object")
+    for key in ("os", "cpu_model"):
+        member(a, host, "provenance.host", key, "str|null", optional=True)
+    gpu = member(a, prov, "provenance", "gpu", "object|null", optional=True)
+    if gpu is not None:
+        devices = member(a, gpu, "provenance.gpu", "devices", "list", optional=True) or []
+        for i, device in enumerate(items(a, devices, "object", "provenance.gpu.devices")):
+            for key in ("name", "compute_capability"):
+                member(a, device, f"provenance.gpu.devices[{i}]", key, "str|null", optional=True)
+    artifacts = member(a, prov, "provenance", "artifacts", "list")
+    for i, art in enumerate(items(a, artifacts, "object", "provenance.artifacts")):
+        field = f"provenance.artifacts[{i}]"
+        member(a, art, field, "path", "str")
+        member(a, art, field, "role", "str")
+        member(a, art, field, "sha256", "sha256|null")  # null: the file could not be read
+
+
+def check_case(a, case, version, rounds):
+    """A case's own fields (the id is checked by the caller, before it names the case)."""
+    op = one_of(a, member(a, case, "", "op", "str"), OPS, "op")
+    member(a, case, "", "m", "positive")
+    member(a, case, "", "n", "positive")
+    # gemm shapes are MxNxK, the others' MxN: the C side writes k for gemm only
+    member(a, case, "", "k", "positive", optional=op != "gemm")
+    if op != "gemm" and "k" in case:
+        a.malformed("k", "only gemm cases have a k")
+    member(a, case, "", "provider", "str")
+    member(a, case, "", "backend", "str")
+    variant = member(a, case, "", "variant", "str|null")
+    if variant is not None:
+        one_of(a, variant, VARIANTS, "variant")
+    if op == "gemm":
+        one_of(a, member(a, case, "", "realization", "str"), tuple(GEMM_PRECISION), "realization")
+        member(a, case, "", "precision", "str")
+    one_of(a, member(a, member(a, case, "", "input_view", "object"), "input_view", "kind", "str"),
+           VIEWS, "input_view.kind")
+    member(a, case, "", "valid", "bool")
+    member(a, case, "", "error", "str|null")
+    member(a, case, "", "source_sha256", "sha256|null", optional=True)  # a file name: no paths
+    member(a, case, "", "provider_position", "count|null", optional=True)
+    details = member(a, case, "", "provider_details", "object|null", optional=True) or {}
+    member(a, details, "provider_details", "cublas", "object", optional=True)
+    member(a, details, "provider_details", "implementation", "str|null", optional=True)
+    if rounds is None and "round" in case:
+        a.malformed("round", "a case of a run that is not a replay has no round")
+    if rounds is not None and member(a, case, "", "round", "count") >= rounds:
+        a.malformed("round", f"{case['round']} is not below the replay's {rounds} rounds")
+    host = member(a, case, "", "host", "object|null")
+    if host is not None:
+        for metric in ("throughput", "latency"):
+            check_phase(a, member(a, host, "host", metric, "object"), f"host.{metric}")
+    device = member(a, case, "", "device", "object|null")
+    if device is not None:
+        check_device(a, device)
+    validation = member(a, case, "", "validation", "object|null")
+    if validation is not None:
+        check_validation(a, validation, version)
+    plans = member(a, case, "", "execution_plans", "list")
+    for i, record in enumerate(items(a, plans, "object", "execution_plans")):
+        check_plan(a, record, f"execution_plans[{i}]")
+
+
+def check_phase(a, phase, name):
+    member(a, phase, name, "calls_per_sample", "positive")
+    items(a, member(a, phase, name, "elapsed_ns", "list"), "nonnegative", f"{name}.elapsed_ns")
+    items(a, member(a, phase, name, "per_call_ns", "list"), "number|null", f"{name}.per_call_ns")
+    summary = member(a, phase, name, "per_call_summary_ns", "object")
+    for key in ("p50", "min", "max"):
+        member(a, summary, f"{name}.per_call_summary_ns", key, "number|null")
+
+
+def check_device(a, device):
+    member(a, device, "device", "control_complete", "bool")
+    for metric in ("throughput", "latency"):
+        name = f"device.{metric}"
+        m = member(a, device, "device", metric, "object")
+        check_phase(a, member(a, m, name, "control", "object"), f"{name}.control")
+        items(a, member(a, m, name, "order", "list"), "str", f"{name}.order")
+        probe = member(a, m, name, "probe", "object|null")
+        if probe is not None:
+            check_phase(a, probe, f"{name}.probe")
+            items(a, member(a, probe, f"{name}.probe", "kernel_sum_ns", "list"), "nonnegative",
+                  f"{name}.probe.kernel_sum_ns")
+            kernel = member(a, probe, f"{name}.probe", "kernel_per_call_summary_ns", "object")
+            member(a, kernel, f"{name}.probe.kernel_per_call_summary_ns", "p50", "number|null")
+        items(a, member(a, m, name, "probe_over_control", "list"), "number|null",
+              f"{name}.probe_over_control")
+        summary = member(a, m, name, "probe_over_control_summary", "object")
+        for key in ("median", "min", "max"):
+            member(a, summary, f"{name}.probe_over_control_summary", key, "number|null")
+        member(a, summary, f"{name}.probe_over_control_summary", "pairs", "count")
+
+
+def check_validation(a, v, version):
+    member(a, v, "validation", "passed", "bool")
+    for key in ("atol", "rtol"):
+        member(a, v, "validation", key, "nonnegative")
+    for key in ("max_abs_error", "max_rel_error"):  # null: made infinite by a non-finite output
+        member(a, v, "validation", key, "nonnegative|null")
+    if version >= 2:
+        member(a, v, "validation", "max_abs_reference", "nonnegative|null")
+    for key in ("checked_elements", "failed_elements", "unwritten_elements"):
+        member(a, v, "validation", key, "count")
+    member(a, v, "validation", "non_finite_errors", "bool")
+    first = member(a, v, "validation", "first_failure", "object", optional=True)
+    if first is not None:
+        member(a, first, "validation.first_failure", "index", "count")
+        member(a, first, "validation.first_failure", "got", "number|null")
+        member(a, first, "validation.first_failure", "expected", "number|null")
+
+
+def check_plan(a, record, field):
+    """The inputs each plan is re-derived from (their outputs are compared field by field)."""
+    kind = one_of(a, member(a, record, field, "kind", "str"), PLAN_KINDS, f"{field}.kind")
+    member(a, record, field, "m", "positive")
+    member(a, record, field, "n", "positive")
+    if kind == "elementwise":
+        member(a, record, field, "flat", "bool", optional=True)
+    elif kind == "gemm":
+        member(a, record, field, "k", "positive")
+        one_of(a, member(a, record, field, "realization", "str"), tuple(GEMM_PRECISION),
+               f"{field}.realization")
+        member(a, record, field, "multiprocessors", "positive")
+        member(a, record, field, "profile", "str")
+        member(a, record, field, "rule", "str")
+        member(a, record, field, "stages", "int")
+        tile = member(a, record, field, "tile", "object")
+        for key in ("block_m", "block_n", "block_k"):
+            member(a, tile, f"{field}.tile", key, "positive")
+    else:
+        one_of(a, member(a, record, field, "op", "str"), tuple(REDUCTIONS), f"{field}.op")
+        one_of(a, member(a, record, field, "variant", "str"), VARIANTS, f"{field}.variant")
+        member(a, record, field, "profile", "str")
+        limits = member(a, record, field, "device_limits", "object")
+        path = f"{field}.device_limits"
+        member(a, limits, path, "known", "bool")
+        member(a, limits, path, "multiprocessors", "positive")
+        for key in ("max_threads_per_block", "max_shared_bytes_per_block"):
+            member(a, limits, path, key, "count")
+        for key in ("max_registers_per_block", "cluster_blocks"):
+            member(a, limits, path, key, "count", optional=True)
+        constants = member(a, record, field, "constants", "object")
+        member(a, constants, f"{field}.constants", "register_overhead", "count")
+        items(a, member(a, record, field, "candidates", "list"), "object", f"{field}.candidates")
+        for key in ("selected", "fixed_variant", "stream"):
+            member(a, record, field, key, "object|null", optional=True)
+
+
 # ---- samples ---------------------------------------------------------------
 
 def audit_phase(a, phase, name, samples, check_count=True):
@@ -70,8 +436,6 @@ def audit_phase(a, phase, name, samples, check_count=True):
     if check_count:
         a.same(f"{name}.elapsed_ns (count)", len(elapsed), samples)
     a.same(f"{name}.per_call_ns (count)", len(per_call), len(elapsed))
-    if not isinstance(calls, int) or calls < 1:
-        a.fail(f"{name}.calls_per_sample", f"{calls!r} is not a positive whole number")
     for i, (e, p) in enumerate(zip(elapsed, per_call)):
         a.same(f"{name}.per_call_ns[{i}]", p, e / calls)
     summary = phase["per_call_summary_ns"]
@@ -80,6 +444,11 @@ def audit_phase(a, phase, name, samples, check_count=True):
         a.same(f"{name}.per_call_summary_ns.min", summary["min"], float(min(per_call)))
         a.same(f"{name}.per_call_summary_ns.max", summary["max"], float(max(per_call)))
     return per_call
+
+
+def ratio(x, y):
+    """x / y as the C side writes it: null (None) where y is not positive."""
+    return x / y if y > 0 else None
 
 
 def audit_device(a, device, samples):
@@ -94,6 +463,8 @@ def audit_device(a, device, samples):
             a.same(f"device.{metric}.order[{i}]", order,
                    "control,probe" if i % 2 == 0 else "probe,control")
         probe = m["probe"]
+        # one entry a sample, null where the pair is incomplete
+        a.same(f"device.{metric}.probe_over_control (count)", len(m["probe_over_control"]), samples)
         ratios = [r for r in m["probe_over_control"] if r is not None]
         if probe is not None:
             audit_phase(a, probe, f"device.{metric}.probe", samples, check_count=False)
@@ -104,7 +475,7 @@ def audit_device(a, device, samples):
             if len(probe["elapsed_ns"]) == samples and len(control["elapsed_ns"]) == samples:
                 for i in range(samples):
                     a.same(f"device.{metric}.probe_over_control[{i}]", m["probe_over_control"][i],
-                           probe["elapsed_ns"][i] / control["elapsed_ns"][i])
+                           ratio(probe["elapsed_ns"][i], control["elapsed_ns"][i]))
         summary = m["probe_over_control_summary"]
         a.same(f"device.{metric}.probe_over_control_summary.pairs", summary["pairs"], len(ratios))
         if ratios:
@@ -131,7 +502,7 @@ def tolerance(op, n, k=None, realization=None):
     }[op]
 
 
-def audit_validity(a, case, samples):
+def audit_validity(a, case, samples, version):
     v = case["validation"]
     host = case["host"]
     if host is not None:
@@ -152,6 +523,7 @@ def audit_validity(a, case, samples):
             a.fail("validation.unwritten_elements", "unwritten elements must also count as failed")
         expected = case["m"] * (1 if case["op"] == "sum" else case["n"])
         a.same("validation.checked_elements", v["checked_elements"], expected)
+        audit_validation_figures(a, v, version)
     valid = host is not None and v is not None and passed and device_ok
     a.same("valid", case["valid"], valid)
     if valid and case["error"] is not None:
@@ -159,7 +531,54 @@ def audit_validity(a, case, samples):
     return valid
 
 
-# ---- planner (METHOD.md §7 and docs/results-schema.md), re-implemented ------------
+# Slack for figures printed as decimal (17 significant digits round-trip; the bounds are
+# recomputed here in another order of operations): far below any real error.
+PRINT_SLACK = 1e-12
+
+
+def audit_validation_figures(a, v, version):
+    """The validation's figures agree with its verdict (docs/results-schema.md): a passed
+    check has no error beyond the tolerance at the largest reference (schema version 2
+    records max_abs_reference; version 1 lacks it, and only that check is skipped), a
+    non-finite output fails, and the first failure recorded is one."""
+    a.checks += 1
+    atol, rtol = v["atol"], v["rtol"]
+    if v["failed_elements"] > v["checked_elements"]:
+        a.fail("validation.failed_elements", f"{v['failed_elements']} failed of "
+               f"{v['checked_elements']} checked")
+    # the C side writes the infinite error of a non-finite output as null
+    non_finite = v["max_abs_error"] is None
+    a.same("validation.non_finite_errors (max_abs_error null)", v["non_finite_errors"], non_finite)
+    if non_finite and v["passed"]:
+        a.fail("validation.passed", "passed with a non-finite output (max_abs_error null)")
+    if v["passed"] and version >= 2:
+        reference = v["max_abs_reference"]
+        if reference is None:
+            a.fail("validation.max_abs_reference", "passed with a non-finite reference")
+        bound = atol + rtol * reference
+        if v["max_abs_error"] > bound * (1 + PRINT_SLACK) + PRINT_SLACK * atol:
+            a.fail("validation.max_abs_error", f"{v['max_abs_error']!r} exceeds the tolerance "
+                   f"atol + rtol * max_abs_reference = {bound!r} of a passed check")
+    first = v.get("first_failure")
+    a.same("validation.first_failure (present iff failed_elements > 0)", first is not None,
+           v["failed_elements"] > 0)
+    if first is not None:
+        audit_first_failure(a, first, atol, rtol, v["checked_elements"])
+
+
+def audit_first_failure(a, first, atol, rtol, checked):
+    if first["index"] >= checked:
+        a.fail("validation.first_failure.index", f"{first['index']} of {checked} elements checked")
+    got, expected = first["got"], first["expected"]
+    if got is None or expected is None:  # a non-finite output or reference always fails
+        return
+    bound = atol + rtol * abs(expected)
+    if abs(got - expected) < bound * (1 - PRINT_SLACK):
+        a.fail("validation.first_failure", f"got {got!r}, expected {expected!r}: within the "
+               f"tolerance {bound!r}, not a failure")
+
+
+# ---- planner (docs/method.md §7 and docs/results-schema.md), re-implemented -------
 
 REDUCTIONS = {"sum": 1, "rmsnorm": 1, "softmax": 2, "layernorm": 2}
 OVERHEAD = {"sum": 24, "softmax": 32, "rmsnorm": 36, "layernorm": 32}
@@ -194,7 +613,7 @@ def register_budget(threads, per_block):
 
 
 # The per-block term of each cost profile: score = rounds + 2*reductions*s + weight/p
-# (analytic: METHOD.md §7; calibrated: docs/planner.md).
+# (analytic: docs/method.md §7; calibrated: docs/planner.md).
 BLOCK_WEIGHT = {"analytic": 16, "calibrated": 32}
 
 
@@ -478,7 +897,14 @@ def audit_gemm_plan(a, record, case, device_capability):
     return {"mapping": "gemm", "barriers": f["barriers"]}
 
 
+# The case fields a plan record repeats: it is re-derived from its own copy.
+PLAN_CASE_FIELDS = {"elementwise": ("m", "n"), "gemm": ("m", "n", "k"),
+                    "row_reduction": ("op", "m", "n", "variant")}
+
+
 def audit_plan(a, record, case, device_capability):
+    for key in PLAN_CASE_FIELDS[record["kind"]]:
+        a.same(f"plan.{key} (the case's)", record[key], case.get(key))
     if record["kind"] == "gemm":
         return audit_gemm_plan(a, record, case, device_capability)
     if record["kind"] == "elementwise":
@@ -518,19 +944,156 @@ def audit_plan(a, record, case, device_capability):
     return plan
 
 
+# ---- files: regular files only, and a bounded number of bytes --------------------------
+
+RESULTS_CAP = 512 * 2 ** 20   # a results file, decompressed (the largest evidence: 16 MB)
+SOURCE_CAP = 4 * 2 ** 20      # an archived kernel source (a few tens of kB)
+ARTIFACT_CAP = 4 * 2 ** 30    # an executable or library hashed by --check-current-artifacts
+CHUNK = 2 ** 20
+
+
+class Unreadable(Exception):
+    """A file the audit does not read: absent, not a regular file, or over its cap."""
+
+
+FILE_TYPES = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+              (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+              (stat.S_ISSOCK, "a socket"))
+
+
+def open_regular(path):
+    """A binary file object for path, only if it is a regular file. The open does not block
+    (O_NONBLOCK: a FIFO would wait for a writer forever; reads of a regular file ignore it)
+    and fstat then refuses FIFOs, devices, sockets and directories, whatever a symbolic
+    link pointed at."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise Unreadable(f"cannot open {path}: {e.strerror}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = next((name for test, name in FILE_TYPES if test(mode)), "something else")
+        raise Unreadable(f"{path} is {kind}, not a regular file")
+    return os.fdopen(fd, "rb")
+
+
+def read_capped(f, cap, name, keep=True):
+    """The bytes of f, read in chunks, refused past cap bytes (only counted if not keep)."""
+    chunks, total = [], 0
+    while True:
+        chunk = f.read(CHUNK)
+        if not chunk:
+            return b"".join(chunks) if keep else total
+        total += len(chunk)
+        if total > cap:
+            raise Unreadable(f"{name} holds more than the {cap >> 20} MiB the audit reads")
+        if keep:
+            chunks.append(chunk)
+
+
+def read_regular(path, cap):
+    with open_regular(path) as f:
+        # refused unread when already too large; read_capped still counts, as the file may
+        # grow while it is read
+        if os.fstat(f.fileno()).st_size > cap:
+            raise Unreadable(f"{path} holds more than the {cap >> 20} MiB the audit reads")
+        return read_capped(f, cap, path)
+
+
+def read_gzip(path, cap):
+    """The decompressed bytes of a .gz. Measured first without keeping them, so that a small
+    file inflating past the cap (a gzip bomb) is refused without holding what it inflates to."""
+    with open_regular(path) as raw:
+        try:
+            with gzip.GzipFile(fileobj=raw, mode="rb") as f:
+                read_capped(f, cap, f"{path} decompressed", keep=False)
+            raw.seek(0)
+            with gzip.GzipFile(fileobj=raw, mode="rb") as f:
+                return read_capped(f, cap, f"{path} decompressed")
+        except (EOFError, gzip.BadGzipFile, zlib.error) as e:  # truncated or foreign
+            raise Unreadable(f"{path}: not a complete gzip file ({e})") from None
+
+
+def file_sha256(path, cap):
+    """SHA-256 of a regular file, hashed in chunks."""
+    digest, total = hashlib.sha256(), 0
+    with open_regular(path) as f:
+        while chunk := f.read(CHUNK):
+            total += len(chunk)
+            if total > cap:
+                raise Unreadable(f"{path} holds more than the {cap >> 30} GiB the audit hashes")
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def results_path(run_dir):
+    """results.json, or results.json.gz where committed evidence stores a large run compressed
+    (lexists: whatever is there under the name is refused or read, never skipped)."""
+    path = os.path.join(run_dir, "results.json")
+    return path if os.path.lexists(path) or not os.path.lexists(path + ".gz") else path + ".gz"
+
+
+def read_results(path):
+    """The results file's bytes (decompressed: its digest is the written file's)."""
+    return read_gzip(path, RESULTS_CAP) if path.endswith(".gz") else read_regular(path, RESULTS_CAP)
+
+
+def refuse_constant(name):
+    raise ValueError(f"{name} is no JSON number (the C side writes null for it)")
+
+
+def parse_results(raw):
+    """The document, or Malformed: not UTF-8 JSON, NaN or Infinity, an integer of more
+    digits than Python converts, or nesting deeper than the recursion limit."""
+    try:
+        return json.loads(raw, parse_constant=refuse_constant)
+    except RecursionError:
+        raise Malformed("nested too deeply for a results file") from None
+    except ValueError as e:  # JSONDecodeError and UnicodeDecodeError among them
+        raise Malformed(f"not a JSON document ({short(str(e), 160)})") from None
+
+
 # ---- sources -------------------------------------------------------------------
+
+# How many directories above a run the archived sources are looked for.
+SOURCE_STORE_LEVELS = 8
+
+
+def archived_source(run_dir, sha):
+    """Where the source named by its SHA-256 is archived: the run's own sources/, else the
+    sources/ of the nearest ancestor directory (committed evidence keeps one content-addressed
+    store, evidence/sources/, for all its runs), at most SOURCE_STORE_LEVELS levels up; None
+    when none holds it. The caller still checks the file's digest against the name."""
+    directory = os.path.abspath(run_dir)
+    for _ in range(SOURCE_STORE_LEVELS + 1):
+        path = os.path.join(directory, "sources", sha + ".cu")
+        if os.path.lexists(path):
+            return path
+        parent = os.path.dirname(directory)
+        if parent == directory:  # the filesystem root
+            break
+        directory = parent
+    return None
+
 
 def audit_source(a, run_dir, case, plan):
     sha = case.get("source_sha256")
     if sha is None:
         return
-    path = os.path.join(run_dir, "sources", sha + ".cu")
-    if not os.path.exists(path):
-        a.fail("source_sha256", f"no archived source {path}")
-    with open(path, "rb") as f:
-        text = f.read()
-    a.same("source_sha256 (hash of the archived file)", hashlib.sha256(text).hexdigest(), sha)
-    source = text.decode()
+    path = archived_source(run_dir, sha)
+    if path is None:
+        a.fail("source_sha256", f"no archived source {sha}.cu in {run_dir}/sources "
+               "or the sources/ of a directory above it")
+    try:
+        text = read_regular(path, SOURCE_CAP)
+    except Unreadable as e:
+        a.malformed("source_sha256 (the archived file)", str(e))
+    a.same("source_sha256 (hash of the archived file)", sha, hashlib.sha256(text).hexdigest())
+    try:
+        source = text.decode()
+    except UnicodeDecodeError:
+        a.malformed("source", f"{path} is not UTF-8 text")
     if plan is None:  # elementwise
         a.same("source: barriers", source.count("__syncthreads()"), 0)
         return
@@ -569,19 +1132,20 @@ def metric_value(case, metric):
     return median(phase["per_call_ns"])
 
 
-def audit_replay(a, doc):
+def audit_replay(a, doc, path):
     replay, info = doc["replay"], doc["run"]["replay"]
     rounds = info["rounds"]
     ref, cand = info["reference"], info["candidate"]
-    a.where = "replay"
+    a.where = f"{path} replay"
     a.same("rounds", replay["rounds"], rounds)
+    a.same("reference", replay["reference"], ref)
+    a.same("candidate", replay["candidate"], cand)
     orders = info["variant_order"]
     a.same("run.replay.variant_order (count)", len(orders), rounds)
-    firsts = [o[0] for o in orders]
+    firsts = [o[0] if o else None for o in orders]
     a.same("position balance: rounds with the reference first", firsts.count(ref), rounds // 2)
     a.same("position balance: rounds with the candidate first", firsts.count(cand), rounds // 2)
-    for r, o in enumerate(orders):
-        a.same(f"run.replay.variant_order[{r}]", o, [ref, cand] if r % 2 == 0 else [cand, ref])
+    audit_variant_order(a, info)
     table, seen, keys = {}, set(), []
     frameworks = {}  # base -> provider -> round -> record
     for case in doc["cases"]:
@@ -608,38 +1172,15 @@ def audit_replay(a, doc):
     versus_counts = {}
     for entry in replay["cases"]:
         key = entry["case"]
-        a.where = f"replay {key}"
+        a.where = f"{path} replay {printable(key)}"
         for r in range(rounds):
             for v in (ref, cand):
                 if (v, r) not in table[key]:
                     a.fail("cases", f"{v} round {r} is missing")
         for metric in METRICS:
-            rec = entry["metrics"][metric]
             refs = [metric_value(table[key][(ref, r)], metric) for r in range(rounds)]
             cands = [metric_value(table[key][(cand, r)], metric) for r in range(rounds)]
-            counts[metric]["cases"] += 1
-            for r in range(rounds):
-                a.same(f"{metric}.reference_p50_ns[{r}]", rec["reference_p50_ns"][r], refs[r])
-                a.same(f"{metric}.candidate_p50_ns[{r}]", rec["candidate_p50_ns"][r], cands[r])
-            if any(x is None for x in refs + cands):
-                if rec["withheld"] is None:
-                    a.fail(f"{metric}.withheld", "a round lacks its pair but figures are shown")
-                counts[metric]["withheld"] += 1
-                continue
-            if rec["withheld"] is not None:
-                a.fail(f"{metric}.withheld", "every round has its pair but the figures are withheld")
-            gains = [x / y for x, y in zip(refs, cands)]
-            for r, g in enumerate(gains):
-                a.same(f"{metric}.gain[{r}]", rec["gain"][r], g)
-            a.same(f"{metric}.median", rec["median"], median(gains))
-            a.same(f"{metric}.min", rec["min"], min(gains))
-            a.same(f"{metric}.max", rec["max"], max(gains))
-            verdict = ("faster in all pairs" if min(gains) > 1 else
-                       "slower in all pairs" if max(gains) < 1 else "inconclusive")
-            a.same(f"{metric}.verdict", rec["verdict"], verdict)
-            counts[metric]["positive_median"] += median(gains) > 1
-            counts[metric]["all_pairs_positive"] += min(gains) > 1
-            counts[metric]["all_pairs_negative"] += max(gains) < 1
+            audit_gains(a, entry["metrics"][metric], metric, refs, cands, counts[metric])
         scores = []
         for v in (ref, cand):
             plans = table[key][(v, 0)]["execution_plans"]
@@ -650,7 +1191,7 @@ def audit_replay(a, doc):
         predicted += bool(better)
         audit_versus(a, entry, table[key], frameworks.get(key.rsplit("/", 1)[0], {}), ref, cand,
                      rounds, versus_counts)
-    a.where = "replay"
+    a.where = f"{path} replay"
     for metric in METRICS:
         for k, v in counts[metric].items():
             a.same(f"counts.{metric}.{k}", replay["counts"][metric][k], v)
@@ -659,8 +1200,47 @@ def audit_replay(a, doc):
     audit_provider_balance(a, doc["cases"], rounds)
 
 
+def audit_gains(a, rec, metric, refs, cands, count):
+    """One metric of a paired case: the rounds' p50s, gains, their range and the verdict."""
+    rounds = len(refs)
+    count["cases"] += 1
+    for name, values in (("reference_p50_ns", refs), ("candidate_p50_ns", cands)):
+        a.same(f"{metric}.{name} (count)", len(rec[name]), rounds)
+        for r in range(rounds):
+            a.same(f"{metric}.{name}[{r}]", rec[name][r], values[r])
+    # a round's gain needs both values and a positive candidate (as the C side: else the
+    # gain is not finite and the figures are withheld)
+    if any(x is None or y is None or not y > 0 for x, y in zip(refs, cands)):
+        if rec["withheld"] is None:
+            a.fail(f"{metric}.withheld", "a round lacks its pair but figures are shown")
+        count["withheld"] += 1
+        return
+    if rec["withheld"] is not None:
+        a.fail(f"{metric}.withheld", "every round has its pair but the figures are withheld")
+    gains = [x / y for x, y in zip(refs, cands)]
+    a.same(f"{metric}.gain (count)", len(rec["gain"]), rounds)
+    for r, g in enumerate(gains):
+        a.same(f"{metric}.gain[{r}]", rec["gain"][r], g)
+    a.same(f"{metric}.median", rec["median"], median(gains))
+    a.same(f"{metric}.min", rec["min"], min(gains))
+    a.same(f"{metric}.max", rec["max"], max(gains))
+    verdict = ("faster in all pairs" if min(gains) > 1 else
+               "slower in all pairs" if max(gains) < 1 else "inconclusive")
+    a.same(f"{metric}.verdict", rec["verdict"], verdict)
+    count["positive_median"] += median(gains) > 1
+    count["all_pairs_positive"] += min(gains) > 1
+    count["all_pairs_negative"] += max(gains) < 1
+
+
+def audit_variant_order(a, info):
+    """The variant measured first alternates round by round, the reference first in round 0."""
+    ref, cand = info["reference"], info["candidate"]
+    for r, o in enumerate(info["variant_order"]):
+        a.same(f"run.replay.variant_order[{r}]", o, [ref, cand] if r % 2 == 0 else [cand, ref])
+
+
 def audit_versus(a, entry, native, frameworks, ref, cand, rounds, counts):
-    """ratio_r = native_r / framework_r per variant and metric (METHOD.md §3)."""
+    """ratio_r = native_r / framework_r per variant and metric (docs/method.md §3)."""
     # absent in runs recorded before frameworks took part: then there must be none
     recorded = entry.get("native_over_framework", {})
     a.same("native_over_framework (providers)", sorted(recorded), sorted(frameworks))
@@ -683,6 +1263,7 @@ def audit_versus(a, entry, native, frameworks, ref, cand, rounds, counts):
                         a.fail(f"{field}.withheld", "a round lacks its pair but figures are shown")
                     count["withheld"] += 1
                     continue
+                a.same(f"{field}.ratio (count)", len(rec["ratio"]), rounds)
                 for r, x in enumerate(ratios):
                     a.same(f"{field}.ratio[{r}]", rec["ratio"][r], x)
                 a.same(f"{field}.median", rec["median"], median(ratios))
@@ -713,6 +1294,14 @@ def audit_provider_balance(a, cases, rounds):
 
 # ---- runs ------------------------------------------------------------------------
 
+def printable(text, limit=120):
+    """A record's string for a message line: cut short, and escaped unless plain ASCII."""
+    if not isinstance(text, str):
+        return short(text, limit)
+    text = text if len(text) <= limit else text[:limit] + "..."
+    return text if text.isascii() and text.isprintable() else repr(text)
+
+
 def environment(doc):
     prov = doc["provenance"]
     gpu = prov.get("gpu") or {}
@@ -722,102 +1311,256 @@ def environment(doc):
             "gpu": devices, "driver": gpu.get("driver_cuda_version"), "executable": executable}
 
 
-def results_path(run_dir):
-    """results.json, or results.json.gz where committed evidence stores a large run compressed."""
-    path = os.path.join(run_dir, "results.json")
-    return path if os.path.exists(path) or not os.path.exists(path + ".gz") else path + ".gz"
+def run_capability(doc):
+    """The compute capability of the run's device (ordinal 0), None without one."""
+    devices = (doc["provenance"].get("gpu") or {}).get("devices") or [{}]
+    return devices[0].get("compute_capability")
 
 
-def read_results(path):
-    """The results file's bytes (decompressed: its digest is the written file's)."""
-    opener = gzip.open if path.endswith(".gz") else open
+def expected_id(case):
+    """tb_case_id (src/cases/case.c) from the case's own fields: op/dims/view/provider, then
+    the realization of a gemm or the planner variant of a planned row reduction."""
+    dims = f"{case['m']}x{case['n']}" + (f"x{case['k']}" if "k" in case else "")
+    suffix = case["realization"] if case["op"] == "gemm" else case["variant"]
+    parts = [case["op"], dims, case["input_view"]["kind"], case["provider"]]
+    return "/".join(parts + ([suffix] if suffix is not None else []))
+
+
+def audit_identity(a, case, seen):
+    """The id re-derived, and unique within the run (once per round in a replay)."""
+    planned = case["provider"] == "native" and case["op"] in REDUCTIONS
+    a.same("variant (set exactly on the native provider's row reductions: they are planned)",
+           case["variant"] is not None, planned)
+    a.same("id (op/dims/view/provider[/suffix] of the case's fields)", case["id"], expected_id(case))
+    key = (case["id"], case.get("round"))
+    if key in seen:
+        a.fail("id", f"{printable(case['id'])} appears twice"
+               + (f" in round {case['round']}" if "round" in case else ""))
+    seen.add(key)
+
+
+def audit_plan_count(a, case):
+    """Every native case carries its plan (the planner's record, the gemm kernel's or the
+    elementwise plan), other providers none; gemm on the CPU backend runs no kernel plan.
+    A valid case must have it: dropping a plan would skip every check of it."""
+    expected = int(case["provider"] == "native" and (case["op"] != "gemm" or case["backend"] == "cuda"))
+    count = len(case["execution_plans"])
+    if case["valid"] or count > expected:
+        a.same("execution_plans (count)", count, expected)
+
+
+def audit_case(a, path, run_dir, doc, case, index, seen):
+    """One case: its structure, id, figures, plans and source; whether it is valid."""
+    a.where = f"{path} case #{index}"
+    member(a, case, "", "id", "str")
+    a.where = f"{path} case {printable(case['id'])}"
+    if "round" in case:
+        a.where += f" round {printable(case['round'])}"
+    run = doc["run"]
+    rounds = run["replay"]["rounds"] if "replay" in run else None
+    check_case(a, case, doc["schema_version"], rounds)
+    audit_identity(a, case, seen)
+    valid = audit_validity(a, case, run["measure"]["samples"], doc["schema_version"])
+    if case["op"] == "gemm":
+        audit_gemm_precision(a, case)
+    audit_plan_count(a, case)
+    plans = [audit_plan(a, p, case, run_capability(doc)) for p in case["execution_plans"]]
+    if case["execution_plans"]:
+        audit_source(a, run_dir, case, plans[0])
+    for record in case["execution_plans"]:
+        if record["kind"] == "row_reduction":  # planned under the run's profile (analytic before)
+            a.same("plan.profile (the run's planner_profile)", record["profile"],
+                   run.get("planner_profile", "analytic"))
+    return valid
+
+
+def completion(a, doc):
+    """None for a complete run, else why it is INCOMPLETE. A run that stopped early says why
+    (run.error); one stopped by SIGINT or SIGTERM also names the signal and the cases it
+    never measured (run.interrupted)."""
+    run = doc["run"]
+    interrupted = run.get("interrupted")
+    if run["complete"]:
+        if run["error"] is not None:
+            a.malformed("run.error", "a complete run carries an error")
+        if interrupted is not None:
+            a.malformed("run.interrupted", "a complete run was not interrupted")
+        if "replay" in run and "replay" not in doc:
+            a.fail("replay", "a complete replay without its summary")
+        return None
+    if not run["error"]:
+        a.malformed("run.error", "a run marked incomplete (run.complete false) must say why")
+    if interrupted is None:
+        return f"stopped early: {printable(run['error'])}"
+    missing = interrupted["missing_cases"]
+    if "replay" in run:
+        audit_started_rounds(a, doc)
+    else:  # (a replay lists a case once for each round it did not reach)
+        present = {case["id"] for case in doc["cases"]}
+        measured = [case_id for case_id in missing if case_id in present]
+        if measured:
+            a.fail("run.interrupted.missing_cases", f"{printable(measured[0])} was measured")
+    return f"interrupted by {interrupted['signal']}, {len(missing)} case(s) missing"
+
+
+def audit_started_rounds(a, doc):
+    """An interrupted replay has no summary (some rounds would mislead); the order of each
+    round that started is still recorded, and no case comes from a round that did not start."""
+    info = doc["run"]["replay"]
+    started = len(info["variant_order"])
+    if started > info["rounds"]:
+        a.fail("run.replay.variant_order (count)", f"{started} orders for {info['rounds']} rounds")
+    audit_variant_order(a, info)
+    for case in doc["cases"]:
+        if case["round"] >= started:
+            a.fail("cases", f"{printable(case['id'])} measured in round {case['round']}, "
+                   f"which never started ({started} did)")
+
+
+def audit_artifacts(a, path, doc):
+    """--check-current-artifacts: the files at the recorded paths are still the ones recorded."""
+    for art in doc["provenance"]["artifacts"]:
+        a.where = f"{path} artifact {printable(art['path'])}"
+        try:
+            current = file_sha256(art["path"], ARTIFACT_CAP)
+        except Unreadable as e:
+            a.fail("sha256 (current file)", f"cannot hash the current file: {e}")
+        a.same("sha256 (current file)", art["sha256"], current)
+
+
+def load_run(a, path):
+    """The raw bytes and the document of a results file, checked to be one."""
+    a.where = path
     try:
-        with opener(path, "rb") as f:
-            return f.read()
-    except (EOFError, gzip.BadGzipFile) as e:  # a truncated or foreign .gz: malformed, not a crash
-        raise ValueError(f"not a complete gzip file ({e})") from e
+        raw = read_results(path)
+        doc = parse_results(raw)
+    except Unreadable as e:
+        raise Malformed(str(e)) from None
+    except Malformed as e:
+        raise Malformed(f"{path}: {e}") from None
+    check_document(a, doc)
+    return raw, doc
 
 
 def audit_run(a, run_dir, check_current):
+    """Audits one run: (its document, the digest of its results file, None or why it is
+    INCOMPLETE)."""
     path = results_path(run_dir)
-    a.where = path
-    raw = read_results(path)
-    doc = json.loads(raw)
-    if doc.get("schema") != "tilebench.results" or doc.get("schema_version") != 1:
-        a.fail("schema", "not a tilebench results file of schema version 1")
-    samples = doc["run"]["measure"]["samples"]
-    devices = (doc["provenance"].get("gpu") or {}).get("devices") or [{}]
-    capability = devices[0].get("compute_capability")  # the run's device: ordinal 0
-    valid = 0
-    for case in doc["cases"]:
-        a.where = f"{path} case {case['id']}" + (f" round {case['round']}" if "round" in case else "")
-        valid += audit_validity(a, case, samples)
-        if case["op"] == "gemm":
-            audit_gemm_precision(a, case)
-        plans = [audit_plan(a, p, case, capability) for p in case["execution_plans"]]
-        if case["execution_plans"]:
-            audit_source(a, run_dir, case, plans[0])
-        for record in case["execution_plans"]:
-            if record["kind"] == "row_reduction":  # planned under the run's profile (analytic before)
-                a.same("plan.profile (the run's planner_profile)", record["profile"],
-                       doc["run"].get("planner_profile", "analytic"))
+    raw, doc = load_run(a, path)
+    valid, seen = 0, set()
+    for index, case in enumerate(doc["cases"]):
+        valid += audit_case(a, path, run_dir, doc, case, index, seen)
     if "replay" in doc:  # its structure first: the clearest message for a missing round
-        audit_replay(a, doc)
+        audit_replay(a, doc, path)
     a.where = path
     a.same("run.valid_cases", doc["run"]["valid_cases"], valid)
+    incomplete = completion(a, doc)
     if check_current:
-        for art in doc["provenance"]["artifacts"]:
-            a.where = f"{path} artifact {art['path']}"
-            with open(art["path"], "rb") as f:
-                a.same("sha256 (current file)", hashlib.sha256(f.read()).hexdigest(), art["sha256"])
-    return doc, hashlib.sha256(raw).hexdigest()
+        audit_artifacts(a, path, doc)
+    return doc, hashlib.sha256(raw).hexdigest(), incomplete
+
+
+def audit_runs(a, dirs, check_current):
+    """Every run, then their environments against the first's; (receipt inputs, labels)."""
+    inputs, environments, labels = [], [], []
+    for d in dirs:
+        doc, digest, incomplete = audit_run(a, d, check_current)
+        inputs.append({"dir": d, "results_sha256": digest, "cases": len(doc["cases"]),
+                       "replay": "replay" in doc, "complete": incomplete is None})
+        if incomplete is not None:
+            labels.append(f"tilebench audit: INCOMPLETE run {d}: {incomplete}")
+        environments.append(environment(doc))
+    a.where = "environments"
+    for i, env in enumerate(environments[1:], start=1):
+        a.checks += 1
+        if env != environments[0]:
+            a.fail(f"{dirs[i]} vs {dirs[0]}", f"{short(env, 400)} differs from {short(environments[0], 400)}")
+    return inputs, labels
+
+
+def describe(e):
+    """An exception no check foresaw, for a MALFORMED line."""
+    if isinstance(e, KeyError):
+        return f"a field is missing: {short(e.args[0] if e.args else None, 80)} (KeyError)"
+    if isinstance(e, RecursionError):
+        return "nested too deeply (RecursionError)"
+    text = str(e)
+    return f"{type(e).__name__}: {text[:160] + '...' if len(text) > 160 else text}"
+
+
+def usage_problem(args):
+    """Why the arguments cannot be audited (exit 2), or None."""
+    if args.receipt and os.path.lexists(args.receipt):
+        return f"receipt {args.receipt} exists; receipts are never overwritten"
+    for d in args.dirs:
+        if not os.path.isdir(d):
+            return f"{d} is not a directory"
+        if not os.path.lexists(results_path(d)):
+            return f"{d}/results.json not found"
+    return None
+
+
+def write_receipt(path, a, inputs, labels):
+    verdict = "all figures re-derived"
+    if labels:
+        verdict += f"; {len(labels)} run(s) INCOMPLETE: the figures of the cases they hold"
+    receipt = {"audit_version": AUDIT_VERSION, "checks": a.checks, "inputs": inputs,
+               "verdict": verdict}
+    try:
+        with open(path, "x") as f:  # exclusive create
+            json.dump(receipt, f, indent=1, sort_keys=True)
+    except FileExistsError:
+        return f"receipt {path} exists"
+    except OSError as e:
+        return f"cannot write the receipt {path}: {e.strerror}"
+    return None
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(prog="tilebench audit", description=__doc__.split("\n\n")[0])
-    parser.add_argument("dirs", nargs="+", metavar="DIR")
-    parser.add_argument("--receipt")
-    parser.add_argument("--check-current-artifacts", action="store_true")
+    for stream in (sys.stdout, sys.stderr):  # a record's text never stops a message
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+    parser = argparse.ArgumentParser(
+        prog="tilebench audit", description=__doc__.split("\n\n")[0],
+        epilog=__doc__[__doc__.index("exit status:"):],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dirs", nargs="+", metavar="DIR",
+                        help="a run directory (results.json or results.json.gz)")
+    parser.add_argument("--receipt", help="write a receipt of the audit to this new file")
+    parser.add_argument("--check-current-artifacts", action="store_true",
+                        help="also check that the recorded executable and libraries are unchanged")
     try:
         args = parser.parse_args(argv)
     except SystemExit as e:
-        return 2 if e.code else 0
-    if args.receipt and os.path.exists(args.receipt):
-        print(f"tilebench audit: receipt {args.receipt} exists; receipts are never overwritten",
-              file=sys.stderr)
-        return 2
+        return EXIT_USAGE if e.code else EXIT_PASSED
+    problem = usage_problem(args)
+    if problem:
+        print(f"tilebench audit: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     a = Audit()
-    inputs, environments = [], []
     try:
-        for d in args.dirs:
-            if not os.path.exists(results_path(d)):
-                print(f"tilebench audit: {d}/results.json not found", file=sys.stderr)
-                return 2
-            doc, digest = audit_run(a, d, args.check_current_artifacts)
-            inputs.append({"dir": d, "results_sha256": digest, "cases": len(doc["cases"]),
-                           "replay": "replay" in doc})
-            environments.append(environment(doc))
-        a.where = "environments"
-        for i, env in enumerate(environments[1:], start=1):
-            a.same(f"{args.dirs[i]} vs {args.dirs[0]}", env, environments[0])
+        inputs, labels = audit_runs(a, args.dirs, args.check_current_artifacts)
     except Discrepancy as d:
         print(f"tilebench audit: DISCREPANCY {d}", file=sys.stderr)
-        return 1
-    except (KeyError, TypeError, ValueError) as e:
-        print(f"tilebench audit: DISCREPANCY {a.where}: malformed record ({type(e).__name__}: {e})",
-              file=sys.stderr)
-        return 1
-    print(f"tilebench audit: {a.checks} checks passed over {len(inputs)} run(s)")
+        return EXIT_DISCREPANCY
+    except Malformed as m:
+        print(f"tilebench audit: MALFORMED {m}", file=sys.stderr)
+        return EXIT_MALFORMED
+    except Exception as e:  # the backstop: input no check foresaw is reported, never a traceback
+        print(f"tilebench audit: MALFORMED {a.where}: {describe(e)}", file=sys.stderr)
+        return EXIT_MALFORMED
+    for label in labels:
+        print(label)
+    summary = f"tilebench audit: {a.checks} checks passed over {len(inputs)} run(s)"
+    if labels:
+        summary += f", {len(labels)} of them INCOMPLETE (only the cases they hold were audited)"
+    print(summary)
     if args.receipt:
-        receipt = {"audit_version": AUDIT_VERSION, "checks": a.checks, "inputs": inputs,
-                   "verdict": "all figures re-derived"}
-        try:
-            with open(args.receipt, "x") as f:  # exclusive create
-                json.dump(receipt, f, indent=1, sort_keys=True)
-        except FileExistsError:
-            print(f"tilebench audit: receipt {args.receipt} exists", file=sys.stderr)
-            return 2
-    return 0
+        problem = write_receipt(args.receipt, a, inputs, labels)
+        if problem:
+            print(f"tilebench audit: {problem}", file=sys.stderr)
+            return EXIT_USAGE
+    return EXIT_PASSED
 
 
 if __name__ == "__main__":

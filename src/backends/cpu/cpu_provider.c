@@ -4,7 +4,8 @@
 #include <string.h>
 
 #include "backends/cpu/cpu_kernels.h"
-#include "oracle/validate.h"
+#include "inputs/poison.h"
+#include "planner/planner.h"
 
 struct cpu_state {
   const struct tb_case_data *data; /* borrowed: the host inputs are the "device" inputs */

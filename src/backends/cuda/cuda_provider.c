@@ -10,7 +10,7 @@
 #include "backends/cuda/module_cache.h"
 #include "codegen/codegen.h"
 #include "results/plan_json.h"
-#include "oracle/validate.h"
+#include "inputs/poison.h"
 
 struct cuda_state {
   const struct tb_cuda *cu;

@@ -1,3 +1,5 @@
+#include "registry/registry.h"
+
 #include <string.h>
 
 #include "backends/cpu/cpu_provider.h"
@@ -5,7 +7,6 @@
 #ifdef TB_HAVE_CUDA_HEADERS
 #include "backends/cuda/cuda_provider.h"
 #endif
-#include "providers/provider.h"
 
 const char *tb_provider_names(void) {
   return "native,torch,torch-compile,cublas";

@@ -1,15 +1,36 @@
-/* What one case x provider produced: raw samples, validation, validity. */
-#ifndef TB_MEASURE_CASE_RESULT_H
-#define TB_MEASURE_CASE_RESULT_H
+/* What one case x provider produced: raw samples, validation, validity. The
+ * typed record results/ serialises (case_json.c); measure/ fills it. */
+#ifndef TB_RESULTS_CASE_RESULT_H
+#define TB_RESULTS_CASE_RESULT_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "cases/case.h"
 #include <jansson.h>
 
-#include "measure/host_phase.h"
 #include "oracle/validate.h"
 #include "planner/planner.h"
+#include "stats/stats.h"
+
+/* The host phase's samples (measure/host_phase.h takes them). */
+struct tb_phase_samples {
+  unsigned long calls_per_sample;
+  size_t count;
+  int64_t *elapsed_ns;       /* raw: wall time of each sample (batch or single call) */
+  double *per_call_ns;       /* elapsed_ns / calls_per_sample */
+  struct tb_summary summary; /* of per_call_ns */
+};
+
+struct tb_host_phase {
+  unsigned long warmup_calls;
+  double warmup_ns;
+  struct tb_phase_samples throughput;
+  struct tb_phase_samples latency;
+};
+
+void tb_host_phase_free(struct tb_host_phase *phase);
 
 struct tb_case_result {
   struct tb_case c;

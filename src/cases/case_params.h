@@ -1,0 +1,46 @@
+/* The choices a case carries beyond operation, shape and view: which planner
+ * variant runs (planned row reductions), how a gemm computes its products
+ * (the realization) and a user's gemm block. The planner reads them; they
+ * live with the case so that cases/ depends on no layer above it. */
+#ifndef TB_CASES_CASE_PARAMS_H
+#define TB_CASES_CASE_PARAMS_H
+
+#include <stdbool.h>
+
+#include "core/error.h"
+
+enum tb_variant {
+  TB_VARIANT_REFERENCE,
+  TB_VARIANT_CANDIDATE,
+  TB_VARIANT_AUTOMATIC,
+  TB_VARIANT_COUNT
+};
+
+const char *tb_variant_name(enum tb_variant v);
+enum tb_status tb_variant_parse(const char *text, enum tb_variant *out, struct tb_error *err);
+
+/* How the products are computed, and so at which precision. */
+enum tb_realization {
+  TB_REALIZATION_SIMT,          /* fp32 FMA on the CUDA cores */
+  TB_REALIZATION_TENSOR,        /* TF32 tensor cores: inputs rounded to 10-bit mantissas */
+  TB_REALIZATION_TENSOR_3XTF32, /* TF32 tensor cores, error-compensated split: fp32 accuracy */
+  TB_REALIZATION_COUNT
+};
+
+const char *tb_realization_name(enum tb_realization r);
+/* "fp32", "tf32", "fp32 (3xTF32)": what every report labels the numbers with. */
+const char *tb_realization_precision(enum tb_realization r);
+enum tb_status tb_realization_parse(const char *text, enum tb_realization *out,
+                                    struct tb_error *err);
+/* Whether the realization rounds inputs to TF32 (its own tolerance). */
+bool tb_realization_is_tf32(enum tb_realization r);
+
+/* A block shape from --gemm-block M,N,K; zeros when not given. */
+struct tb_gemm_block {
+  unsigned m, n, k;
+};
+
+enum tb_status tb_gemm_block_parse(const char *text, struct tb_gemm_block *out,
+                                   struct tb_error *err);
+
+#endif
