@@ -150,8 +150,11 @@ enum tb_status tb_claim_out_dir(const char *dir, struct tb_error *err) {
   if (!ok || (!linked && saved != EEXIST)) {
     return tb_fail(err, TB_ERR_INPUT, "cannot write to --out %s: %s", dir, strerror(saved));
   }
-  if (!linked) {
-    return tb_fail(err, TB_ERR_USAGE, "--out %s was claimed by another run a moment ago", dir);
+  if (!linked) { /* the other run's claim is whole: name it */
+    return require_empty(dir, err) != TB_OK
+               ? err->status
+               : tb_fail(err, TB_ERR_USAGE, "--out %s was claimed by another run a moment ago",
+                         dir);
   }
   return TB_OK;
 }
