@@ -271,11 +271,12 @@ class EvidenceTest(unittest.TestCase):
                   "softmax-8x65536-automatic", "sum-8x65536-automatic"]
         ab = ("ab/A1", "ab/B1", "ab/B2", "ab/A2")
         runs = [os.path.join("2026-11-29-h200-final-3", r)
-                for r in ("perf", "validation", "floor", "gemm/run", "gemm/strided",
+                for r in ("perf", "floor", "gemm/run", "gemm/strided",
                           "gemm/block-128,128,8", "gemm/block-128,128,16", "gemm/block-128,64,16",
                           "gemm/block-64,128,16", "gemm/block-64,64,16")]
         runs += [os.path.join("2026-11-29-h200-final-3/sanitizer", "run-%s-%s" % (tool, case))
                  for tool in ("memcheck", "racecheck") for case in checks]
+        runs += [os.path.join("2026-12-01-h200-after-issues-15-16", r) for r in ("validation", "torch")]
         runs += [os.path.join("2026-11-29-h200-final-4/gemm", r)
                  for r in ("run", "strided", "block-128,128,32", "block-128,256,16",
                            "block-128,128,16", "block-128,64,32")]
