@@ -78,8 +78,8 @@ enum tb_status tb_parse_positive(const char *text, const char *what, double max,
                    shown(text));
   }
   double value = strtod(text, NULL); /* underflow gives 0 or a subnormal: refused below */
-  if (!(value >= 1e-300) || !isfinite(value) || value > max) {
-    return tb_fail(err, TB_ERR_USAGE, "%s: %s is outside (0, %g]", what, text, max);
+  if (!(value >= 1e-300) || !isfinite(value) || value > max) { /* 1e-300: no subnormals */
+    return tb_fail(err, TB_ERR_USAGE, "%s: %s is outside [1e-300, %g]", what, text, max);
   }
   *out = value;
   return TB_OK;

@@ -159,24 +159,30 @@ static void summary_lines(struct tb_strbuf *b, const json_t *doc, const char *bu
                      valid == (long long)total ? "" : " (see Errors)");
   }
   if (json_is_false(json_object_get(run, "complete"))) {
+    char why[1200];
     tb_strbuf_printf(b, "%sINCOMPLETE run: %s\n", bullet,
-                     str_or(json_object_get(run, "error"), "stopped early"));
+                     md(str_or(json_object_get(run, "error"), "stopped early"), why, sizeof why));
   }
   json_t *reasons = json_object(), *counts = json_object();
   unavailable_providers(cases, reasons);
   const char *key;
   json_t *value;
   json_object_foreach(reasons, key, value) {
-    tb_strbuf_printf(b, "%s%s\n", bullet, json_string_value(value)); /* names the provider */
+    char why[1200]; /* the reason names the provider */
+    tb_strbuf_printf(b, "%s%s\n", bullet, md(json_string_value(value), why, sizeof why));
   }
   headline_ratios(b, cases, bullet);
   hazard_counts(cases, counts);
   json_object_foreach(counts, key, value) {
-    tb_strbuf_printf(b, "%shazard raised: %s in %lld case(s)\n", bullet, key,
+    char name[160];
+    tb_strbuf_printf(b, "%shazard raised: %s in %lld case(s)\n", bullet, md(key, name, sizeof name),
                      (long long)json_integer_value(value));
   }
   char *load = background_load(doc);
   if (load != NULL && load[0] != '\0') {
+    for (char *p = load; *p; ++p) { /* process names from the file: one line */
+      *p = (*p == '\n' || *p == '\r') ? ' ' : *p;
+    }
     tb_strbuf_printf(b, "%sbackground load: %s; timings may be disturbed\n", bullet, load);
   }
   free(load);
@@ -342,10 +348,9 @@ static void markdown_probe(struct tb_strbuf *b, const json_t *cases) {
     size_t f;
     json_t *flag;
     json_array_foreach(at(c, (const char *const[]){"device", "flags"}, 2), f, flag) {
-      char head[64];
-      snprintf(head, sizeof head, "%s", json_string_value(flag));
-      head[strcspn(head, ":")] = '\0';
-      tb_strbuf_printf(&flags, "%s%s", f ? "; " : "", head);
+      char head[64], escaped[160];
+      flag_head(flag, head, sizeof head);
+      tb_strbuf_printf(&flags, "%s%s", f ? "; " : "", md(head, escaped, sizeof escaped));
     }
     char *flag_text = tb_strbuf_take(&flags);
     char id[512];

@@ -83,7 +83,7 @@ static void describe_leftovers(const char *dir, char *out, size_t size) {
   }
   size_t used = 0;
   if (pid > 0) {
-    int running = kill((pid_t)pid, 0) == 0 || errno == EPERM;
+    int running = pid <= INT_MAX && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
     used = (size_t)snprintf(
         out, size,
         running ? "; it is claimed by a tilebench run in progress (pid %ld)"

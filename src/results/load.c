@@ -166,8 +166,12 @@ static enum tb_status read_bounded(const char *path, char **bytes, size_t *size,
       break;
     }
   }
+  /* a .gz cut short ends in Z_BUF_ERROR with got == 0, not -1: ask zlib */
   int errnum = Z_OK;
-  const char *why = got < 0 ? gzerror(gz, &errnum) : NULL;
+  const char *why = gzerror(gz, &errnum);
+  if (errnum != Z_OK && got >= 0) {
+    got = -1;
+  }
   char message[128];
   snprintf(message, sizeof message, "%s", why ? why : "");
   gzclose(gz);
