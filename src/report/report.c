@@ -730,8 +730,13 @@ char *tb_report_terminal_table(const json_t *doc, struct tb_error *err) {
                                         thr, lat, cthr, gbps, frac});
   }
   terminal_gemm(&b, cases);
-  tb_strbuf_printf(&b, "\n");
-  summary_lines(&b, doc, "tilebench: ", false);
+  struct tb_strbuf summary = {0}; /* set apart by a blank line when there is any */
+  summary_lines(&summary, doc, "tilebench: ", false);
+  char *lines = tb_strbuf_take(&summary);
+  if (lines != NULL && lines[0] != '\0') {
+    tb_strbuf_printf(&b, "\n%s", lines);
+  }
+  free(lines);
   char *text = tb_strbuf_take(&b);
   if (text == NULL) {
     tb_fail(err, TB_ERR_SYSTEM, "out of memory building the table");
