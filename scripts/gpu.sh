@@ -37,7 +37,7 @@ if has tests; then
   timeout 120 "$BIN/cupti_lifecycle_memory" "$WORK/gpu-tests/cupti_lifecycle.json" 2>&1 |
     tee "$WORK/gpu-tests/cupti_lifecycle.log" | grep INFO | tee -a "$SUMMARY"
   timeout 240 python3 "$ROOT/tests/gpu/torch_profiler_after_probe.py" \
-    "$BIN/libtilebench_timing.so.1" "$WORK/gpu-tests/torch_check.json" 2>&1 |
+    "$BIN/libtilebench_timing.so.2" "$WORK/gpu-tests/torch_check.json" 2>&1 |
     tee "$WORK/gpu-tests/torch_check.log"
   note "ctypes + torch.profiler checks: $(tail -1 "$WORK/gpu-tests/torch_check.log")"
   tar -C "$WORK" -czf "$OUT/gpu-tests.tgz" gpu-tests

@@ -37,8 +37,9 @@ static CUresult f_cuInit(unsigned int flags) {
 }
 static void fire(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
                  uint32_t correlation);
+static unsigned context_generation; /* each fake_install is a new context */
 static CUresult f_cuCtxGetCurrent(CUcontext *ctx) {
-  *ctx = F.have_context ? (CUcontext)(uintptr_t)0xC0 : NULL;
+  *ctx = F.have_context ? (CUcontext)(uintptr_t)(0xC0 + context_generation) : NULL;
   fire(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent, CUPTI_API_EXIT, 0);
   return CUDA_SUCCESS;
 }
@@ -47,6 +48,7 @@ static CUresult f_cuCtxGetDevice(CUdevice *dev) {
   return CUDA_SUCCESS;
 }
 static uint64_t last_kernel_end; /* CUPTI clock */
+static void run_hold(void);
 
 /* Like the real thing, synchronisation returns once the "GPU" is done. */
 static void wait_for_gpu(void) {
@@ -58,6 +60,7 @@ static CUresult f_cuCtxSynchronize(void) {
   if (failing("cuCtxSynchronize")) {
     return CUDA_ERROR_LAUNCH_FAILED;
   }
+  run_hold();
   wait_for_gpu();
   return CUDA_SUCCESS;
 }
@@ -86,12 +89,60 @@ static CUresult f_cuEventRecord(CUevent e, CUstream s) {
   return CUDA_SUCCESS;
 }
 static CUresult f_cuEventSynchronize(CUevent e) {
+  run_hold();
   wait_for_gpu();
   return CUDA_SUCCESS;
 }
 static CUresult f_cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
   *ms = (float)((double)(((struct fake_event *)b)->t - ((struct fake_event *)a)->t) / 1e6);
   return CUDA_SUCCESS;
+}
+/* The hold kernel: the fake GPU "runs" it when an event behind it is waited
+ * for, ending by the release flag or, unreleased or stuck, by the time-out. */
+static volatile uint32_t *hold_words;
+static CUresult f_cuModuleLoadData(CUmodule *m, const void *image) {
+  if (failing("cuModuleLoadData")) {
+    return CUDA_ERROR_INVALID_PTX;
+  }
+  *m = (CUmodule)(uintptr_t)0x3D;
+  F.modules_loaded++;
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
+  *f = strcmp(name, "tb_timing_hold") == 0 ? (CUfunction)(uintptr_t)0x4F : NULL;
+  return *f ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+static CUresult f_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                 unsigned by, unsigned bz, unsigned shared, CUstream s,
+                                 void **params, void **extra) {
+  if (failing("cuLaunchKernel")) {
+    return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+  }
+  hold_words = (volatile uint32_t *)(uintptr_t) * (CUdeviceptr *)params[0];
+  F.holds_launched++;
+  return CUDA_SUCCESS;
+}
+static CUresult f_cuMemHostAlloc(void **p, size_t size, unsigned int flags) {
+  if (failing("cuMemHostAlloc")) {
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  *p = calloc(1, size); /* kept, like the library's: one per context */
+  return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+static CUresult f_cuMemHostGetDevicePointer(CUdeviceptr *d, void *p, unsigned int flags) {
+  *d = (CUdeviceptr)(uintptr_t)p;
+  return CUDA_SUCCESS;
+}
+int fake_hold_pending_unreleased(void) {
+  return hold_words != NULL && hold_words[0] == 0;
+}
+static void run_hold(void) {
+  if (hold_words != NULL) {
+    if (hold_words[0] == 0 || F.hold_stuck) {
+      hold_words[1] = 1; /* released by its time-out */
+    }
+    hold_words = NULL;
+  }
 }
 static CUresult f_cuDeviceGetUuid(CUuuid *u, CUdevice d) {
   memset(u, 0, sizeof *u);
@@ -296,6 +347,8 @@ void fake_graph_launch(uintptr_t stream, int kernels) {
 
 void fake_install(void) {
   memset(&F, 0, sizeof F);
+  hold_words = NULL;
+  context_generation++;
   F.have_context = 1;
   F.cupti_version = 130001;
   pending_count = 0;
@@ -317,6 +370,11 @@ void fake_install(void) {
       .cuEventElapsedTime = f_cuEventElapsedTime,
       .cuDeviceGetUuid = f_cuDeviceGetUuid,
       .cuGetErrorString = f_cuGetErrorString,
+      .cuModuleLoadData = f_cuModuleLoadData,
+      .cuModuleGetFunction = f_cuModuleGetFunction,
+      .cuLaunchKernel = f_cuLaunchKernel,
+      .cuMemHostAlloc = f_cuMemHostAlloc,
+      .cuMemHostGetDevicePointer = f_cuMemHostGetDevicePointer,
       .cuptiGetVersion = f_cuptiGetVersion,
       .cuptiSubscribe_v2 = f_cuptiSubscribe_v2,
       .cuptiUnsubscribe = f_cuptiUnsubscribe,

@@ -27,6 +27,9 @@ struct fake_cuda {
   /* observed state */
   int events_live, subscribed, activity_enabled, finalize_calls, unsubscribe_calls;
   int enabled_callbacks;
+  /* held sessions: the hold kernel's launches, and a hold the fake GPU
+   * releases by its time-out although the host released it (a stuck flag) */
+  int holds_launched, hold_stuck, modules_loaded;
 };
 
 extern struct fake_cuda F;
@@ -37,6 +40,8 @@ void fake_install(void);
 void fake_remove_cupti(void);
 /* Launches on a stream (CUPTI stream id = the handle's value). */
 void fake_launch(uintptr_t stream, enum fake_launch_kind kind);
+/* Whether a hold kernel was launched and is neither released nor run. */
+int fake_hold_pending_unreleased(void);
 /* A graph launch through the runtime producing `kernels` kernels. */
 void fake_graph_launch(uintptr_t stream, int kernels);
 

@@ -43,12 +43,12 @@ from tilebench import timing, torch_worker  # noqa: E402
 # Every reply field of device_sample, as src/providers/torch_worker.c and the
 # worker before the package had them (docs/torch-worker.md).
 DEVICE_SAMPLE_FIELDS = [
-    "ok", "code", "error", "scope", "kernels_capacity", "kernels_written", "gpu_elapsed_ns", "launches",
-    "kernels_seen", "kernel_sum_ns", "kernel_span_ns", "streams_seen", "side_stream_kernels",
-    "timed_stream_id", "reserved0", "clock_offset_begin_ns", "clock_offset_end_ns", "clock_drift_ns",
+    "ok", "code", "error", "scope", "kernels_capacity", "kernels_written", "gpu_elapsed_ns", "declared_calls",
+    "counted_launches", "kernels_seen", "kernel_sum_ns", "kernel_span_ns", "streams_seen", "side_stream_kernels",
+    "timed_stream_id", "held", "clock_offset_begin_ns", "clock_offset_end_ns", "clock_drift_ns",
     "calibration_width_ns", "kernels_before_launch", "begin_host_ns", "end_host_ns"]
 
-# A stand-in libtilebench_timing with the ABI 1 layouts: begin/declare/end/
+# A stand-in libtilebench_timing with the ABI 2 layouts: begin/declare/end/
 # abort keep a session like the real one; end reports 1000 ns per declared
 # launch and, for a probe, one kernel record per launch.
 FAKE_TIMING_C = r"""
@@ -56,12 +56,12 @@ FAKE_TIMING_C = r"""
 #include <string.h>
 struct k { uint64_t start_ns, end_ns; uint32_t stream_id, correlation_id, device_id, graph_id; };
 struct r { uint32_t struct_size, scope; struct k *kernels; uint64_t capacity, written; double gpu;
-           uint64_t launches, seen; double sum, span; uint64_t streams, side; uint32_t tsid, res;
+           uint64_t declared, counted, seen; double sum, span; uint64_t streams, side; uint32_t tsid, held;
            double o1, o2, drift, width; uint64_t before, begin_ns, end_ns; };
 static int state; static uint64_t declared; static unsigned cap; static const char *err = "";
 static uintptr_t stream; static int aborts;
 static int fail(int code, const char *why) { err = why; return code; }
-int tb_timing_abi_version(void) { return 1; }
+int tb_timing_abi_version(void) { return 2; }
 uint32_t tb_timing_result_struct_size(void) { return sizeof(struct r); }
 uint32_t tb_timing_gpu_state_struct_size(void) { return 48; }
 static int begin(void *s, int kind) {
@@ -69,12 +69,17 @@ static int begin(void *s, int kind) {
   state = kind; stream = (uintptr_t)s; declared = 0; err = ""; return 0;
 }
 int tb_timing_begin_control(void *s) { return begin(s, 1); }
+static uint64_t hold_timeout;
+int tb_timing_begin_control_held(void *s, uint64_t timeout_ns) {
+  if (timeout_ns == 0) return fail(-1, "a hold needs a time-out above 0 ns");
+  int rc = begin(s, 1); if (rc == 0) hold_timeout = timeout_ns; return rc;
+}
 int tb_timing_begin_probe(void *s, unsigned capacity) {
   if (capacity == 0) return fail(-1, "capacity 0");
   cap = capacity; return begin(s, 2);
 }
-int tb_timing_declare_launches(uint64_t n) {
-  if (!state) return fail(-3, "declare_launches without an open session");
+int tb_timing_declare_calls(uint64_t n) {
+  if (!state) return fail(-3, "declare_calls without an open session");
   declared += n; err = ""; return 0;
 }
 int tb_timing_end(struct r *o) {
@@ -85,9 +90,10 @@ int tb_timing_end(struct r *o) {
   memset(o, 0, sizeof *o);
   o->struct_size = sizeof *o; o->scope = scope; o->kernels = kernels; o->capacity = capacity;
   if (declared == 0) return fail(-8, "no launch declared");
-  o->gpu = 1000.0 * declared; o->launches = declared; o->begin_ns = 1; o->end_ns = 2;
+  o->gpu = 1000.0 * declared; o->declared = declared; o->begin_ns = 1; o->end_ns = 2;
+  o->held = hold_timeout != 0; hold_timeout = 0;
   if (scope == 2) {
-    o->seen = declared;
+    o->seen = o->counted = declared;
     for (uint64_t i = 0; i < declared && i < capacity && kernels; i++, o->written++) {
       struct k one = {10 * i, 10 * i + 5, 7, (uint32_t)i + 1, 0, 0};
       kernels[i] = one;
@@ -109,6 +115,7 @@ const char *tb_timing_code_name(int code) {
 }
 int fake_state(void) { return state; }
 uintptr_t fake_stream(void) { return stream; }
+uint64_t fake_hold_timeout(void) { return hold_timeout; }
 int fake_aborts(void) { return aborts; }
 """
 
@@ -157,12 +164,12 @@ class ImportTest(unittest.TestCase):
         self.assertEqual(version, "0.1.0")
 
     def test_layouts_are_the_headers(self):
-        # include/tilebench/timing.h: 152 bytes (checked there at compile time), 48 and 32
-        self.assertEqual(ctypes.sizeof(timing.TimingResult), 152)
+        # include/tilebench/timing.h: 160 bytes (checked there at compile time), 48 and 32
+        self.assertEqual(ctypes.sizeof(timing.TimingResult), 160)
         self.assertEqual(ctypes.sizeof(timing.TimingGpuState), 48)
         self.assertEqual(ctypes.sizeof(timing.TimingKernel), 32)
         self.assertEqual(timing.TimingResult.gpu_elapsed_ns.offset, 32)
-        self.assertEqual(timing.TimingResult.end_host_ns.offset, 144)
+        self.assertEqual(timing.TimingResult.end_host_ns.offset, 152)
         self.assertEqual(["ok", "code", "error", *timing.RESULT_FIELDS], DEVICE_SAMPLE_FIELDS)
 
     def test_worker_runs_as_a_module(self):
@@ -191,12 +198,12 @@ class BuiltLibraryTest(unittest.TestCase):
         self.lib = tilebench.load(LIB)
 
     def test_abi_version_and_struct_sizes(self):
-        self.assertEqual(tilebench.abi_version(), 1)
+        self.assertEqual(tilebench.abi_version(), 2)
         self.assertIs(tilebench.library(), self.lib)
         cdll = self.lib.cdll
         self.assertEqual(cdll.tb_timing_result_struct_size(), ctypes.sizeof(timing.TimingResult))
         self.assertEqual(cdll.tb_timing_gpu_state_struct_size(), ctypes.sizeof(timing.TimingGpuState))
-        self.assertEqual(self.lib.result_struct_size, 152)
+        self.assertEqual(self.lib.result_struct_size, 160)
         self.assertEqual(self.lib.gpu_state_struct_size, 48)
         self.assertEqual(self.lib.code_name(-2), "TB_TIMING_E_BUSY")
         for code, name in timing.CODES.items():
@@ -205,10 +212,10 @@ class BuiltLibraryTest(unittest.TestCase):
     def test_library_location(self):
         os.environ["TILEBENCH_TIMING_LIB"] = LIB
         self.assertEqual(os.path.realpath(tilebench.load().path), os.path.realpath(LIB))
-        os.environ["TILEBENCH_TIMING_LIB"] = "/nonexistent/libtilebench_timing.so.1"
+        os.environ["TILEBENCH_TIMING_LIB"] = "/nonexistent/libtilebench_timing.so.2"
         with self.assertRaises(tilebench.TimingLibraryError) as cm:
             tilebench.load()  # the variable is used alone, no fallback
-        self.assertIn("/nonexistent/libtilebench_timing.so.1 (from $TILEBENCH_TIMING_LIB)", str(cm.exception))
+        self.assertIn("/nonexistent/libtilebench_timing.so.2 (from $TILEBENCH_TIMING_LIB)", str(cm.exception))
         del os.environ["TILEBENCH_TIMING_LIB"]
         with mock.patch.object(timing, "SONAME", "libtilebench_timing_nonexistent.so.1"):
             with self.assertRaises(tilebench.TimingLibraryError) as cm:
@@ -223,8 +230,8 @@ class BuiltLibraryTest(unittest.TestCase):
 
     def test_layouts_around_the_package(self):
         # the CMake install: <prefix>/share/tilebench/python/tilebench/ finds
-        # <prefix>/lib/ (or lib64/) libtilebench_timing.so.1; the build tree:
-        # build/src/python/tilebench/ finds build/src/libtilebench_timing.so.1
+        # <prefix>/lib/ (or lib64/) libtilebench_timing.so.2; the build tree:
+        # build/src/python/tilebench/ finds build/src/libtilebench_timing.so.2
         for package_dir, lib_dir in ((os.path.join("share", "tilebench", "python"), "lib"),
                                      (os.path.join("share", "tilebench", "python"), "lib64"),
                                      ("python", ".")):
@@ -232,14 +239,14 @@ class BuiltLibraryTest(unittest.TestCase):
             self.addCleanup(shutil.rmtree, prefix)
             shutil.copytree(os.path.join(PYTHON_DIR, "tilebench"), os.path.join(prefix, package_dir, "tilebench"),
                             ignore=shutil.ignore_patterns("__pycache__"))
-            lib = os.path.normpath(os.path.join(prefix, lib_dir, "libtilebench_timing.so.1"))
+            lib = os.path.normpath(os.path.join(prefix, lib_dir, "libtilebench_timing.so.2"))
             os.makedirs(os.path.dirname(lib), exist_ok=True)
             shutil.copy(LIB, lib)
             code = "import tilebench; lib = tilebench.load(); print(lib.path); print(lib.abi_version())"
             r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=prefix,
                                env=clean_env(PYTHONPATH=os.path.join(prefix, package_dir)))
             self.assertEqual(r.returncode, 0, r.stderr)
-            self.assertEqual(r.stdout.split(), [lib, "1"])
+            self.assertEqual(r.stdout.split(), [lib, "2"])
             os.remove(lib)
             r = subprocess.run([sys.executable, "-m", "tilebench"], capture_output=True, text=True, cwd=prefix,
                                env=clean_env(PYTHONPATH=os.path.join(prefix, package_dir)))
@@ -286,8 +293,8 @@ class BuiltLibraryTest(unittest.TestCase):
             with self.assertRaises(tilebench.TimingLibraryError) as cm:
                 timing.Library(LIB)
         text = str(cm.exception)
-        self.assertIn("struct tb_timing_result is 152 bytes in", text)
-        self.assertIn("but 160 bytes in this binding", text)
+        self.assertIn("struct tb_timing_result is 160 bytes in", text)
+        self.assertIn("but 168 bytes in this binding", text)
 
         class Shorter(ctypes.Structure):
             _fields_ = timing.TimingGpuState._fields_[:-1]
@@ -298,12 +305,12 @@ class BuiltLibraryTest(unittest.TestCase):
         self.assertIn("struct tb_timing_gpu_state is 48 bytes in", str(cm.exception))
         self.assertIn("but 40 bytes in this binding", str(cm.exception))
 
-        with mock.patch.object(timing, "ABI_VERSION", 2):
+        with mock.patch.object(timing, "ABI_VERSION", 1):  # an ABI 1 binding meets this library
             with self.assertRaises(tilebench.TimingLibraryError) as cm:
                 timing.Library(LIB)
-        self.assertIn("has timing ABI version 1; this binding (tilebench.timing) is for ABI version 2",
+        self.assertIn("has timing ABI version 2; this binding (tilebench.timing) is for ABI version 1",
                       str(cm.exception))
-        self.assertEqual(timing.Library(LIB).abi_version(), 1)  # unpatched: accepted
+        self.assertEqual(timing.Library(LIB).abi_version(), 2)  # unpatched: accepted
 
     @unittest.skipUnless(CC, "no C compiler to build an old-style library")
     def test_old_build_and_foreign_library_refused(self):
@@ -328,7 +335,7 @@ class BuiltLibraryTest(unittest.TestCase):
             tilebench.control(-5)
         session = tilebench.control(None)
         with self.assertRaises(RuntimeError):
-            session.declare_launches(1)  # outside its with block
+            session.declare_calls(1)  # outside its with block
 
 
 @unittest.skipUnless(CC, "no C compiler to build the fake timing library")
@@ -342,6 +349,7 @@ class SessionTest(unittest.TestCase):
         cls.lib = timing.Library(cls.path)
         cls.fake = ctypes.CDLL(cls.path)
         cls.fake.fake_stream.restype = ctypes.c_size_t
+        cls.fake.fake_hold_timeout.restype = ctypes.c_uint64
 
     @classmethod
     def tearDownClass(cls):
@@ -352,11 +360,12 @@ class SessionTest(unittest.TestCase):
 
     def test_control(self):
         with self.lib.control(0x1234) as t:
-            t.declare_launches(2)
-            t.declare_launches(1)
+            t.declare_calls(2)
+            t.declare_calls(1)
         self.assertEqual(self.fake.fake_stream(), 0x1234)
         r = t.result
-        self.assertEqual((r.scope, r.gpu_elapsed_ns, r.launches, r.kernels), (1, 3000.0, 3, ()))
+        self.assertEqual((r.scope, r.gpu_elapsed_ns, r.declared_calls, r.counted_launches, r.held, r.kernels),
+                         (1, 3000.0, 3, 0, 0, ()))
         self.assertEqual(list(r.as_dict()), list(timing.RESULT_FIELDS))
 
         class Stream:  # a torch.cuda.Stream
@@ -364,7 +373,7 @@ class SessionTest(unittest.TestCase):
 
         for stream, pointer in ((None, 0), (0, 0), (Stream(), 0x99), (ctypes.c_void_p(0x77), 0x77)):
             with self.lib.control(stream) as t:
-                t.declare_launches(1)
+                t.declare_calls(1)
             self.assertEqual(self.fake.fake_stream(), pointer)
 
     def test_end_failure_raises_without_result(self):
@@ -380,7 +389,7 @@ class SessionTest(unittest.TestCase):
         aborts = self.fake.fake_aborts()
         with self.assertRaises(KeyError):
             with self.lib.probe(None, 8) as t:
-                t.declare_launches(1)
+                t.declare_calls(1)
                 raise KeyError("the work failed")
         self.assertIsNone(t.result)
         self.assertEqual(self.fake.fake_aborts(), aborts + 1)
@@ -392,21 +401,33 @@ class SessionTest(unittest.TestCase):
                     self.fail("nested block ran")
             self.assertEqual(cm.exception.name, "TB_TIMING_E_BUSY")
             self.assertIn("nested begin", cm.exception.message)
-            outer.declare_launches(1)
-        self.assertEqual(outer.result.launches, 1)
+            outer.declare_calls(1)
+        self.assertEqual(outer.result.declared_calls, 1)
         with self.assertRaises(RuntimeError):
             with outer:  # a session is used once
                 pass
 
+    def test_held_control(self):
+        with self.lib.control(0x55, hold_timeout_ns=10**9) as t:
+            self.assertEqual(self.fake.fake_hold_timeout(), 10**9)
+            t.declare_calls(4)
+        self.assertEqual((t.result.held, t.result.declared_calls, t.result.counted_launches), (1, 4, 0))
+        with self.assertRaises(tilebench.TimingError) as cm:
+            with self.lib.control(None, hold_timeout_ns=0):
+                pass
+        self.assertEqual(cm.exception.name, "TB_TIMING_E_ARGUMENT")
+        with self.assertRaises(ValueError):
+            self.lib.control(None, hold_timeout_ns=-1)
+
     def test_probe_records(self):
         with self.lib.probe(None, 3, records=True) as t:
-            t.declare_launches(5)  # more than the capacity: records stop at 3
+            t.declare_calls(5)  # more than the capacity: records stop at 3
         r = t.result
         self.assertEqual((r.scope, r.kernels_seen, r.kernels_written, r.kernels_capacity), (2, 5, 3, 3))
         self.assertEqual(r.kernels[2], tilebench.Kernel(20, 25, 7, 3, 0, 0))
         self.assertEqual(len(r.kernels), 3)
         with self.lib.probe(None, 3) as t:
-            t.declare_launches(2)
+            t.declare_calls(2)
         self.assertEqual((t.result.kernels_written, t.result.kernels), (0, ()))
         with self.assertRaises(tilebench.TimingError) as cm:
             with self.lib.probe(None, 0):
@@ -418,8 +439,8 @@ class SessionTest(unittest.TestCase):
         reply, calls = self.worker_sample(self.path, {"probe": True, "calls": 2, "capacity": 8})
         self.assertEqual(list(reply), DEVICE_SAMPLE_FIELDS)
         self.assertEqual((reply["ok"], reply["code"], reply["error"]), (True, 0, ""))
-        self.assertEqual((reply["scope"], reply["gpu_elapsed_ns"], reply["launches"], reply["kernels_seen"]),
-                         (2, 2000.0, 2, 2))
+        self.assertEqual((reply["scope"], reply["gpu_elapsed_ns"], reply["declared_calls"],
+                          reply["counted_launches"], reply["kernels_seen"]), (2, 2000.0, 2, 2, 2))
         self.assertEqual(calls, 2)
         reply, calls = self.worker_sample(self.path, {"probe": False, "calls": 0, "capacity": 8})
         self.assertEqual(list(reply), DEVICE_SAMPLE_FIELDS)
@@ -525,10 +546,10 @@ class PipInstallTest(unittest.TestCase):
         if HAVE_LIB:
             r = self.run_ok([python, "-m", "tilebench"], "python -m tilebench", cwd=tmp,
                             env=clean_env(TILEBENCH_TIMING_LIB=LIB))
-            self.assertIn("abi_version: 1", r.stdout)
+            self.assertIn("abi_version: 2", r.stdout)
             r = self.run_ok([python, "-c", "import tilebench; print(tilebench.abi_version())"], "abi_version",
                             cwd=tmp, env=clean_env(TILEBENCH_TIMING_LIB=LIB))
-            self.assertEqual(r.stdout.strip(), "1")
+            self.assertEqual(r.stdout.strip(), "2")
 
 
 if __name__ == "__main__":

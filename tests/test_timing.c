@@ -36,10 +36,12 @@ static int setup(void **state) {
 
 static void abi_and_names(void **state) {
   assert_int_equal(tb_timing_abi_version(), TB_TIMING_ABI_VERSION);
-  assert_int_equal(TB_TIMING_ABI_VERSION, 1);
+  assert_int_equal(TB_TIMING_ABI_VERSION, 2);
   assert_string_equal(tb_timing_code_name(TB_TIMING_E_CAPACITY), "TB_TIMING_E_CAPACITY");
+  assert_string_equal(tb_timing_code_name(TB_TIMING_E_HOLD_TIMEOUT), "TB_TIMING_E_HOLD_TIMEOUT");
   assert_string_equal(tb_timing_code_name(-999), "unknown");
-  assert_int_equal(sizeof(struct tb_timing_result), 152);
+  assert_int_equal(sizeof(struct tb_timing_result), 160);
+  assert_int_equal(tb_timing_result_struct_size(), 160);
 }
 
 static void no_gpu_is_a_distinct_error(void **state) {
@@ -63,11 +65,11 @@ static void control_measures_event_time(void **state) {
   for (int i = 0; i < 3; ++i) {
     fake_launch(STREAM_A, FAKE_RUNTIME);
   }
-  assert_int_equal(tb_timing_declare_launches(3), TB_TIMING_OK);
+  assert_int_equal(tb_timing_declare_calls(3), TB_TIMING_OK);
   struct tb_timing_result r = tb_timing_result_for(NULL, 0);
   assert_int_equal(tb_timing_end(&r), TB_TIMING_OK);
   assert_int_equal(r.scope, TB_TIMING_SCOPE_CONTROL);
-  assert_int_equal(r.launches, 3);
+  assert_int_equal(r.declared_calls, 3);
   assert_true(r.gpu_elapsed_ns > 2999.0 && r.gpu_elapsed_ns < 3001.0); /* 3 x 1000 ns */
   assert_int_equal(r.kernels_seen, 0); /* control installs no hooks */
   assert_int_equal(F.subscribed, 0);   /* and never touches CUPTI */
@@ -80,7 +82,7 @@ static void misuse_fails_closed(void **state) {
   struct tb_timing_result r = tb_timing_result_for(NULL, 0);
   assert_int_equal(tb_timing_end(&r), TB_TIMING_E_NOT_ACTIVE);
   assert_non_null(strstr(tb_timing_last_error(), "end without begin"));
-  assert_int_equal(tb_timing_declare_launches(1), TB_TIMING_E_NOT_ACTIVE);
+  assert_int_equal(tb_timing_declare_calls(1), TB_TIMING_E_NOT_ACTIVE);
   assert_int_equal(tb_timing_abort(), TB_TIMING_E_NOT_ACTIVE);
   assert_int_equal(tb_timing_begin_probe((void *)STREAM_A, 0), TB_TIMING_E_ARGUMENT);
   F.have_context = 0;
@@ -118,7 +120,7 @@ static void nested_begin_refused(void **state) {
       assert_int_equal(rc, TB_TIMING_E_BUSY);
       assert_non_null(strstr(tb_timing_last_error(), "nested begin"));
       fake_launch(STREAM_A, FAKE_RUNTIME);
-      tb_timing_declare_launches(1);
+      tb_timing_declare_calls(1);
       struct tb_timing_result r = tb_timing_result_for(NULL, 0);
       assert_int_equal(tb_timing_end(&r), TB_TIMING_OK);
       assert_int_equal(r.scope, outer ? TB_TIMING_SCOPE_PROBE : TB_TIMING_SCOPE_CONTROL);
@@ -140,11 +142,13 @@ static void probe_counts_launches_and_kernels(void **state) {
     fake_launch(STREAM_B, FAKE_DRIVER);
     fake_launch(STREAM_B, FAKE_DRIVER);
     fake_graph_launch(STREAM_A, 3);
+    assert_int_equal(tb_timing_declare_calls(6), TB_TIMING_OK);
     struct tb_timing_result r = tb_timing_result_for(kernels, 32);
     assert_int_equal(tb_timing_end(&r), TB_TIMING_OK);
     assert_int_equal(r.scope, TB_TIMING_SCOPE_PROBE);
-    assert_int_equal(r.launches, 8);      /* 5 runtime + 2 driver + 1 graph */
-    assert_int_equal(r.kernels_seen, 10); /* the graph expands to 3 */
+    assert_int_equal(r.counted_launches, 8); /* 5 runtime + 2 driver + 1 graph */
+    assert_int_equal(r.declared_calls, 6);   /* recorded beside the count, not checked */
+    assert_int_equal(r.kernels_seen, 10);    /* the graph expands to 3 */
     assert_int_equal(r.kernels_written, 10);
     assert_int_equal(r.streams_seen, 2);
     assert_int_equal(r.side_stream_kernels, 2);
@@ -231,7 +235,7 @@ static void refusals_name_their_cause(void **state) {
   assert_non_null(strstr(tb_timing_last_error(), "libcupti.so.13"));
   assert_int_equal(tb_timing_begin_control((void *)STREAM_A),
                    TB_TIMING_OK); /* control still works */
-  tb_timing_declare_launches(1);
+  tb_timing_declare_calls(1);
   struct tb_timing_result r = tb_timing_result_for(NULL, 0);
   fake_launch(STREAM_A, FAKE_RUNTIME);
   assert_int_equal(tb_timing_end(&r), TB_TIMING_OK);
@@ -272,7 +276,7 @@ static void fifty_cycles(void **state) {
     assert_probe_works();
     assert_int_equal(tb_timing_begin_control((void *)STREAM_A), TB_TIMING_OK);
     fake_launch(STREAM_A, FAKE_RUNTIME);
-    tb_timing_declare_launches(1);
+    tb_timing_declare_calls(1);
     struct tb_timing_result r = tb_timing_result_for(NULL, 0);
     assert_int_equal(tb_timing_end(&r), TB_TIMING_OK);
   }
@@ -285,6 +289,91 @@ static void abort_closes_an_open_session(void **state) {
   assert_int_equal(tb_timing_abort(), TB_TIMING_OK);
   assert_restored();
   assert_probe_works();
+}
+
+/* A held session: the hold is launched before the start event, the calls
+ * queue behind it, end releases it; the result says it was held. */
+static void held_control_times_queued_calls(void **state) {
+  assert_int_equal(tb_timing_begin_control_held((void *)STREAM_A, 1000000000ull), TB_TIMING_OK);
+  assert_int_equal(F.holds_launched, 1);
+  assert_int_equal(F.modules_loaded, 1);
+  for (int i = 0; i < 3; ++i) {
+    fake_launch(STREAM_A, FAKE_DRIVER);
+  }
+  assert_int_equal(tb_timing_declare_calls(3), TB_TIMING_OK);
+  struct tb_timing_result r = tb_timing_result_for(NULL, 0);
+  assert_int_equal(tb_timing_end(&r), TB_TIMING_OK);
+  assert_int_equal(r.held, 1);
+  assert_int_equal(r.declared_calls, 3);
+  assert_int_equal(r.counted_launches, 0);
+  assert_true(r.gpu_elapsed_ns > 2999.0 && r.gpu_elapsed_ns < 3001.0);
+  assert_false(fake_hold_pending_unreleased());
+  assert_restored();
+  /* the module is loaded once per context; a plain control is not held */
+  assert_int_equal(tb_timing_begin_control_held((void *)STREAM_A, 1000000ull), TB_TIMING_OK);
+  tb_timing_declare_calls(1);
+  fake_launch(STREAM_A, FAKE_DRIVER);
+  assert_int_equal(tb_timing_end(&r), TB_TIMING_OK);
+  assert_int_equal(F.modules_loaded, 1);
+  assert_int_equal(tb_timing_begin_control((void *)STREAM_A), TB_TIMING_OK);
+  tb_timing_declare_calls(1);
+  fake_launch(STREAM_A, FAKE_DRIVER);
+  assert_int_equal(tb_timing_end(&r), TB_TIMING_OK);
+  assert_int_equal(r.held, 0);
+  assert_int_equal(F.holds_launched, 2);
+}
+
+/* A hold its time-out released (a stuck flag, or a synchronising call
+ * inside the session) fails closed, and the next session works. */
+static void hold_time_out_fails_closed(void **state) {
+  F.hold_stuck = 1;
+  assert_int_equal(tb_timing_begin_control_held((void *)STREAM_A, 1000ull), TB_TIMING_OK);
+  fake_launch(STREAM_A, FAKE_DRIVER);
+  tb_timing_declare_calls(1);
+  struct tb_timing_result r = tb_timing_result_for(NULL, 0);
+  assert_int_equal(tb_timing_end(&r), TB_TIMING_E_HOLD_TIMEOUT);
+  assert_non_null(strstr(tb_timing_last_error(), "time-out released the stream"));
+  assert_true(r.gpu_elapsed_ns == 0.0);
+  assert_restored();
+  F.hold_stuck = 0;
+  assert_int_equal(tb_timing_begin_control_held((void *)STREAM_A, 1000ull), TB_TIMING_OK);
+  fake_launch(STREAM_A, FAKE_DRIVER);
+  tb_timing_declare_calls(1);
+  assert_int_equal(tb_timing_end(&r), TB_TIMING_OK);
+  assert_probe_works();
+}
+
+/* Misuse of a held begin, and a failure at each of its steps: refused,
+ * nothing left open, the hold never left armed, the next session works. */
+static void held_begin_fails_closed(void **state) {
+  assert_int_equal(tb_timing_begin_control_held((void *)STREAM_A, 0), TB_TIMING_E_ARGUMENT);
+  F.capturing = 1;
+  assert_int_equal(tb_timing_begin_control_held((void *)STREAM_A, 1000ull), TB_TIMING_E_CAPTURING);
+  F.capturing = 0;
+  assert_int_equal(tb_timing_begin_control_held((void *)STREAM_A, 1000ull), TB_TIMING_OK);
+  assert_int_equal(tb_timing_begin_control_held((void *)STREAM_B, 1000ull), TB_TIMING_E_BUSY);
+  assert_int_equal(tb_timing_abort(), TB_TIMING_OK);
+  assert_false(fake_hold_pending_unreleased()); /* abort released it */
+  assert_restored();
+  static const char *const steps[] = {"cuModuleLoadData", "cuMemHostAlloc", "cuLaunchKernel",
+                                      "cuEventCreate", "cuEventRecord"};
+  for (size_t i = 0; i < sizeof steps / sizeof steps[0]; ++i) {
+    fake_install(); /* a new context: the hold is loaded again */
+    F.fail_at = steps[i];
+    int rc = tb_timing_begin_control_held((void *)STREAM_A, 1000ull);
+    F.fail_at = NULL;
+    if (rc != TB_TIMING_E_CUDA) {
+      print_error("step %s: got %s\n", steps[i], tb_timing_code_name(rc));
+    }
+    assert_int_equal(rc, TB_TIMING_E_CUDA);
+    assert_false(fake_hold_pending_unreleased());
+    assert_restored();
+    assert_int_equal(tb_timing_begin_control_held((void *)STREAM_A, 1000ull), TB_TIMING_OK);
+    fake_launch(STREAM_A, FAKE_DRIVER);
+    tb_timing_declare_calls(1);
+    struct tb_timing_result r = tb_timing_result_for(NULL, 0);
+    assert_int_equal(tb_timing_end(&r), TB_TIMING_OK);
+  }
 }
 
 static void gpu_state_without_nvml(void **state) {
@@ -314,6 +403,9 @@ int main(void) {
       cmocka_unit_test_setup(fifty_cycles, setup),
       cmocka_unit_test_setup(abort_closes_an_open_session, setup),
       cmocka_unit_test_setup(gpu_state_without_nvml, setup),
+      cmocka_unit_test_setup(held_control_times_queued_calls, setup),
+      cmocka_unit_test_setup(hold_time_out_fails_closed, setup),
+      cmocka_unit_test_setup(held_begin_fails_closed, setup),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,11 +1,19 @@
 /* libtilebench_timing: GPU timing that never reports a number it did not
  * measure. One process-wide session at a time:
  *
- *   IDLE --begin_control--> CONTROL --end--> IDLE
- *   IDLE --begin_probe----> PROBE   --end--> IDLE
+ *   IDLE --begin_control------> CONTROL --end--> IDLE
+ *   IDLE --begin_control_held-> CONTROL --end--> IDLE   (the stream held)
+ *   IDLE --begin_probe--------> PROBE   --end--> IDLE
  *
  * CONTROL: CUDA events recorded on the caller's stream around the work. No
  *   per-kernel hooks, no CUPTI: the uninstrumented GPU time of the interval.
+ *   Held: a one-thread kernel first holds the stream on a host-mapped flag,
+ *   so the calls the caller then issues queue up behind it; end releases
+ *   the flag, and the calls run back to back with no host launch gap in the
+ *   timing (a blocking kernel, as nvbench calls it). A work's time can also
+ *   be taken free of launch gaps by timing one cuGraphLaunch of a graph
+ *   holding the calls (captured before begin; a graph launch declares the
+ *   calls the graph holds).
  * PROBE: the same events, plus CUPTI activity records of every kernel the
  *   process launches in the interval (concurrent-kernel kind) and launch
  *   counting through CUPTI callbacks on the runtime and driver launch APIs.
@@ -38,7 +46,11 @@ extern "C" {
 #define TB_TIMING_API
 #endif
 
-#define TB_TIMING_ABI_VERSION 1
+/* ABI 2: tb_timing_result's `launches` is two fields, declared_calls and
+ * counted_launches (ABI 1 reported declared calls under control and counted
+ * launches under the probe in one field); tb_timing_declare_calls replaces
+ * tb_timing_declare_launches; held control sessions. */
+#define TB_TIMING_ABI_VERSION 2
 
 enum tb_timing_code {
   TB_TIMING_OK = 0,
@@ -59,6 +71,9 @@ enum tb_timing_code {
   TB_TIMING_E_DROPPED = -14,  /* CUPTI dropped records or had no buffer for them */
   TB_TIMING_E_MISMATCH = -15, /* kernels do not correspond one-to-one to counted launches */
   TB_TIMING_E_TIMESTAMPS = -16, /* a kernel record without timing, or end before start */
+  TB_TIMING_E_HOLD_TIMEOUT =
+      -17, /* held control: the hold's time-out released the stream before end (a host
+              synchronisation inside the session, or calls slower to issue than the time-out) */
 };
 
 enum tb_timing_scope { TB_TIMING_SCOPE_CONTROL = 1, TB_TIMING_SCOPE_PROBE = 2 };
@@ -74,8 +89,8 @@ struct tb_timing_kernel {
   uint32_t graph_id; /* 0 when not launched from a graph */
 };
 
-/* Filled by tb_timing_end. Layout (x86-64, ABI 1): 8-byte aligned fields in
- * this order, 152 bytes (checked at compile time). The caller sets struct_size = sizeof(struct
+/* Filled by tb_timing_end. Layout (x86-64, ABI 2): 8-byte aligned fields in
+ * this order, 160 bytes (checked at compile time). The caller sets struct_size = sizeof(struct
  * tb_timing_result) and, for per-kernel records, kernels/kernels_capacity. */
 struct tb_timing_result {
   uint32_t struct_size;             /* in: sizeof(struct tb_timing_result) */
@@ -84,15 +99,18 @@ struct tb_timing_result {
   uint64_t kernels_capacity;        /* in: its length; out: unchanged */
   uint64_t kernels_written;         /* out: records copied into kernels */
 
-  double gpu_elapsed_ns;        /* out: event time on the stream between begin and end */
-  uint64_t launches;            /* out: control: declared; probe: counted launch API calls */
-  uint64_t kernels_seen;        /* out: probe: kernel records (0 for control) */
-  double kernel_sum_ns;         /* out: probe: sum of kernel durations */
-  double kernel_span_ns;        /* out: probe: last end - first start */
-  uint64_t streams_seen;        /* out: probe: distinct streams with kernels */
-  uint64_t side_stream_kernels; /* out: probe: kernels on streams other than the timed one */
-  uint32_t timed_stream_id;     /* out: probe: CUPTI id of the timed stream */
-  uint32_t reserved0;
+  double gpu_elapsed_ns;          /* out: event time on the stream between begin and end */
+  uint64_t declared_calls;        /* out: the calls declared with tb_timing_declare_calls (both
+                                     scopes; control requires at least one, the probe none) */
+  uint64_t counted_launches;      /* out: probe: launch API calls CUPTI counted (one per
+                                     cuGraphLaunch); control: 0, it counts nothing */
+  uint64_t kernels_seen;          /* out: probe: kernel records (0 for control) */
+  double kernel_sum_ns;           /* out: probe: sum of kernel durations */
+  double kernel_span_ns;          /* out: probe: last end - first start */
+  uint64_t streams_seen;          /* out: probe: distinct streams with kernels */
+  uint64_t side_stream_kernels;   /* out: probe: kernels on streams other than the timed one */
+  uint32_t timed_stream_id;       /* out: probe: CUPTI id of the timed stream */
+  uint32_t held;                  /* out: 1 when the session held the stream (begin_control_held) */
   double clock_offset_begin_ns;   /* out: probe: CUPTI clock - CLOCK_MONOTONIC at begin */
   double clock_offset_end_ns;     /* out: probe: the same at end */
   double clock_drift_ns;          /* out: probe: end - begin offset */
@@ -134,7 +152,7 @@ TB_TIMING_API int tb_timing_abi_version(void);
 
 /* sizeof the structs as this library was built: a binding that declares the
  * layouts itself (ctypes) checks its own sizes against these before any call.
- * Added within ABI 1 (no layout or signature changed). */
+ * (Since ABI 1.) */
 TB_TIMING_API uint32_t tb_timing_result_struct_size(void);
 TB_TIMING_API uint32_t tb_timing_gpu_state_struct_size(void);
 
@@ -142,15 +160,28 @@ TB_TIMING_API uint32_t tb_timing_gpu_state_struct_size(void);
  * is the legacy default stream) and records the start event. */
 TB_TIMING_API int tb_timing_begin_control(void *cuda_stream);
 
+/* Opens a control session whose stream is held until end: launches a
+ * one-thread kernel on `cuda_stream` that spins on a host-mapped flag (at
+ * most `timeout_ns`), then records the start event behind it. Calls issued
+ * before end queue behind the hold; end records the stop event, releases
+ * the flag and synchronises, so the interval holds the calls back to back.
+ * Nothing inside the session may wait for the stream (a synchronising copy,
+ * cudaDeviceSynchronize): the hold would stop it until the time-out, and end
+ * then fails with TB_TIMING_E_HOLD_TIMEOUT, as it does whenever the time-out
+ * released the stream first. Queue at most about a thousand launches (the
+ * driver's queue is finite). timeout_ns 0 is refused. */
+TB_TIMING_API int tb_timing_begin_control_held(void *cuda_stream, uint64_t timeout_ns);
+
 /* Opens a probe session: subscribes to CUPTI, calibrates clocks, enables
  * launch callbacks and kernel records for at most `capacity` kernels, then
  * records the start event. Run one discarded warm-up pass first: CUPTI
  * instruments modules when they load. */
 TB_TIMING_API int tb_timing_begin_probe(void *cuda_stream, unsigned capacity);
 
-/* Declares how many calls the open session times (control requires at
- * least one; the probe also reports its own count). */
-TB_TIMING_API int tb_timing_declare_launches(uint64_t count);
+/* Declares how many calls the open session times (adds up; reported as
+ * declared_calls). Control requires at least one; the probe records it
+ * beside the launches it counts itself. */
+TB_TIMING_API int tb_timing_declare_calls(uint64_t count);
 
 /* Records the stop event, synchronises, fills *out, and closes the session;
  * on any failure it closes the session too and fills nothing but scope. */

@@ -1,12 +1,12 @@
 """tilebench: Python binding of tilebench's GPU timing library
-(libtilebench_timing, include/tilebench/timing.h, ABI 1) and its PyTorch
+(libtilebench_timing, include/tilebench/timing.h, ABI 2) and its PyTorch
 worker (tilebench.torch_worker). See docs/python.md.
 
     import tilebench
     with tilebench.control(torch.cuda.current_stream().cuda_stream) as t:
         for _ in range(10):
             fn()
-        t.declare_launches(10)
+        t.declare_calls(10)
     print(t.result.gpu_elapsed_ns / 10)
 
 Importing needs neither torch nor a GPU; the library is loaded (and its ABI

@@ -1,4 +1,4 @@
-"""ctypes binding of libtilebench_timing (include/tilebench/timing.h, ABI 1).
+"""ctypes binding of libtilebench_timing (include/tilebench/timing.h, ABI 2).
 
 The struct layouts are declared here once; loading a library checks its ABI
 version and that its struct sizes (tb_timing_*_struct_size) equal these
@@ -14,8 +14,8 @@ import os
 import sysconfig
 import threading
 
-ABI_VERSION = 1
-SONAME = "libtilebench_timing.so.1"
+ABI_VERSION = 2
+SONAME = "libtilebench_timing.so.2"
 ENV_VAR = "TILEBENCH_TIMING_LIB"
 
 OK = 0
@@ -25,7 +25,7 @@ CODES = {
     -6: "TB_TIMING_E_CAPTURING", -7: "TB_TIMING_E_CUDA", -8: "TB_TIMING_E_EMPTY",
     -9: "TB_TIMING_E_CUPTI_MISSING", -10: "TB_TIMING_E_CUPTI_VERSION", -11: "TB_TIMING_E_CUPTI_BUSY",
     -12: "TB_TIMING_E_CUPTI", -13: "TB_TIMING_E_CAPACITY", -14: "TB_TIMING_E_DROPPED",
-    -15: "TB_TIMING_E_MISMATCH", -16: "TB_TIMING_E_TIMESTAMPS",
+    -15: "TB_TIMING_E_MISMATCH", -16: "TB_TIMING_E_TIMESTAMPS", -17: "TB_TIMING_E_HOLD_TIMEOUT",
 }
 SCOPE_CONTROL = 1
 SCOPE_PROBE = 2
@@ -45,10 +45,11 @@ class TimingResult(ctypes.Structure):
     """struct tb_timing_result, filled by tb_timing_end."""
     _fields_ = [("struct_size", _U32), ("scope", _U32),
                 ("kernels", ctypes.POINTER(TimingKernel)), ("kernels_capacity", _U64),
-                ("kernels_written", _U64), ("gpu_elapsed_ns", _F64), ("launches", _U64),
+                ("kernels_written", _U64), ("gpu_elapsed_ns", _F64), ("declared_calls", _U64),
+                ("counted_launches", _U64),
                 ("kernels_seen", _U64), ("kernel_sum_ns", _F64), ("kernel_span_ns", _F64),
                 ("streams_seen", _U64), ("side_stream_kernels", _U64),
-                ("timed_stream_id", _U32), ("reserved0", _U32),
+                ("timed_stream_id", _U32), ("held", _U32),
                 ("clock_offset_begin_ns", _F64), ("clock_offset_end_ns", _F64),
                 ("clock_drift_ns", _F64), ("calibration_width_ns", _F64),
                 ("kernels_before_launch", _U64), ("begin_host_ns", _U64), ("end_host_ns", _U64)]
@@ -116,8 +117,9 @@ class Result:
 
     def __repr__(self):
         scope = {SCOPE_CONTROL: "control", SCOPE_PROBE: "probe"}.get(self.scope, self.scope)
-        return (f"Result(scope={scope}, gpu_elapsed_ns={self.gpu_elapsed_ns}, launches={self.launches}, "
-                f"kernels_seen={self.kernels_seen})")
+        return (f"Result(scope={scope}, gpu_elapsed_ns={self.gpu_elapsed_ns}, "
+                f"declared_calls={self.declared_calls}, counted_launches={self.counted_launches}, "
+                f"kernels_seen={self.kernels_seen}, held={self.held})")
 
 
 class GpuState:
@@ -197,7 +199,8 @@ class Library:
         sym = lambda name, restype, argtypes: self._symbol(name, restype, argtypes, incomplete)  # noqa: E731
         self._begin_control = sym("tb_timing_begin_control", ctypes.c_int, [ctypes.c_void_p])
         self._begin_probe = sym("tb_timing_begin_probe", ctypes.c_int, [ctypes.c_void_p, ctypes.c_uint])
-        self._declare_launches = sym("tb_timing_declare_launches", ctypes.c_int, [_U64])
+        self._begin_control_held = sym("tb_timing_begin_control_held", ctypes.c_int, [ctypes.c_void_p, _U64])
+        self._declare_calls = sym("tb_timing_declare_calls", ctypes.c_int, [_U64])
         self._end = sym("tb_timing_end", ctypes.c_int, [ctypes.POINTER(TimingResult)])
         self._abort = sym("tb_timing_abort", ctypes.c_int, [])
         self._gpu_state = sym("tb_timing_gpu_state", ctypes.c_int, [ctypes.POINTER(TimingGpuState)])
@@ -238,8 +241,14 @@ class Library:
             message = self.last_error()
             raise TimingError(code, self.code_name(code), message, result)
 
-    def control(self, stream=None):
-        """A control session on `stream`, opened by `with` (see Session)."""
+    def control(self, stream=None, hold_timeout_ns=None):
+        """A control session on `stream`, opened by `with` (see Session).
+        hold_timeout_ns: hold the stream until the session ends (a blocking
+        kernel, at most that long), so the calls inside run without launch
+        gaps; nothing inside may synchronise with the stream."""
+        if hold_timeout_ns is not None:
+            return Session(self, "held", stream,
+                           hold_timeout_ns=_unsigned(hold_timeout_ns, 64, "hold_timeout_ns"))
         return Session(self, "control", stream)
 
     def probe(self, stream, capacity, records=False):
@@ -262,17 +271,18 @@ class Library:
 
 class Session:
     """One timing session of a Library: `with` begins it (control or probe on
-    the stream); t.declare_launches(n) declares the calls timed; leaving the
+    the stream); t.declare_calls(n) declares the calls timed; leaving the
     block normally ends it and sets t.result (a Result); leaving it with an
     exception aborts it and lets the exception through. Any nonzero code
     raises TimingError (a failed begin runs nothing of the block)."""
 
-    def __init__(self, lib, kind, stream, capacity=0, records=False):
+    def __init__(self, lib, kind, stream, capacity=0, records=False, hold_timeout_ns=0):
         self.lib = lib
         self.kind = kind
         self.stream = _stream_pointer(stream)
         self.capacity = capacity
         self.records = records
+        self.hold_timeout_ns = hold_timeout_ns
         self.result = None
         self._state = "new"
 
@@ -282,6 +292,8 @@ class Session:
         self._state = "open"
         if self.kind == "control":
             code = self.lib._begin_control(self.stream)
+        elif self.kind == "held":
+            code = self.lib._begin_control_held(self.stream, self.hold_timeout_ns)
         else:
             code = self.lib._begin_probe(self.stream, self.capacity)
         if code != OK:
@@ -289,11 +301,11 @@ class Session:
             self.lib._raise_if(code)
         return self
 
-    def declare_launches(self, count):
+    def declare_calls(self, count):
         """Declares how many calls the session times (control needs at least one)."""
         if self._state != "open":
-            raise RuntimeError("declare_launches outside the session's with block")
-        code = self.lib._declare_launches(_unsigned(count, 64, "count"))
+            raise RuntimeError("declare_calls outside the session's with block")
+        code = self.lib._declare_calls(_unsigned(count, 64, "count"))
         if code != OK:
             self._state = "closed"  # the library closed it
             self.lib._raise_if(code)
@@ -328,9 +340,9 @@ _default = None
 
 def layout_candidates():
     """Where the library is relative to this package, as (path, layout):
-    the build tree (build/src/python/tilebench/ beside build/src/libtilebench_timing.so.1,
+    the build tree (build/src/python/tilebench/ beside build/src/libtilebench_timing.so.2,
     as the harness finds them) and the CMake install (<prefix>/share/tilebench/python/tilebench/
-    -> <prefix>/lib/, lib64/ or lib/<multiarch>/libtilebench_timing.so.1). None apply to a
+    -> <prefix>/lib/, lib64/ or lib/<multiarch>/libtilebench_timing.so.2). None apply to a
     pip install."""
     here = os.path.dirname(os.path.abspath(__file__))
     python = os.path.dirname(here)
@@ -359,7 +371,7 @@ def load(path=None):
     module-level functions use. path: this file, else $TILEBENCH_TIMING_LIB,
     else the build tree or CMake install around this package (the first
     of layout_candidates() that exists), else the soname
-    libtilebench_timing.so.1 on the system search path. An explicit path or
+    libtilebench_timing.so.2 on the system search path. An explicit path or
     the variable is used alone (no fallback); errors list what was tried."""
     global _default
     with _lock:

@@ -182,7 +182,7 @@ class Worker:
         try:
             with session as t:  # an exception from the calls aborts the session
                 self.calls(req["calls"])
-                t.declare_launches(req["calls"])
+                t.declare_calls(req["calls"])
             code, error, result = 0, "", t.result
         except timing.TimingError as e:
             code, error, result = e.code, f"{e.name}: {e.message}", e.result or timing.Result()

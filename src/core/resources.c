@@ -31,8 +31,8 @@ static const struct resource resources[] = {
                             TB_INSTALL_DATADIR_REL "/audit/tilebench_audit.py"},
                            "the audit program"},
     [TB_RESOURCE_TIMING_LIB] = {"TILEBENCH_TIMING_LIB",
-                                {"libtilebench_timing.so.1",
-                                 TB_INSTALL_LIBDIR_REL "/libtilebench_timing.so.1"},
+                                {"libtilebench_timing.so.2",
+                                 TB_INSTALL_LIBDIR_REL "/libtilebench_timing.so.2"},
                                 "the timing library"},
 };
 

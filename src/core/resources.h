@@ -5,7 +5,7 @@
  *   build tree (build/src/)       installed (<prefix>/bin/)
  *   python/tilebench/             ../share/tilebench/python/tilebench/
  *   audit/tilebench_audit.py      ../share/tilebench/audit/tilebench_audit.py
- *   libtilebench_timing.so.1      ../lib/libtilebench_timing.so.1
+ *   libtilebench_timing.so.2      ../lib/libtilebench_timing.so.2
  *
  * An environment variable overrides each (for development). */
 #ifndef TB_CORE_RESOURCES_H
@@ -19,7 +19,7 @@
 enum tb_resource {
   TB_RESOURCE_PYTHON,     /* the directory holding the `tilebench` Python package */
   TB_RESOURCE_AUDIT,      /* the audit program */
-  TB_RESOURCE_TIMING_LIB, /* libtilebench_timing.so.1 */
+  TB_RESOURCE_TIMING_LIB, /* libtilebench_timing.so.2 */
 };
 
 /* The resource's path in out, or TB_ERR_UNAVAILABLE with every place

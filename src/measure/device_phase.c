@@ -85,7 +85,7 @@ static int timed_sample(struct tb_provider *p, int probe, unsigned calls, unsign
       snprintf(error, error_size, "%s", err.message);
       return TB_TIMING_E_CUDA;
     }
-    tb_timing_declare_launches(calls);
+    tb_timing_declare_calls(calls);
     *r = tb_timing_result_for(NULL, 0);
     rc = tb_timing_end(r);
   }
@@ -103,7 +103,7 @@ static void record(struct scope_samples *s, const struct tb_timing_result *r, un
   if (s->kernels != NULL) {
     json_array_append_new(s->kernel_sum_ns, tb_json_number(r->kernel_sum_ns));
     json_array_append_new(s->kernels, json_integer((json_int_t)r->kernels_seen));
-    json_array_append_new(s->launches, json_integer((json_int_t)r->launches));
+    json_array_append_new(s->launches, json_integer((json_int_t)r->counted_launches));
     json_array_append_new(s->side_stream_kernels, json_integer((json_int_t)r->side_stream_kernels));
     json_array_append_new(s->clock_drift_ns, tb_json_number(r->clock_drift_ns));
     json_array_append_new(s->kernels_before_launch,

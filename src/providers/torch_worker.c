@@ -328,7 +328,9 @@ static int torch_device_sample(struct tb_provider *p, bool probe, unsigned calls
   *r = tb_timing_result_for(NULL, 0);
   r->scope = probe ? TB_TIMING_SCOPE_PROBE : TB_TIMING_SCOPE_CONTROL;
   r->gpu_elapsed_ns = number(reply, "gpu_elapsed_ns");
-  r->launches = (uint64_t)number(reply, "launches");
+  r->declared_calls = (uint64_t)number(reply, "declared_calls");
+  r->counted_launches = (uint64_t)number(reply, "counted_launches");
+  r->held = number(reply, "held") == 1.0;
   r->kernels_seen = (uint64_t)number(reply, "kernels_seen");
   r->kernel_sum_ns = number(reply, "kernel_sum_ns");
   r->side_stream_kernels = (uint64_t)number(reply, "side_stream_kernels");

@@ -1,6 +1,7 @@
 #include "providers/worker_reply.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "tilebench/timing.h"
@@ -82,40 +83,42 @@ static enum tb_status check_prepare(const json_t *r, struct tb_error *err) {
   return TB_OK;
 }
 
-/* A successful control sample declares exactly the calls it timed; the
- * probe counts launches itself (a call may launch several kernels). */
+/* A successful sample declares exactly the calls it timed, in both scopes;
+ * the probe also counts launches itself (a call may launch several kernels,
+ * a graph launch holds many calls), the control counts none. */
 static enum tb_status check_device_sample(const json_t *r, long long calls, struct tb_error *err) {
   const char *cmd = "device_sample";
   if (need_integer(r, cmd, "code", -64, 0, err) != TB_OK) {
     return err->status;
   }
+  /* the harness casts every count to uint64_t, even those a failure carries */
   static const char *const counts[] = {"kernels_seen", "side_stream_kernels",
-                                       "kernels_before_launch", "launches"};
-  if (json_integer_value(json_object_get(r, "code")) != TB_TIMING_OK) {
-    /* the harness still reads (and casts) the counts a failure carries */
-    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; ++i) {
-      if (json_object_get(r, counts[i]) != NULL &&
-          need_integer(r, cmd, counts[i], 0, (json_int_t)1 << 40, err) != TB_OK) {
-        return err->status;
-      }
-    }
-    return need_type(r, cmd, "error", JSON_STRING, 0, err);
-  }
-  for (size_t i = 0; i + 1 < sizeof counts / sizeof counts[0]; ++i) { /* launches below */
-    if (need_integer(r, cmd, counts[i], 0, (json_int_t)1 << 40, err) != TB_OK) {
+                                       "kernels_before_launch", "declared_calls",
+                                       "counted_launches"};
+  bool failed = json_integer_value(json_object_get(r, "code")) != TB_TIMING_OK;
+  for (size_t i = 0; i < sizeof counts / sizeof counts[0]; ++i) {
+    if ((!failed || json_object_get(r, counts[i]) != NULL) &&
+        need_integer(r, cmd, counts[i], 0, (json_int_t)1 << 40, err) != TB_OK) {
       return err->status;
     }
+  }
+  if (failed) {
+    return need_type(r, cmd, "error", JSON_STRING, 0, err);
   }
   if (need_real(r, cmd, "gpu_elapsed_ns", 1e-3, TB_REPLY_MAX_NS, err) != TB_OK ||
       need_real(r, cmd, "kernel_sum_ns", 0.0, TB_REPLY_MAX_NS, err) != TB_OK ||
       need_real(r, cmd, "clock_drift_ns", -TB_REPLY_MAX_NS, TB_REPLY_MAX_NS, err) != TB_OK ||
-      need_integer(r, cmd, "scope", TB_TIMING_SCOPE_CONTROL, TB_TIMING_SCOPE_PROBE, err) != TB_OK ||
-      need_integer(r, cmd, "launches", 1, (json_int_t)1 << 40, err) != TB_OK) {
+      need_integer(r, cmd, "scope", TB_TIMING_SCOPE_CONTROL, TB_TIMING_SCOPE_PROBE, err) != TB_OK) {
     return err->status;
   }
+  if (json_integer_value(json_object_get(r, "declared_calls")) != calls) {
+    return bad(cmd, "declared_calls", "other than the calls asked for", err);
+  }
   int control = json_integer_value(json_object_get(r, "scope")) == TB_TIMING_SCOPE_CONTROL;
-  if (control && json_integer_value(json_object_get(r, "launches")) != calls) {
-    return bad(cmd, "launches", "other than the calls asked for", err);
+  json_int_t counted = json_integer_value(json_object_get(r, "counted_launches"));
+  if (control ? counted != 0 : counted < 1) {
+    return bad(cmd, "counted_launches",
+               control ? "nonzero for a control sample" : "zero for a probe sample", err);
   }
   return TB_OK;
 }

@@ -33,6 +33,13 @@ struct tb_timing_api {
   CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
   CUresult (*cuDeviceGetUuid)(CUuuid *, CUdevice);
   CUresult (*cuGetErrorString)(CUresult, const char **);
+  /* held control sessions: the hold kernel and its host-mapped flag */
+  CUresult (*cuModuleLoadData)(CUmodule *, const void *);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, CUstream, void **, void **);
+  CUresult (*cuMemHostAlloc)(void **, size_t, unsigned int);
+  CUresult (*cuMemHostGetDevicePointer)(CUdeviceptr *, void *, unsigned int);
   /* CUPTI (NULL until the probe first loads it) */
   CUptiResult (*cuptiGetVersion)(uint32_t *);
   CUptiResult (*cuptiSubscribe_v2)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,

@@ -30,7 +30,11 @@ static int load_driver(void) {
       BIND(h, cuEventSynchronize, "cuEventSynchronize") &&
       BIND(h, cuEventElapsedTime, "cuEventElapsedTime_v2") &&
       BIND(h, cuDeviceGetUuid, "cuDeviceGetUuid_v2") &&
-      BIND(h, cuGetErrorString, "cuGetErrorString");
+      BIND(h, cuGetErrorString, "cuGetErrorString") &&
+      BIND(h, cuModuleLoadData, "cuModuleLoadData") &&
+      BIND(h, cuModuleGetFunction, "cuModuleGetFunction") &&
+      BIND(h, cuLaunchKernel, "cuLaunchKernel") && BIND(h, cuMemHostAlloc, "cuMemHostAlloc") &&
+      BIND(h, cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2");
   if (!ok) {
     driver_why = "libcuda.so.1 lacks an entry point the timing library needs";
     return -1;

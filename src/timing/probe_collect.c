@@ -113,7 +113,7 @@ int tb_probe_collect(struct tb_probe_state *p, uint32_t timed_stream, double off
                   (unsigned long long)i, p->launches[i].correlation_id);
     }
   }
-  out->launches = launches;
+  out->counted_launches = launches;
   out->kernels_seen = kernels;
   out->kernel_sum_ns = sum;
   out->kernel_span_ns = (double)(last_end - first_start);

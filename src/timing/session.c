@@ -10,11 +10,12 @@
 
 #include "tilebench/timing.h"
 #include "timing/api.h"
+#include "timing/hold.h"
 #include "timing/last_error.h"
 #include "timing/probe_state.h"
 
-static_assert(sizeof(struct tb_timing_result) == 152, "ABI 1 layout of tb_timing_result");
-static_assert(sizeof(struct tb_timing_kernel) == 32, "ABI 1 layout of tb_timing_kernel");
+static_assert(sizeof(struct tb_timing_result) == 160, "ABI 2 layout of tb_timing_result");
+static_assert(sizeof(struct tb_timing_kernel) == 32, "ABI 2 layout of tb_timing_kernel");
 
 /* The CUPTI release whose record layout (CUpti_ActivityKernel10) we read. */
 #define TB_CUPTI_FIRST 130001 /* 13.0 Update 1: fixes a disable deadlock and a flush crash */
@@ -31,6 +32,7 @@ struct session {
   CUcontext context;
   CUevent start, stop;
   uint64_t declared;
+  int held; /* a held control session */
   uint64_t begin_host_ns;
   /* probe only */
   struct tb_probe_state probe;
@@ -41,6 +43,7 @@ struct session {
 };
 
 static struct session S;
+static struct tb_hold hold; /* kept across sessions: loaded once per context */
 static pthread_mutex_t session_lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile int detach_requested, detached;
 
@@ -205,9 +208,11 @@ static void restore(void) {
     tb_probe_bind(NULL);
     tb_probe_state_free(&S.probe);
   }
+  tb_hold_release(&hold); /* first: a held stream would stall everything after it */
   destroy_events();
   S.state = IDLE;
   S.declared = 0;
+  S.held = 0;
 }
 
 /* ---- shared begin steps ------------------------------------------------ */
@@ -258,9 +263,11 @@ static int start_events(void) {
   return TB_TIMING_OK;
 }
 
-/* Records the stop event and returns the GPU time between the events. */
+/* Records the stop event and returns the GPU time between the events; a
+ * held stream is released once the stop event is queued behind the calls. */
 static int stop_events(double *elapsed_ns) {
   CUresult rc = S.api->cuEventRecord(S.stop, S.stream);
+  tb_hold_release(&hold);
   if (rc == CUDA_SUCCESS) {
     rc = S.api->cuEventSynchronize(S.stop);
   }
@@ -295,6 +302,36 @@ int tb_timing_begin_control(void *cuda_stream) {
   if (rc == TB_TIMING_OK) {
     S.state = CONTROL;
     rc = start_events();
+    if (rc != TB_TIMING_OK) {
+      restore();
+    }
+  }
+  pthread_mutex_unlock(&session_lock);
+  return rc == TB_TIMING_OK ? succeed() : rc;
+}
+
+/* Holds the stream, then records the start event behind the hold. */
+static int open_held(uint64_t timeout_ns) {
+  const char *step = "";
+  CUresult rc = tb_hold_prepare(&hold, S.api, S.context, &step);
+  if (rc == CUDA_SUCCESS) {
+    step = "cuLaunchKernel (the hold kernel)";
+    rc = tb_hold_launch(&hold, S.api, S.stream, timeout_ns);
+  }
+  if (rc != CUDA_SUCCESS) {
+    return fail(TB_TIMING_E_CUDA, "%s failed: %s", step, cuda_text(rc));
+  }
+  S.held = 1;
+  return start_events();
+}
+
+int tb_timing_begin_control_held(void *cuda_stream, uint64_t timeout_ns) {
+  pthread_mutex_lock(&session_lock);
+  int rc = timeout_ns == 0 ? fail(TB_TIMING_E_ARGUMENT, "a hold needs a time-out above 0 ns")
+                           : check_ready(cuda_stream);
+  if (rc == TB_TIMING_OK) {
+    S.state = CONTROL;
+    rc = open_held(timeout_ns);
     if (rc != TB_TIMING_OK) {
       restore();
     }
@@ -411,11 +448,11 @@ int tb_timing_begin_probe(void *cuda_stream, unsigned capacity) {
   return rc == TB_TIMING_OK ? succeed() : rc;
 }
 
-int tb_timing_declare_launches(uint64_t count) {
+int tb_timing_declare_calls(uint64_t count) {
   pthread_mutex_lock(&session_lock);
   int rc = TB_TIMING_OK;
   if (S.state == IDLE) {
-    rc = fail(TB_TIMING_E_NOT_ACTIVE, "declare_launches without an open session");
+    rc = fail(TB_TIMING_E_NOT_ACTIVE, "declare_calls without an open session");
   } else {
     S.declared += count;
   }
@@ -430,15 +467,22 @@ static int end_control(struct tb_timing_result *out) {
     return rc;
   }
   out->end_host_ns = host_ns();
+  if (S.held && tb_hold_timed_out(&hold)) {
+    return fail(TB_TIMING_E_HOLD_TIMEOUT,
+                "the hold's time-out released the stream before end: something inside the "
+                "session waited for the stream (a synchronising call), or the calls took longer "
+                "to issue than the time-out; the interval may hold host gaps, so no timing");
+  }
   if (S.declared == 0) {
-    return fail(TB_TIMING_E_EMPTY, "control session ended with no launch declared "
-                                   "(tb_timing_declare_launches): an empty batch is not a timing");
+    return fail(TB_TIMING_E_EMPTY, "control session ended with no call declared "
+                                   "(tb_timing_declare_calls): an empty batch is not a timing");
   }
   if (!(elapsed > 0.0)) {
     return fail(TB_TIMING_E_EMPTY, "control session measured no elapsed GPU time");
   }
   out->gpu_elapsed_ns = elapsed;
-  out->launches = S.declared;
+  out->declared_calls = S.declared;
+  out->held = (uint32_t)S.held;
   out->begin_host_ns = S.begin_host_ns;
   return TB_TIMING_OK;
 }
@@ -475,6 +519,7 @@ static int end_probe(struct tb_timing_result *out) {
   out->clock_offset_end_ns = offset_end;
   out->clock_drift_ns = offset_end - S.offset_begin_ns;
   out->calibration_width_ns = fmax(S.width_begin_ns, width_end);
+  out->declared_calls = S.declared;
   return tb_probe_collect(&S.probe, S.timed_stream_id, S.offset_begin_ns, out);
 }
 
@@ -542,6 +587,7 @@ const char *tb_timing_code_name(int code) {
       "TB_TIMING_E_DROPPED",
       "TB_TIMING_E_MISMATCH",
       "TB_TIMING_E_TIMESTAMPS",
+      "TB_TIMING_E_HOLD_TIMEOUT",
   };
   return code <= 0 && -code < (int)COUNT_OF(names) ? names[-code] : "unknown";
 }

@@ -32,7 +32,7 @@ def timed(lib, probe, fn, calls):
         with (lib.probe(stream, 64) if probe else lib.control(stream)) as t:
             for _ in range(calls):
                 fn()
-            t.declare_launches(calls)
+            t.declare_calls(calls)
     except tilebench.TimingError as e:
         return e.code, None, str(e)
     return 0, t.result, ""
@@ -58,8 +58,8 @@ def main():
           f"control times torch.softmax on torch's stream: {control.gpu_elapsed_ns / 8 / 1e3:.1f} µs/call"
           if rc == 0 else f"control failed: {error}")
     rc, probe, error = timed(lib, True, fn, 8)
-    check(rc == 0 and probe.kernels_seen == 8 and probe.launches == 8,
-          f"probe sees torch's 8 kernel launches (kernels {probe.kernels_seen}, launches {probe.launches})"
+    check(rc == 0 and probe.kernels_seen == 8 and probe.counted_launches == 8,
+          f"probe sees torch's 8 kernel launches (kernels {probe.kernels_seen}, launches {probe.counted_launches})"
           if rc == 0 else f"probe failed: {error}")
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         fn()

@@ -45,7 +45,7 @@ json_t *tb_measure_copy_ceiling(void) {
         break;
       }
       cu->cuMemcpyDtoDAsync(dst, src, TB_COPY_CEILING_BYTES, stream);
-      tb_timing_declare_launches(1);
+      tb_timing_declare_calls(1);
       if (tb_timing_end(&r) != TB_TIMING_OK) {
         break;
       }
