@@ -60,3 +60,20 @@ enum tb_status tb_gemm_block_parse(const char *text, struct tb_gemm_block *out,
   out->k = (unsigned)mnk[2];
   return TB_OK;
 }
+
+static const char *const batch_mode_names[TB_BATCH_MODE_COUNT] = {"eager", "graph", "held"};
+
+const char *tb_batch_mode_name(enum tb_batch_mode mode) {
+  return mode < TB_BATCH_MODE_COUNT ? batch_mode_names[mode] : "unknown";
+}
+
+enum tb_status tb_batch_mode_parse(const char *text, enum tb_batch_mode *out,
+                                   struct tb_error *err) {
+  for (int m = 0; m < TB_BATCH_MODE_COUNT; ++m) {
+    if (strcmp(text, batch_mode_names[m]) == 0) {
+      *out = (enum tb_batch_mode)m;
+      return TB_OK;
+    }
+  }
+  return tb_fail(err, TB_ERR_USAGE, "unknown batch mode '%s' (known: eager, graph, held)", text);
+}

@@ -35,6 +35,18 @@ enum tb_status tb_realization_parse(const char *text, enum tb_realization *out,
 /* Whether the realization rounds inputs to TF32 (its own tolerance). */
 bool tb_realization_is_tf32(enum tb_realization r);
 
+/* How a device sample's calls reach the GPU (docs/method.md §2.3). */
+enum tb_batch_mode {
+  TB_BATCH_EAGER, /* the calls launched one by one inside the timing */
+  TB_BATCH_GRAPH, /* the calls captured once into a CUDA graph; one replay timed */
+  TB_BATCH_HELD,  /* the calls queued behind a blocking kernel, released at the end */
+  TB_BATCH_MODE_COUNT
+};
+
+/* "eager", "graph", "held". */
+const char *tb_batch_mode_name(enum tb_batch_mode mode);
+enum tb_status tb_batch_mode_parse(const char *text, enum tb_batch_mode *out, struct tb_error *err);
+
 /* A block shape from --gemm-block M,N,K; zeros when not given. */
 struct tb_gemm_block {
   unsigned m, n, k;

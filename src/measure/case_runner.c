@@ -15,11 +15,13 @@ static void measure_device(struct tb_provider *p, const struct tb_measure_option
     return;
   }
 #ifdef TB_HAVE_TIMING
-  struct tb_device_phase phase;
-  tb_measure_device_phase(p, opt, &r->host, &phase);
-  r->device = phase.json;
-  r->device_measured = phase.control_complete;
-  if (!phase.control_complete) {
+  r->device = calloc(1, sizeof *r->device);
+  if (r->device == NULL || !tb_measure_device_phase(p, opt, &r->host, r->device)) {
+    r->device_unavailable_reason = "out of memory in the device phase";
+    return;
+  }
+  r->device_measured = r->device->control_complete;
+  if (!r->device_measured) {
     r->device_unavailable_reason = "device timing incomplete: see device.errors";
   }
 #else

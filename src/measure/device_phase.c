@@ -1,10 +1,10 @@
 #include "measure/device_phase.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "results/results.h"
 #include "stats/stats.h"
 #include "tilebench/timing.h"
 
@@ -13,76 +13,58 @@
 #define TB_PERTURBATION_HIGH 1.05
 /* Throttle reasons that mean lost clocks (power cap, slowdowns, thermal, brake). */
 #define TB_THROTTLE_MASK (0x4ull | 0x8ull | 0x20ull | 0x40ull | 0x80ull)
+/* Two scopes' medians differ "beyond noise" when apart by more than this
+ * fraction, or by more than either one's own spread (max - min) / p50. */
+#define TB_SCOPE_TOLERANCE 0.05
+/* A hold waits at least this long for the calls to be issued behind it. */
+#define TB_HOLD_TIMEOUT_MIN_NS 1000000000ull
 
 unsigned tb_device_reps(double host_per_call_ns, double sample_ms) {
   unsigned long reps = tb_calibrate_batch(host_per_call_ns, sample_ms);
   return reps > TB_DEVICE_MAX_REPS ? TB_DEVICE_MAX_REPS : (unsigned)reps;
 }
 
-/* Raw samples of one scope of one metric. */
-struct scope_samples {
-  json_t *elapsed_ns, *per_call_ns;
-  json_t *kernel_sum_ns, *kernels, *launches, *side_stream_kernels, *clock_drift_ns,
-      *kernels_before_launch; /* probe only */
-  double *per_call;
-  double *kernel_per_call;
-  size_t taken;
+/* One scope of one sample: a batch mode, control or probe. */
+struct step {
+  enum tb_batch_mode mode;
+  bool probe;
 };
 
-static void scope_init(struct scope_samples *s, unsigned samples, int probe) {
-  memset(s, 0, sizeof *s);
-  s->elapsed_ns = json_array();
-  s->per_call_ns = json_array();
-  s->per_call = calloc(samples, sizeof *s->per_call);
-  if (probe) {
-    s->kernel_sum_ns = json_array();
-    s->kernels = json_array();
-    s->launches = json_array();
-    s->side_stream_kernels = json_array();
-    s->clock_drift_ns = json_array();
-    s->kernels_before_launch = json_array();
-    s->kernel_per_call = calloc(samples, sizeof *s->kernel_per_call);
-  }
+/* What every sample of the phase shares. */
+struct phase {
+  struct tb_provider *p;
+  uint64_t hold_timeout_ns;
+  struct tb_device_result *out;
+};
+
+static unsigned probe_capacity(const struct phase *ph, unsigned calls) {
+  return calls * ph->p->ops->launches_per_call(ph->p) + 16;
 }
 
-static json_t *summary_json(const double *values, size_t count) {
-  struct tb_summary s = tb_summarize(values, count);
-  return json_pack("{s:o, s:o, s:o}", "p50", tb_json_number(s.p50), "min", tb_json_number(s.min),
-                   "max", tb_json_number(s.max));
+/* Issues the sample's calls inside an open session. */
+static enum tb_status issue(struct tb_provider *p, enum tb_batch_mode mode, unsigned calls,
+                            struct tb_error *err) {
+  return mode == TB_BATCH_GRAPH ? p->ops->replay_graph(p, err) : p->ops->launch(p, calls, err);
 }
 
-static json_t *scope_json(struct scope_samples *s, unsigned calls) {
-  json_t *j = json_pack("{s:i, s:o, s:o, s:o}", "calls_per_sample", calls, "elapsed_ns",
-                        s->elapsed_ns, "per_call_ns", s->per_call_ns, "per_call_summary_ns",
-                        summary_json(s->per_call, s->taken));
-  if (s->kernels != NULL) {
-    json_object_set_new(j, "kernel_sum_ns", s->kernel_sum_ns);
-    json_object_set_new(j, "kernels", s->kernels);
-    json_object_set_new(j, "launches", s->launches);
-    json_object_set_new(j, "side_stream_kernels", s->side_stream_kernels);
-    json_object_set_new(j, "clock_drift_ns", s->clock_drift_ns);
-    json_object_set_new(j, "kernels_before_launch", s->kernels_before_launch);
-    json_object_set_new(j, "kernel_per_call_summary_ns",
-                        summary_json(s->kernel_per_call, s->taken));
-  }
-  free(s->per_call);
-  free(s->kernel_per_call);
-  return j;
-}
-
-/* One timed sample: begin, `calls` calls, end. Returns the timing code. */
-static int timed_sample(struct tb_provider *p, int probe, unsigned calls, unsigned capacity,
+/* One timed sample: begin, the calls, end. Returns the timing code. */
+static int timed_sample(const struct phase *ph, struct step s, unsigned calls,
                         struct tb_timing_result *r, char *error, size_t error_size) {
+  struct tb_provider *p = ph->p;
+  unsigned capacity = probe_capacity(ph, calls);
   if (p->ops->device_sample != NULL) {
-    return p->ops->device_sample(p, probe, calls, capacity, r, error, error_size);
+    return p->ops->device_sample(p, s.mode, s.probe, calls, capacity, r, error, error_size);
   }
   void *stream = p->ops->device_stream(p);
-  int rc = probe ? tb_timing_begin_probe(stream, capacity) : tb_timing_begin_control(stream);
+  int rc = s.probe                   ? tb_timing_begin_probe(stream, capacity)
+           : s.mode == TB_BATCH_HELD ? tb_timing_begin_control_held(stream, ph->hold_timeout_ns)
+                                     : tb_timing_begin_control(stream);
   if (rc == TB_TIMING_OK) {
     struct tb_error err = {0};
-    if (p->ops->launch(p, calls, &err) != TB_OK) {
+    if (issue(p, s.mode, calls, &err) != TB_OK) {
       tb_timing_abort();
-      snprintf(error, error_size, "%s", err.message);
+      snprintf(error, error_size, "%s %s: %s", tb_batch_mode_name(s.mode),
+               s.probe ? "probe" : "control", err.message);
       return TB_TIMING_E_CUDA;
     }
     tb_timing_declare_calls(calls);
@@ -90,196 +72,339 @@ static int timed_sample(struct tb_provider *p, int probe, unsigned calls, unsign
     rc = tb_timing_end(r);
   }
   if (rc != TB_TIMING_OK) {
-    snprintf(error, error_size, "%s %s: %s", probe ? "probe" : "control", tb_timing_code_name(rc),
-             tb_timing_last_error());
+    snprintf(error, error_size, "%s %s %s: %s", tb_batch_mode_name(s.mode),
+             s.probe ? "probe" : "control", tb_timing_code_name(rc), tb_timing_last_error());
   }
   return rc;
 }
 
-static void record(struct scope_samples *s, const struct tb_timing_result *r, unsigned calls) {
-  json_array_append_new(s->elapsed_ns, tb_json_number(r->gpu_elapsed_ns));
-  json_array_append_new(s->per_call_ns, tb_json_number(r->gpu_elapsed_ns / calls));
-  s->per_call[s->taken] = r->gpu_elapsed_ns / calls;
-  if (s->kernels != NULL) {
-    json_array_append_new(s->kernel_sum_ns, tb_json_number(r->kernel_sum_ns));
-    json_array_append_new(s->kernels, json_integer((json_int_t)r->kernels_seen));
-    json_array_append_new(s->launches, json_integer((json_int_t)r->counted_launches));
-    json_array_append_new(s->side_stream_kernels, json_integer((json_int_t)r->side_stream_kernels));
-    json_array_append_new(s->clock_drift_ns, tb_json_number(r->clock_drift_ns));
-    json_array_append_new(s->kernels_before_launch,
-                          json_integer((json_int_t)r->kernels_before_launch));
-    s->kernel_per_call[s->taken] = r->kernel_sum_ns / calls;
+static void record(struct tb_scope_samples *s, const struct tb_timing_result *r, unsigned calls) {
+  size_t i = s->taken++;
+  s->elapsed_ns[i] = r->gpu_elapsed_ns;
+  s->per_call_ns[i] = r->gpu_elapsed_ns / calls;
+  if (s->is_probe) {
+    s->kernel_sum_ns[i] = r->kernel_sum_ns;
+    s->kernel_per_call_ns[i] = r->kernel_sum_ns / calls;
+    s->kernels[i] = r->kernels_seen;
+    s->launches[i] = r->counted_launches;
+    s->side_stream_kernels[i] = r->side_stream_kernels;
+    s->clock_drift_ns[i] = r->clock_drift_ns;
+    s->kernels_before_launch[i] = r->kernels_before_launch;
   }
-  s->taken++;
 }
 
-struct metric_result {
-  json_t *json;
-  bool control_complete;
-  double control_p50, kernel_p50, ratio_p50, ratio_min, ratio_max;
-  size_t ratios;
-  unsigned long long side_stream;
-};
+/* The scopes of sample i: forward on even samples, reversed on odd ones, so
+ * every pair of scopes is taken in both orders equally often (§3); eager
+ * control comes first in the forward order (results/device_json.c relies on
+ * it for the eager "order"). */
+static size_t sample_order(const struct step *steps, size_t n, size_t i, struct step *order) {
+  for (size_t k = 0; k < n; ++k) {
+    order[k] = steps[i % 2 == 0 ? k : n - 1 - k];
+  }
+  return n;
+}
 
-/* Throughput (calls = reps) or latency (calls = 1): alternating order. */
-static struct metric_result measure_metric(struct tb_provider *p, unsigned calls, unsigned samples,
-                                           bool probe_usable, json_t *errors) {
-  struct scope_samples control, probe;
-  scope_init(&control, samples, 0);
-  scope_init(&probe, samples, 1);
-  json_t *order = json_array(), *ratios = json_array();
-  double *ratio = calloc(samples, sizeof *ratio);
-  size_t ratio_count = 0;
-  unsigned capacity = calls * p->ops->launches_per_call(p) + 16;
-  struct metric_result m = {0};
-  for (unsigned i = 0; i < samples; ++i) {
-    int control_first = i % 2 == 0;
-    json_array_append_new(order, json_string(control_first ? "control,probe" : "probe,control"));
-    struct tb_timing_result rc_result, rp_result;
-    int control_ok = 0, probe_ok = 0;
-    for (int step = 0; step < 2; ++step) {
-      int is_probe = control_first ? step == 1 : step == 0;
+static char *order_text(const struct step *order, size_t n) {
+  char text[160] = "";
+  size_t used = 0;
+  for (size_t k = 0; k < n && used < sizeof text; ++k) {
+    used += (size_t)snprintf(
+        text + used, sizeof text - used, "%s%s%s%s", k ? "," : "",
+        order[k].mode == TB_BATCH_EAGER ? "" : tb_batch_mode_name(order[k].mode),
+        order[k].mode == TB_BATCH_EAGER ? "" : ".", order[k].probe ? "probe" : "control");
+  }
+  return strdup(text);
+}
+
+/* Paired ratio of sample i: a / b when both were taken in this sample. */
+static void pair(struct tb_paired_ratios *r, size_t i, bool have, double a, double b) {
+  if (have && b > 0.0) {
+    r->values[i] = a / b;
+  }
+}
+
+static void summarize_ratios(struct tb_paired_ratios *r) {
+  double *finite = malloc((r->count ? r->count : 1) * sizeof *finite);
+  size_t n = 0;
+  for (size_t i = 0; finite != NULL && i < r->count; ++i) {
+    if (isfinite(r->values[i])) {
+      finite[n++] = r->values[i];
+    }
+  }
+  r->pairs = n;
+  r->summary = tb_summarize(finite, n);
+  free(finite);
+}
+
+/* Takes every sample of one metric over `steps`, recording per scope and
+ * pairing within each sample. */
+static void take_samples(const struct phase *ph, struct tb_metric_result *m,
+                         const struct step *steps, size_t n) {
+  struct step order[2 * TB_BATCH_MODE_COUNT];
+  for (size_t i = 0; i < m->samples; ++i) {
+    sample_order(steps, n, i, order);
+    m->order[i] = order_text(order, n);
+    bool ok[TB_BATCH_MODE_COUNT][2] = {{false}};
+    double elapsed[TB_BATCH_MODE_COUNT][2] = {{0}};
+    for (size_t k = 0; k < n; ++k) {
+      struct tb_mode_samples *mode = &m->modes[order[k].mode];
+      struct tb_timing_result r;
       char error[1200];
-      if (is_probe && !probe_usable) {
+      if (timed_sample(ph, order[k], m->calls_per_sample, &r, error, sizeof error) !=
+          TB_TIMING_OK) {
+        tb_device_result_add_error(ph->out, error);
         continue;
       }
-      int rc = timed_sample(p, is_probe, calls, capacity, is_probe ? &rp_result : &rc_result, error,
-                            sizeof error);
-      if (rc != TB_TIMING_OK) {
-        json_array_append_new(errors, json_string(error));
-      } else if (is_probe) {
-        probe_ok = 1;
-        record(&probe, &rp_result, calls);
-        m.side_stream += rp_result.side_stream_kernels;
-      } else {
-        control_ok = 1;
-        record(&control, &rc_result, calls);
-      }
+      record(order[k].probe ? &mode->probe : &mode->control, &r, m->calls_per_sample);
+      ok[order[k].mode][order[k].probe] = true;
+      elapsed[order[k].mode][order[k].probe] = r.gpu_elapsed_ns;
     }
-    /* The paired ratio of this sample: probe_i / control_i (docs/method.md §3). */
-    if (control_ok && probe_ok && rc_result.gpu_elapsed_ns > 0) {
-      ratio[ratio_count] = rp_result.gpu_elapsed_ns / rc_result.gpu_elapsed_ns;
-      json_array_append_new(ratios, tb_json_number(ratio[ratio_count++]));
-    } else {
-      json_array_append_new(ratios, json_null());
+    for (int mode = 0; mode < TB_BATCH_MODE_COUNT; ++mode) {
+      struct tb_mode_samples *s = &m->modes[mode];
+      pair(&s->probe_over_control, i, ok[mode][0] && ok[mode][1], elapsed[mode][1],
+           elapsed[mode][0]);
+      pair(&s->over_eager_control, i, ok[mode][0] && ok[TB_BATCH_EAGER][0], elapsed[mode][0],
+           elapsed[TB_BATCH_EAGER][0]);
     }
   }
-  struct tb_summary rs = tb_summarize(ratio, ratio_count);
-  m.control_complete = control.taken == samples;
-  m.control_p50 = tb_median(control.per_call, control.taken);
-  m.kernel_p50 = tb_median(probe.kernel_per_call, probe.taken);
-  m.ratio_p50 = rs.p50;
-  m.ratio_min = rs.min;
-  m.ratio_max = rs.max;
-  m.ratios = ratio_count;
-  size_t probe_taken = probe.taken;
-  m.json = json_pack("{s:i, s:o, s:o, s:o, s:o}", "calls_per_sample", calls, "order", order,
-                     "control", scope_json(&control, calls), "probe",
-                     probe_taken > 0 ? scope_json(&probe, calls) : json_null(),
-                     "probe_over_control", ratios);
-  if (probe_taken == 0) { /* free what scope_json would have taken */
-    json_decref(probe.elapsed_ns);
-    json_decref(probe.per_call_ns);
-    json_decref(probe.kernel_sum_ns);
-    json_decref(probe.kernels);
-    json_decref(probe.launches);
-    json_decref(probe.side_stream_kernels);
-    json_decref(probe.clock_drift_ns);
-    json_decref(probe.kernels_before_launch);
-    free(probe.per_call);
-    free(probe.kernel_per_call);
+  for (int mode = 0; mode < TB_BATCH_MODE_COUNT; ++mode) {
+    summarize_ratios(&m->modes[mode].probe_over_control);
+    summarize_ratios(&m->modes[mode].over_eager_control);
   }
-  json_object_set_new(m.json, "probe_over_control_summary",
-                      json_pack("{s:o, s:o, s:o, s:I}", "median", tb_json_number(rs.p50), "min",
-                                tb_json_number(rs.min), "max", tb_json_number(rs.max), "pairs",
-                                (json_int_t)ratio_count));
-  free(ratio);
-  return m;
 }
 
-static json_t *gpu_state_json(void) {
+/* Makes the graph of one throughput batch ready (captured, one untimed
+ * replay); the reason goes to the mode when it cannot be. */
+static bool prepare_graph(const struct phase *ph, struct tb_mode_samples *mode, unsigned calls) {
+  struct tb_provider *p = ph->p;
+  if (p->ops->device_sample != NULL) {
+    return true; /* the provider captures its own on the first graph sample */
+  }
+  struct tb_error err = {0};
+  if (p->ops->capture_graph == NULL) {
+    snprintf(mode->reason, sizeof mode->reason, "the provider cannot be captured into a graph");
+    return false;
+  }
+  if (p->ops->capture_graph(p, calls, &err) != TB_OK || p->ops->replay_graph(p, &err) != TB_OK ||
+      p->ops->synchronize(p, &err) != TB_OK) {
+    snprintf(mode->reason, sizeof mode->reason, "graph capture failed: %s", err.message);
+    p->ops->release_graph(p);
+    return false;
+  }
+  return true;
+}
+
+/* The scopes one metric takes: eager control and probe, then for the
+ * throughput batch the graph and held modes asked for that apply. */
+static size_t metric_steps(const struct phase *ph, struct tb_metric_result *m, bool throughput,
+                           bool probe_usable, unsigned batch_modes, struct step *steps) {
+  size_t n = 0;
+  steps[n++] = (struct step){TB_BATCH_EAGER, false};
+  if (probe_usable) {
+    steps[n++] = (struct step){TB_BATCH_EAGER, true};
+  }
+  m->modes[TB_BATCH_EAGER].attempted = true;
+  if (!throughput) {
+    return n;
+  }
+  if (batch_modes & (1u << TB_BATCH_GRAPH)) {
+    struct tb_mode_samples *graph = &m->modes[TB_BATCH_GRAPH];
+    graph->attempted = true;
+    if (prepare_graph(ph, graph, m->calls_per_sample)) {
+      steps[n++] = (struct step){TB_BATCH_GRAPH, false};
+      if (probe_usable) {
+        steps[n++] = (struct step){TB_BATCH_GRAPH, true};
+      }
+    }
+  }
+  if (batch_modes & (1u << TB_BATCH_HELD)) {
+    m->modes[TB_BATCH_HELD].attempted = true;
+    steps[n++] = (struct step){TB_BATCH_HELD, false};
+  }
+  return n;
+}
+
+static void finish_metric(struct tb_metric_result *m) {
+  static const enum tb_batch_mode preference[] = {TB_BATCH_GRAPH, TB_BATCH_HELD, TB_BATCH_EAGER};
+  for (size_t k = 0; k < sizeof preference / sizeof preference[0]; ++k) {
+    struct tb_mode_samples *s = &m->modes[preference[k]];
+    if (s->attempted && s->control.taken == m->samples && m->samples > 0) {
+      m->gap_free_mode = preference[k];
+      m->has_gap_free = true;
+      return;
+    }
+  }
+}
+
+static bool measure_metric(const struct phase *ph, struct tb_metric_result *m, unsigned calls,
+                           unsigned samples, bool throughput, bool probe_usable,
+                           unsigned batch_modes) {
+  if (!tb_metric_result_init(m, calls, samples)) {
+    return false;
+  }
+  struct step steps[2 * TB_BATCH_MODE_COUNT];
+  size_t n = metric_steps(ph, m, throughput, probe_usable, batch_modes, steps);
+  take_samples(ph, m, steps, n);
+  if (throughput && ph->p->ops->release_graph != NULL && ph->p->ops->device_sample == NULL) {
+    ph->p->ops->release_graph(ph->p);
+  }
+  for (int mode = 0; mode < TB_BATCH_MODE_COUNT; ++mode) {
+    struct tb_mode_samples *s = &m->modes[mode];
+    if (s->attempted && s->control.taken < samples && s->reason[0] == '\0') {
+      snprintf(s->reason, sizeof s->reason, "%zu of %u control samples failed: see errors",
+               samples - s->control.taken, samples);
+    }
+  }
+  finish_metric(m);
+  return true;
+}
+
+static void gpu_snapshot(struct tb_gpu_snapshot *s) {
   struct tb_timing_gpu_state g;
   memset(&g, 0, sizeof g);
   g.struct_size = sizeof g;
+  memset(s, 0, sizeof *s);
   if (tb_timing_gpu_state(&g) != TB_TIMING_OK || !g.valid) {
-    return json_pack("{s:b, s:s}", "valid", 0, "reason", tb_timing_last_error());
+    snprintf(s->reason, sizeof s->reason, "%s", tb_timing_last_error());
+    return;
   }
-  return json_pack("{s:b, s:i, s:i, s:i, s:i, s:I, s:i}", "valid", 1, "sm_clock_mhz",
-                   g.sm_clock_mhz, "memory_clock_mhz", g.memory_clock_mhz, "max_sm_clock_mhz",
-                   g.max_sm_clock_mhz, "temperature_c", g.temperature_c, "clocks_event_reasons",
-                   (json_int_t)g.clocks_event_reasons, "power_mw", g.power_mw);
+  s->valid = true;
+  s->sm_clock_mhz = g.sm_clock_mhz;
+  s->memory_clock_mhz = g.memory_clock_mhz;
+  s->max_sm_clock_mhz = g.max_sm_clock_mhz;
+  s->temperature_c = g.temperature_c;
+  s->clocks_event_reasons = g.clocks_event_reasons;
+  s->power_mw = g.power_mw;
+}
+
+static struct tb_summary per_call(const struct tb_scope_samples *s) {
+  return tb_summarize(s->per_call_ns, s->taken);
+}
+
+static double spread(const struct tb_summary *s) {
+  return s->p50 > 0.0 ? (s->max - s->min) / s->p50 : 0.0;
+}
+
+/* Whether figure a lies above figure b beyond both one's noise. */
+static bool above(const struct tb_summary *a, const struct tb_summary *b) {
+  if (a->count == 0 || b->count == 0 || !(b->p50 > 0.0)) {
+    return false;
+  }
+  double tolerance = fmax(TB_SCOPE_TOLERANCE, fmax(spread(a), spread(b)));
+  return a->p50 > b->p50 * (1.0 + tolerance);
+}
+
+static void flag(struct tb_device_result *d, const char *fmt, double a, double b) {
+  char text[512];
+  snprintf(text, sizeof text, fmt, a, b);
+  tb_device_result_add_flag(d, text);
+}
+
+/* The scopes must nest: kernel time (probe) <= host-gap-free control <=
+ * eager control <= host end-to-end, each within its noise (method §4). */
+static void check_scopes(struct tb_device_result *d, const struct tb_host_phase *host) {
+  const struct tb_metric_result *thr = &d->throughput;
+  struct tb_summary eager = per_call(&thr->modes[TB_BATCH_EAGER].control);
+  struct tb_summary graph = per_call(&thr->modes[TB_BATCH_GRAPH].control);
+  const struct tb_scope_samples *probe = &thr->modes[TB_BATCH_EAGER].probe;
+  struct tb_summary kernel = tb_summarize(probe->kernel_per_call_ns, probe->taken);
+  if (above(&eager, &host->throughput.summary)) {
+    flag(d,
+         "scope order: GPU control of a batch (%.4g ns/call) exceeds host end-to-end of the "
+         "same calls (%.4g ns/call)",
+         eager.p50, host->throughput.summary.p50);
+  }
+  if (above(&graph, &eager)) {
+    flag(d, "scope order: graph control (%.4g ns/call) exceeds eager control (%.4g ns/call)",
+         graph.p50, eager.p50);
+  }
+  const struct tb_summary *floor = graph.count > 0 ? &graph : &eager;
+  if (above(&kernel, floor)) {
+    flag(d,
+         graph.count > 0 ? "scope order: the probe's kernel time (%.4g ns/call) exceeds graph "
+                           "control (%.4g ns/call): work escaped the timed stream"
+                         : "scope order: the probe's kernel time (%.4g ns/call) exceeds eager "
+                           "control (%.4g ns/call): work escaped the timed stream",
+         kernel.p50, floor->p50);
+  }
+}
+
+static bool perturbed(const struct tb_paired_ratios *r) {
+  return r->pairs > 0 &&
+         (r->summary.p50 < TB_PERTURBATION_LOW || r->summary.p50 > TB_PERTURBATION_HIGH);
 }
 
 /* The hazard flags of docs/method.md §4 that this phase can see. */
-static json_t *flags_json(const struct metric_result *thr, const struct tb_host_phase *host,
-                          json_t *before, json_t *after) {
-  json_t *flags = json_array();
-  double host_p50 = host->throughput.summary.p50;
-  if (thr->control_p50 >= 0.8 * host_p50 && thr->kernel_p50 < 0.5 * thr->control_p50) {
-    json_array_append_new(flags, json_string("host-bound: GPU control time is close to host E2E "
-                                             "time while kernels take far less; the GPU waited "
-                                             "on the host"));
+static void check_hazards(struct tb_device_result *d, const struct tb_host_phase *host) {
+  const struct tb_metric_result *thr = &d->throughput;
+  const struct tb_mode_samples *eager = &thr->modes[TB_BATCH_EAGER];
+  double control_p50 = tb_median(eager->control.per_call_ns, eager->control.taken);
+  double kernel_p50 = tb_median(eager->probe.kernel_per_call_ns, eager->probe.taken);
+  if (control_p50 >= 0.8 * host->throughput.summary.p50 && kernel_p50 < 0.5 * control_p50) {
+    tb_device_result_add_flag(d, "host-bound: GPU control time is close to host E2E time while "
+                                 "kernels take far less; the GPU waited on the host");
   }
-  if (thr->ratios > 0 &&
-      (thr->ratio_p50 < TB_PERTURBATION_LOW || thr->ratio_p50 > TB_PERTURBATION_HIGH)) {
-    json_array_append_new(flags, json_string("probe perturbation: median probe/control outside "
-                                             "[0.95, 1.05]"));
+  if (perturbed(&eager->probe_over_control)) {
+    tb_device_result_add_flag(d, "probe perturbation: median probe/control outside [0.95, 1.05]");
   }
-  if (thr->side_stream > 0) {
-    json_array_append_new(flags, json_string("side-stream work: the probe saw kernels on streams "
-                                             "other than the timed one"));
+  if (perturbed(&thr->modes[TB_BATCH_GRAPH].probe_over_control)) {
+    tb_device_result_add_flag(d, "probe perturbation (graph): median probe/control of graph "
+                                 "replays outside [0.95, 1.05]");
   }
-  json_int_t sm0 = json_integer_value(json_object_get(before, "sm_clock_mhz"));
-  json_int_t sm1 = json_integer_value(json_object_get(after, "sm_clock_mhz"));
-  if (sm0 > 0 && sm1 > 0 && (sm1 < sm0 * 9 / 10 || sm1 > sm0 * 11 / 10)) {
-    json_array_append_new(flags, json_string("clock change: SM clock moved by more than 10% "
-                                             "during the case"));
-  }
-  json_int_t reasons = json_integer_value(json_object_get(before, "clocks_event_reasons")) |
-                       json_integer_value(json_object_get(after, "clocks_event_reasons"));
-  if (reasons & (json_int_t)TB_THROTTLE_MASK) {
-    json_array_append_new(flags, json_string("throttling: a power, slowdown or thermal clocks "
-                                             "event reason was set"));
-  }
-  return flags;
-}
-
-void tb_measure_device_phase(struct tb_provider *p, const struct tb_measure_options *opt,
-                             const struct tb_host_phase *host, struct tb_device_phase *out) {
-  memset(out, 0, sizeof *out);
-  json_t *errors = json_array();
-  json_t *before = gpu_state_json();
-  unsigned reps = tb_device_reps(host->throughput.summary.p50, opt->sample_ms);
-  /* One discarded probe pass: CUPTI instruments modules as they load. */
-  struct tb_timing_result warm;
-  char error[1200];
-  unsigned capacity = reps * p->ops->launches_per_call(p) + 16;
-  bool probe_usable = false;
-  if (opt->probe) {
-    probe_usable = timed_sample(p, 1, reps, capacity, &warm, error, sizeof error) == TB_TIMING_OK;
-    if (!probe_usable) {
-      json_array_append_new(errors, json_string(error));
+  uint64_t side = 0;
+  for (int mode = 0; mode < TB_BATCH_MODE_COUNT; ++mode) {
+    const struct tb_scope_samples *probe = &thr->modes[mode].probe;
+    for (size_t i = 0; i < probe->taken; ++i) {
+      side += probe->side_stream_kernels[i];
     }
   }
-  struct metric_result thr = measure_metric(p, reps, opt->samples, probe_usable, errors);
-  struct metric_result lat = measure_metric(p, 1, opt->samples, probe_usable, errors);
-  json_t *after = gpu_state_json();
-  out->control_complete = thr.control_complete && lat.control_complete;
-  out->control_throughput_p50_ns = thr.control_p50;
-  out->control_latency_p50_ns = lat.control_p50;
-  json_t *flags = flags_json(&thr, host, before, after);
-  out->json =
-      json_pack("{s:s, s:s, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o}", "clock",
-                "CUDA events (control); CUPTI kernel records (probe, instrumented)", "probe_state",
-                probe_usable ? "measured"
-                : opt->probe ? "unavailable"
-                             : "disabled (--probe off)",
-                "throughput", thr.json, "latency", lat.json, "control_complete",
-                out->control_complete, "gpu_state_before", before, "gpu_state_after", after,
-                "flags", flags, "errors", errors, "probe_warmup_discarded", json_true());
+  if (side > 0) {
+    tb_device_result_add_flag(d, "side-stream work: the probe saw kernels on streams other than "
+                                 "the timed one");
+  }
+  unsigned sm0 = d->before.sm_clock_mhz, sm1 = d->after.sm_clock_mhz;
+  if (sm0 > 0 && sm1 > 0 && (sm1 < sm0 * 9 / 10 || sm1 > sm0 * 11 / 10)) {
+    tb_device_result_add_flag(d, "clock change: SM clock moved by more than 10% during the case");
+  }
+  if ((d->before.clocks_event_reasons | d->after.clocks_event_reasons) & TB_THROTTLE_MASK) {
+    tb_device_result_add_flag(d, "throttling: a power, slowdown or thermal clocks event reason "
+                                 "was set");
+  }
+  check_scopes(d, host);
 }
 
-void tb_device_phase_free(struct tb_device_phase *phase) {
-  json_decref(phase->json);
-  memset(phase, 0, sizeof *phase);
+bool tb_measure_device_phase(struct tb_provider *p, const struct tb_measure_options *opt,
+                             const struct tb_host_phase *host, struct tb_device_result *out) {
+  memset(out, 0, sizeof *out);
+  unsigned reps = tb_device_reps(host->throughput.summary.p50, opt->sample_ms);
+  double batch_ns = host->throughput.summary.p50 * reps;
+  struct phase ph = {p, TB_HOLD_TIMEOUT_MIN_NS, out};
+  if (isfinite(batch_ns) && batch_ns * 20.0 > (double)ph.hold_timeout_ns) {
+    ph.hold_timeout_ns = (uint64_t)(batch_ns * 20.0); /* room to issue the batch */
+  }
+  gpu_snapshot(&out->before);
+  /* One discarded probe pass: CUPTI instruments modules as they load. */
+  bool probe_usable = false;
+  if (opt->probe) {
+    struct tb_timing_result warm;
+    char error[1200];
+    probe_usable = timed_sample(&ph, (struct step){TB_BATCH_EAGER, true}, reps, &warm, error,
+                                sizeof error) == TB_TIMING_OK;
+    if (!probe_usable) {
+      tb_device_result_add_error(out, error);
+    }
+  }
+  out->probe_state = probe_usable ? "measured"
+                     : opt->probe ? "unavailable"
+                                  : "disabled (--probe off)";
+  if (!measure_metric(&ph, &out->throughput, reps, opt->samples, true, probe_usable,
+                      opt->batch_modes) ||
+      !measure_metric(&ph, &out->latency, 1, opt->samples, false, probe_usable, 0)) {
+    return false;
+  }
+  gpu_snapshot(&out->after);
+  out->control_complete = out->throughput.modes[TB_BATCH_EAGER].control.taken == opt->samples &&
+                          out->latency.modes[TB_BATCH_EAGER].control.taken == opt->samples;
+  check_hazards(out, host);
+  return true;
 }

@@ -18,6 +18,9 @@ struct tb_measure_options {
   double sample_ms;
   unsigned samples;
   bool probe; /* run the instrumented probe in the device phase */
+  /* the batch modes the device phase times throughput in (bit 1 << mode);
+   * eager is always timed */
+  unsigned batch_modes;
 };
 
 /* Largest batch: bounds a calibration fooled by a near-zero first timing. */

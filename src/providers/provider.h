@@ -12,6 +12,7 @@
 
 #include "tilebench/timing.h"
 
+#include "cases/case_params.h" /* enum tb_batch_mode */
 #include "core/error.h"
 #include "inputs/tensor.h"
 
@@ -46,10 +47,24 @@ struct tb_provider_ops {
   enum tb_status (*host_sample)(struct tb_provider *p, unsigned long calls, int64_t *elapsed_ns,
                                 struct tb_error *err);
   /* Optional (NULL: measure/ runs the timing library on device_stream). One
-   * device sample, control or probe, taken by the provider through the same
-   * library; returns the timing library's code, with `error` on failure. */
-  int (*device_sample)(struct tb_provider *p, bool probe, unsigned calls, unsigned capacity,
-                       struct tb_timing_result *result, char *error, size_t error_size);
+   * device sample in batch mode `mode`, control or probe, taken by the
+   * provider through the same library (a worker captures and replays its own
+   * graph, or holds its own stream); returns the timing library's code, with
+   * `error` on failure (a mode the provider cannot take: TB_TIMING_E_CUDA
+   * and the reason). */
+  int (*device_sample)(struct tb_provider *p, enum tb_batch_mode mode, bool probe, unsigned calls,
+                       unsigned capacity, struct tb_timing_result *result, char *error,
+                       size_t error_size);
+  /* Optional (NULL: no graph mode; the reason is recorded). Captures `calls`
+   * calls, rotating over the buffer sets exactly as launch does, into one
+   * CUDA graph on device_stream, instantiated and ready; capturing again
+   * replaces it. A call that cannot be captured fails with the reason and
+   * leaves no capture open. */
+  enum tb_status (*capture_graph)(struct tb_provider *p, unsigned long calls, struct tb_error *err);
+  /* Launches the captured graph once on device_stream (asynchronous). */
+  enum tb_status (*replay_graph)(struct tb_provider *p, struct tb_error *err);
+  /* Destroys the captured graph, if any. */
+  void (*release_graph)(struct tb_provider *p);
   /* Kernel launches one call makes (a split-row plan makes 2). */
   unsigned (*launches_per_call)(const struct tb_provider *p);
   /* Provider facts for the results (compilation, kernels, buffers), or

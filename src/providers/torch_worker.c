@@ -314,12 +314,14 @@ static double number(const json_t *reply, const char *key) {
   return json_number_value(json_object_get(reply, key));
 }
 
-static int torch_device_sample(struct tb_provider *p, bool probe, unsigned calls, unsigned capacity,
-                               struct tb_timing_result *r, char *error, size_t size) {
+static int torch_device_sample(struct tb_provider *p, enum tb_batch_mode mode, bool probe,
+                               unsigned calls, unsigned capacity, struct tb_timing_result *r,
+                               char *error, size_t size) {
   struct tb_error err = {0};
   json_t *reply = NULL;
-  json_t *req = json_pack("{s:s, s:b, s:i, s:i}", "cmd", "device_sample", "probe", probe, "calls",
-                          calls, "capacity", capacity);
+  json_t *req =
+      json_pack("{s:s, s:s, s:b, s:i, s:i}", "cmd", "device_sample", "mode",
+                tb_batch_mode_name(mode), "probe", probe, "calls", calls, "capacity", capacity);
   if (request(p->state, req, worker_timeout(), &reply, &err) != TB_OK) {
     snprintf(error, size, "%s", err.message);
     return TB_TIMING_E_CUDA;

@@ -3,6 +3,7 @@
 
 #include "results/plan_json.h"
 
+#include "results/device_json.h"
 #include "results/results.h"
 
 static json_t *summary_json(const struct tb_summary *s) {
@@ -91,7 +92,7 @@ json_t *tb_case_result_to_json(const struct tb_case_result *r) {
                       r->c.planned ? json_string(tb_variant_name(r->c.variant)) : json_null());
   json_object_set_new(j, "execution_plans", plans_json(r));
   json_object_set_new(j, "host", host_json(r));
-  json_object_set_new(j, "device", r->device ? json_incref(r->device) : json_null());
+  json_object_set_new(j, "device", r->device ? tb_device_result_to_json(r->device) : json_null());
   json_object_set_new(j, "provider_details",
                       r->provider_details ? json_incref(r->provider_details) : json_null());
   json_object_set_new(j, "source_sha256", r->source ? json_string(r->source_sha256) : json_null());

@@ -16,9 +16,11 @@ void tb_host_phase_free(struct tb_host_phase *phase) {
 
 void tb_case_result_free(struct tb_case_result *r) {
   tb_host_phase_free(&r->host);
-  json_decref(r->device);
+  tb_device_result_free(r->device);
+  free(r->device);
   json_decref(r->provider_details);
   free(r->source);
-  r->device = r->provider_details = NULL;
+  r->device = NULL;
+  r->provider_details = NULL;
   r->source = NULL;
 }

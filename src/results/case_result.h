@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "oracle/validate.h"
+#include "results/device_result.h"
 #include "planner/planner.h"
 #include "stats/stats.h"
 
@@ -44,10 +45,10 @@ struct tb_case_result {
   bool host_measured;
   struct tb_host_phase host;
 
-  /* Device phase (GPU providers): the results' "device" object, or absent
-   * with the reason (the CPU backend has no device clock). */
+  /* Device phase (GPU providers): what it measured (owned), or NULL with the
+   * reason (the CPU backend has no device clock). */
   bool device_measured;
-  json_t *device;
+  struct tb_device_result *device;
   const char *device_unavailable_reason;
 
   json_t *provider_details; /* compilation, kernels, buffers (owned), or NULL */

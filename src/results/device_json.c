@@ -1,0 +1,142 @@
+#include "results/device_json.h"
+
+#include "results/json_number.h"
+
+static json_t *doubles(const double *values, size_t count) {
+  json_t *a = json_array();
+  for (size_t i = 0; i < count; ++i) {
+    json_array_append_new(a, tb_json_number(values[i]));
+  }
+  return a;
+}
+
+static json_t *integers(const uint64_t *values, size_t count) {
+  json_t *a = json_array();
+  for (size_t i = 0; i < count; ++i) {
+    json_array_append_new(a, json_integer((json_int_t)values[i]));
+  }
+  return a;
+}
+
+static json_t *summary_json(const double *values, size_t count) {
+  struct tb_summary s = tb_summarize(values, count);
+  return json_pack("{s:o, s:o, s:o}", "p50", tb_json_number(s.p50), "min", tb_json_number(s.min),
+                   "max", tb_json_number(s.max));
+}
+
+static json_t *scope_json(const struct tb_scope_samples *s, unsigned calls) {
+  json_t *j =
+      json_pack("{s:i, s:o, s:o, s:o}", "calls_per_sample", calls, "elapsed_ns",
+                doubles(s->elapsed_ns, s->taken), "per_call_ns", doubles(s->per_call_ns, s->taken),
+                "per_call_summary_ns", summary_json(s->per_call_ns, s->taken));
+  if (s->is_probe) {
+    json_object_set_new(j, "kernel_sum_ns", doubles(s->kernel_sum_ns, s->taken));
+    json_object_set_new(j, "kernels", integers(s->kernels, s->taken));
+    json_object_set_new(j, "launches", integers(s->launches, s->taken));
+    json_object_set_new(j, "side_stream_kernels", integers(s->side_stream_kernels, s->taken));
+    json_object_set_new(j, "clock_drift_ns", doubles(s->clock_drift_ns, s->taken));
+    json_object_set_new(j, "kernels_before_launch", integers(s->kernels_before_launch, s->taken));
+    json_object_set_new(j, "kernel_per_call_summary_ns",
+                        summary_json(s->kernel_per_call_ns, s->taken));
+  }
+  return j;
+}
+
+static json_t *probe_or_null(const struct tb_scope_samples *s, unsigned calls) {
+  return s->taken > 0 ? scope_json(s, calls) : json_null();
+}
+
+static json_t *ratios_summary(const struct tb_paired_ratios *r) {
+  return json_pack("{s:o, s:o, s:o, s:I}", "median", tb_json_number(r->summary.p50), "min",
+                   tb_json_number(r->summary.min), "max", tb_json_number(r->summary.max), "pairs",
+                   (json_int_t)r->pairs);
+}
+
+/* The eager control and probe's relative order in each sample: the device
+ * phase takes its scopes forward on even samples and reversed on odd ones,
+ * eager control first in the forward order. */
+static json_t *eager_order(const struct tb_metric_result *m) {
+  json_t *a = json_array();
+  for (size_t i = 0; i < m->samples; ++i) {
+    json_array_append_new(a, json_string(i % 2 == 0 ? "control,probe" : "probe,control"));
+  }
+  return a;
+}
+
+static json_t *mode_json(const struct tb_mode_samples *s, unsigned calls) {
+  json_t *j = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "control",
+                        s->control.taken > 0 ? scope_json(&s->control, calls) : json_null(),
+                        "probe", probe_or_null(&s->probe, calls), "probe_over_control",
+                        doubles(s->probe_over_control.values, s->probe_over_control.count),
+                        "probe_over_control_summary", ratios_summary(&s->probe_over_control),
+                        "over_eager_control",
+                        doubles(s->over_eager_control.values, s->over_eager_control.count),
+                        "over_eager_control_summary", ratios_summary(&s->over_eager_control));
+  if (s->reason[0] != '\0') {
+    json_object_set_new(j, "unavailable", json_string(s->reason));
+  }
+  return j;
+}
+
+static json_t *metric_json(const struct tb_metric_result *m) {
+  const struct tb_mode_samples *eager = &m->modes[TB_BATCH_EAGER];
+  unsigned calls = m->calls_per_sample;
+  json_t *j = json_pack("{s:i, s:o, s:o, s:o, s:o, s:o}", "calls_per_sample", calls, "order",
+                        eager_order(m), "control", scope_json(&eager->control, calls), "probe",
+                        probe_or_null(&eager->probe, calls), "probe_over_control",
+                        doubles(eager->probe_over_control.values, eager->probe_over_control.count),
+                        "probe_over_control_summary", ratios_summary(&eager->probe_over_control));
+  json_t *modes = json_object();
+  for (int mode = TB_BATCH_GRAPH; mode < TB_BATCH_MODE_COUNT; ++mode) {
+    if (m->modes[mode].attempted) {
+      json_object_set_new(modes, tb_batch_mode_name(mode), mode_json(&m->modes[mode], calls));
+    }
+  }
+  if (json_object_size(modes) == 0) {
+    json_decref(modes);
+    return j;
+  }
+  json_t *sequence = json_array();
+  for (size_t i = 0; i < m->samples; ++i) {
+    json_array_append_new(sequence, json_string(m->order[i] ? m->order[i] : ""));
+  }
+  json_object_set_new(j, "batch_modes", modes);
+  json_object_set_new(j, "scope_order", sequence);
+  if (m->has_gap_free) {
+    const struct tb_scope_samples *c = &m->modes[m->gap_free_mode].control;
+    json_object_set_new(j, "gap_free",
+                        json_pack("{s:s, s:o}", "mode", tb_batch_mode_name(m->gap_free_mode),
+                                  "per_call_p50_ns",
+                                  tb_json_number(tb_median(c->per_call_ns, c->taken))));
+  }
+  return j;
+}
+
+static json_t *snapshot_json(const struct tb_gpu_snapshot *g) {
+  if (!g->valid) {
+    return json_pack("{s:b, s:s}", "valid", 0, "reason", g->reason);
+  }
+  return json_pack("{s:b, s:i, s:i, s:i, s:i, s:I, s:i}", "valid", 1, "sm_clock_mhz",
+                   g->sm_clock_mhz, "memory_clock_mhz", g->memory_clock_mhz, "max_sm_clock_mhz",
+                   g->max_sm_clock_mhz, "temperature_c", g->temperature_c, "clocks_event_reasons",
+                   (json_int_t)g->clocks_event_reasons, "power_mw", g->power_mw);
+}
+
+static json_t *strings(char *const *list, size_t count) {
+  json_t *a = json_array();
+  for (size_t i = 0; i < count; ++i) {
+    json_array_append_new(a, json_string(list[i]));
+  }
+  return a;
+}
+
+json_t *tb_device_result_to_json(const struct tb_device_result *d) {
+  return json_pack("{s:s, s:s, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o}", "clock",
+                   "CUDA events (control); CUPTI kernel records (probe, instrumented)",
+                   "probe_state", d->probe_state ? d->probe_state : "unavailable", "throughput",
+                   metric_json(&d->throughput), "latency", metric_json(&d->latency),
+                   "control_complete", d->control_complete, "gpu_state_before",
+                   snapshot_json(&d->before), "gpu_state_after", snapshot_json(&d->after), "flags",
+                   strings(d->flags, d->flag_count), "errors", strings(d->errors, d->error_count),
+                   "probe_warmup_discarded", json_true());
+}

@@ -1,0 +1,84 @@
+/* What the device phase measured (docs/method.md §2.3), as typed samples:
+ * measure/device_phase.c fills it, results/device_json.c writes it as the
+ * record's "device" object. Each metric (throughput: a batch of calls;
+ * latency: one call) is timed in every batch mode that applies: eager
+ * launches, one replay of a CUDA graph holding the calls, and eager launches
+ * queued behind a held stream; each mode has a control and, where it
+ * applies, a probe, taken in an order that alternates sample by sample. */
+#ifndef TB_RESULTS_DEVICE_RESULT_H
+#define TB_RESULTS_DEVICE_RESULT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cases/case_params.h"
+#include "stats/stats.h"
+
+/* Raw samples of one scope (control or probe) of one mode and metric. */
+struct tb_scope_samples {
+  bool is_probe;
+  size_t taken;
+  double *elapsed_ns;  /* GPU time of the sample */
+  double *per_call_ns; /* elapsed / calls per sample */
+  /* probe only */
+  double *kernel_sum_ns, *kernel_per_call_ns, *clock_drift_ns;
+  uint64_t *kernels, *launches, *side_stream_kernels, *kernels_before_launch;
+};
+
+/* Ratios paired sample by sample (NaN where one side of a pair is missing). */
+struct tb_paired_ratios {
+  double *values; /* one per sample */
+  size_t count;   /* samples */
+  size_t pairs;   /* finite values */
+  struct tb_summary summary;
+};
+
+/* One batch mode of one metric. */
+struct tb_mode_samples {
+  bool attempted;    /* the mode applies to this metric and provider */
+  char reason[1100]; /* why a mode that applies has no control samples, or "" */
+  struct tb_scope_samples control, probe;
+  struct tb_paired_ratios probe_over_control;
+  struct tb_paired_ratios over_eager_control; /* this mode's control / eager control */
+};
+
+struct tb_metric_result {
+  unsigned calls_per_sample;
+  size_t samples;
+  char **order; /* per sample: the scopes in the order taken, "control,probe" for eager */
+  struct tb_mode_samples modes[TB_BATCH_MODE_COUNT];
+  /* The lowest-overhead control that measured every sample (graph, then
+   * held, then eager): the figure rankings use. */
+  enum tb_batch_mode gap_free_mode;
+  bool has_gap_free;
+};
+
+struct tb_gpu_snapshot {
+  bool valid;
+  char reason[256];
+  unsigned sm_clock_mhz, memory_clock_mhz, max_sm_clock_mhz, temperature_c, power_mw;
+  uint64_t clocks_event_reasons;
+};
+
+struct tb_device_result {
+  const char *probe_state; /* "measured", "unavailable", "disabled (--probe off)" */
+  struct tb_metric_result throughput, latency;
+  bool control_complete; /* every eager control sample of both metrics measured */
+  struct tb_gpu_snapshot before, after;
+  char **flags; /* hazard flags (docs/method.md §4), NULL-terminated */
+  size_t flag_count;
+  char **errors; /* every failed sample's message */
+  size_t error_count;
+};
+
+/* Appends a copy of text (false when memory ran out). */
+bool tb_device_result_add_flag(struct tb_device_result *d, const char *text);
+bool tb_device_result_add_error(struct tb_device_result *d, const char *text);
+
+/* Allocates the sample arrays of a metric for `samples` samples. */
+bool tb_metric_result_init(struct tb_metric_result *m, unsigned calls_per_sample, size_t samples);
+
+void tb_device_result_free(struct tb_device_result *d);
+
+#endif

@@ -1,0 +1,214 @@
+/* The device phase against the fake driver/CUPTI table and a fake GPU
+ * provider: every batch mode's samples, their order and pairing, a mode
+ * that cannot run recorded with its reason, the scope cross-checks, and the
+ * "device" record written from the typed result. */
+#include <jansson.h>
+#include <math.h>
+#include <string.h>
+
+#include "fake_cuda.h"
+#include "measure/device_phase.h"
+#include "results/device_json.h"
+#include "test_support.h"
+
+#define STREAM ((uintptr_t)7)
+
+/* A provider whose every call is one fake kernel on STREAM. */
+struct fake_gpu {
+  unsigned long captured; /* calls in the graph, 0: none */
+  int fail_capture;
+  int graphs_live;
+};
+
+static enum tb_status gpu_launch(struct tb_provider *p, unsigned long calls, struct tb_error *err) {
+  for (unsigned long i = 0; i < calls; ++i) {
+    fake_launch(STREAM, FAKE_DRIVER);
+  }
+  return TB_OK;
+}
+static enum tb_status gpu_sync(struct tb_provider *p, struct tb_error *err) {
+  return TB_OK;
+}
+static void *gpu_stream(const struct tb_provider *p) {
+  return (void *)STREAM;
+}
+static unsigned gpu_launches_per_call(const struct tb_provider *p) {
+  return 1;
+}
+static enum tb_status gpu_capture(struct tb_provider *p, unsigned long calls,
+                                  struct tb_error *err) {
+  struct fake_gpu *g = p->state;
+  if (g->fail_capture) {
+    return tb_fail(err, TB_ERR_RUN,
+                   "cuStreamEndCapture: operation not permitted when stream "
+                   "is capturing (fake)");
+  }
+  g->captured = calls;
+  g->graphs_live = 1;
+  return TB_OK;
+}
+static enum tb_status gpu_replay(struct tb_provider *p, struct tb_error *err) {
+  struct fake_gpu *g = p->state;
+  fake_graph_launch(STREAM, (int)g->captured);
+  return TB_OK;
+}
+static void gpu_release_graph(struct tb_provider *p) {
+  ((struct fake_gpu *)p->state)->graphs_live = 0;
+}
+
+static struct tb_provider_ops gpu_ops = {
+    .launch = gpu_launch,
+    .synchronize = gpu_sync,
+    .device_stream = gpu_stream,
+    .launches_per_call = gpu_launches_per_call,
+    .capture_graph = gpu_capture,
+    .replay_graph = gpu_replay,
+    .release_graph = gpu_release_graph,
+};
+
+static const unsigned ALL_MODES = (1u << TB_BATCH_GRAPH) | (1u << TB_BATCH_HELD);
+
+/* A host phase of `per_call_ns` per call. */
+static struct tb_host_phase host_of(double per_call_ns) {
+  struct tb_host_phase h = {0};
+  h.throughput.summary = (struct tb_summary){per_call_ns, per_call_ns, per_call_ns, 1};
+  return h;
+}
+
+static struct tb_device_result measure(struct tb_provider *p, unsigned modes, double host_ns,
+                                       unsigned samples) {
+  struct tb_measure_options opt = {0.0, 0.01, samples, true, modes};
+  struct tb_host_phase host = host_of(host_ns);
+  struct tb_device_result d;
+  assert_true(tb_measure_device_phase(p, &opt, &host, &d));
+  return d;
+}
+
+static bool has_flag(const struct tb_device_result *d, const char *text) {
+  for (size_t i = 0; i < d->flag_count; ++i) {
+    if (strstr(d->flags[i], text) != NULL) {
+      return true;
+    }
+  }
+  return false;
+}
+
+static int setup(void **state) {
+  fake_install();
+  return 0;
+}
+
+/* Eager, graph and held are each measured in every sample, in an order
+ * reversed sample by sample, and paired within the sample. */
+static void every_mode_is_measured_and_paired(void **state) {
+  struct fake_gpu g = {0};
+  struct tb_provider p = {.ops = &gpu_ops, .name = "fake", .state = &g};
+  struct tb_device_result d = measure(&p, ALL_MODES, 2000.0, 4);
+  const struct tb_metric_result *thr = &d.throughput;
+  assert_true(d.control_complete);
+  assert_string_equal(d.probe_state, "measured");
+  for (int mode = 0; mode < TB_BATCH_MODE_COUNT; ++mode) {
+    assert_true(thr->modes[mode].attempted);
+    assert_int_equal(thr->modes[mode].control.taken, 4);
+    assert_string_equal(thr->modes[mode].reason, "");
+    assert_int_equal(thr->modes[mode].over_eager_control.pairs, 4);
+  }
+  assert_int_equal(thr->modes[TB_BATCH_GRAPH].probe.taken, 4);
+  assert_int_equal(thr->modes[TB_BATCH_GRAPH].probe.launches[0], 1); /* one graph launch */
+  assert_int_equal(thr->modes[TB_BATCH_GRAPH].probe.kernels[0], thr->calls_per_sample);
+  assert_int_equal(thr->modes[TB_BATCH_HELD].probe.taken, 0); /* the probe is not held */
+  assert_int_equal(F.holds_launched, 4);
+  assert_string_equal(thr->order[0], "control,probe,graph.control,graph.probe,held.control");
+  assert_string_equal(thr->order[1], "held.control,graph.probe,graph.control,probe,control");
+  assert_true(thr->has_gap_free);
+  assert_int_equal(thr->gap_free_mode, TB_BATCH_GRAPH);
+  assert_int_equal(g.graphs_live, 0); /* released after the metric */
+  /* the fake GPU runs 1000 ns a kernel whichever way it was launched */
+  assert_true(fabs(thr->modes[TB_BATCH_GRAPH].over_eager_control.summary.p50 - 1.0) < 1e-6);
+  /* latency is one eager call: no batch modes */
+  assert_false(d.latency.modes[TB_BATCH_GRAPH].attempted);
+  assert_int_equal(d.latency.modes[TB_BATCH_EAGER].control.taken, 4);
+  assert_int_equal(d.flag_count, 0);
+
+  json_t *j = tb_device_result_to_json(&d);
+  json_t *t = json_object_get(j, "throughput");
+  assert_string_equal(json_string_value(json_array_get(json_object_get(t, "order"), 1)),
+                      "probe,control");
+  json_t *graph = json_object_get(json_object_get(t, "batch_modes"), "graph");
+  assert_int_equal(
+      json_array_size(json_object_get(json_object_get(graph, "control"), "per_call_ns")), 4);
+  assert_null(json_object_get(graph, "unavailable"));
+  assert_string_equal(json_string_value(json_object_get(json_object_get(t, "gap_free"), "mode")),
+                      "graph");
+  assert_null(json_object_get(json_object_get(j, "latency"), "batch_modes"));
+  json_decref(j);
+  tb_device_result_free(&d);
+}
+
+/* A graph that cannot be captured, and a provider without graphs: the
+ * mode is recorded as unavailable with the reason, never dropped. */
+static void a_mode_that_cannot_run_says_why(void **state) {
+  struct fake_gpu g = {.fail_capture = 1};
+  struct tb_provider p = {.ops = &gpu_ops, .name = "fake", .state = &g};
+  struct tb_device_result d = measure(&p, ALL_MODES, 2000.0, 3);
+  const struct tb_mode_samples *graph = &d.throughput.modes[TB_BATCH_GRAPH];
+  assert_true(graph->attempted);
+  assert_int_equal(graph->control.taken, 0);
+  assert_non_null(strstr(graph->reason, "graph capture failed: cuStreamEndCapture"));
+  assert_int_equal(d.throughput.gap_free_mode, TB_BATCH_HELD);
+  json_t *j = tb_device_result_to_json(&d);
+  json_t *modes = json_object_get(json_object_get(j, "throughput"), "batch_modes");
+  assert_non_null(
+      strstr(json_string_value(json_object_get(json_object_get(modes, "graph"), "unavailable")),
+             "capture failed"));
+  json_decref(j);
+  tb_device_result_free(&d);
+
+  struct tb_provider_ops no_graphs = gpu_ops;
+  no_graphs.capture_graph = NULL;
+  p.ops = &no_graphs;
+  d = measure(&p, 1u << TB_BATCH_GRAPH, 2000.0, 3);
+  assert_string_equal(d.throughput.modes[TB_BATCH_GRAPH].reason,
+                      "the provider cannot be captured into a graph");
+  assert_false(d.throughput.modes[TB_BATCH_HELD].attempted); /* not asked for */
+  assert_int_equal(d.throughput.gap_free_mode, TB_BATCH_EAGER);
+  tb_device_result_free(&d);
+}
+
+/* A hold its time-out released fails each held sample closed, with the
+ * library's message; the other modes are unaffected. */
+static void a_stuck_hold_fails_its_samples(void **state) {
+  struct fake_gpu g = {0};
+  struct tb_provider p = {.ops = &gpu_ops, .name = "fake", .state = &g};
+  F.hold_stuck = 1;
+  struct tb_device_result d = measure(&p, ALL_MODES, 2000.0, 3);
+  const struct tb_mode_samples *held = &d.throughput.modes[TB_BATCH_HELD];
+  assert_int_equal(held->control.taken, 0);
+  assert_non_null(strstr(held->reason, "3 of 3 control samples failed"));
+  assert_true(d.error_count >= 3);
+  assert_non_null(strstr(d.errors[0], "held control TB_TIMING_E_HOLD_TIMEOUT"));
+  assert_true(d.control_complete);
+  assert_int_equal(d.throughput.modes[TB_BATCH_GRAPH].control.taken, 3);
+  tb_device_result_free(&d);
+}
+
+/* Scopes that disagree are flagged with both figures: GPU control of a
+ * batch above the host's end-to-end time of the same calls. */
+static void scopes_that_disagree_are_flagged(void **state) {
+  struct fake_gpu g = {0};
+  struct tb_provider p = {.ops = &gpu_ops, .name = "fake", .state = &g};
+  struct tb_device_result d = measure(&p, ALL_MODES, 100.0, 3); /* host: 100 ns a call */
+  assert_true(has_flag(&d, "exceeds host end-to-end of the same calls (100 ns/call)"));
+  assert_false(has_flag(&d, "escaped"));
+  tb_device_result_free(&d);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup(every_mode_is_measured_and_paired, setup),
+      cmocka_unit_test_setup(a_mode_that_cannot_run_says_why, setup),
+      cmocka_unit_test_setup(a_stuck_hold_fails_its_samples, setup),
+      cmocka_unit_test_setup(scopes_that_disagree_are_flagged, setup),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
