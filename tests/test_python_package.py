@@ -454,14 +454,48 @@ class SessionTest(unittest.TestCase):
         reply, _ = self.worker_sample("/nonexistent/lib.so", {"probe": False, "calls": 1, "capacity": 8})
         self.assertEqual(reply, {"ok": True, "code": -4, "error": "no GPU timing in this worker"})
 
-    def worker_sample(self, lib_path, req, busy=False):
+    def test_worker_batch_modes(self):
+        # graph: captured once over the calls, replayed once untimed, then per sample
+        reply, calls, torch = self.worker_sample(self.path, {"mode": "graph", "probe": False, "calls": 3,
+                                                             "capacity": 8}, with_torch=True)
+        self.assertEqual((reply["code"], reply["declared_calls"], reply["held"]), (0, 3, 0))
+        self.assertEqual((calls, torch.captures, torch.replays), (3, 1, 2))
+        # held: a held control session, the calls issued eagerly behind the hold
+        reply, calls = self.worker_sample(self.path, {"mode": "held", "probe": False, "calls": 2,
+                                                      "capacity": 8})
+        self.assertEqual((reply["code"], reply["held"], reply["declared_calls"], calls), (0, 1, 2, 2))
+        # a capture that fails: the mode's code and the exception, no session left open
+        reply, calls, torch = self.worker_sample(self.path, {"mode": "graph", "probe": False, "calls": 2,
+                                                             "capacity": 8}, with_torch=True,
+                                                 capture_fails=True)
+        self.assertEqual(reply["code"], -7)
+        self.assertIn("graph capture failed: RuntimeError: operation not permitted", reply["error"])
+        reply, _ = self.worker_sample(self.path, {"mode": "held", "probe": True, "calls": 1, "capacity": 8})
+        self.assertEqual(reply["code"], -1)
+
+    def worker_sample(self, lib_path, req, busy=False, with_torch=False, capture_fails=False):
         """Worker.device_sample with a stand-in torch whose CUDA is 'available'."""
         calls = []
 
         class Torch:
+            captures = replays = 0
+
             class cuda:
                 is_available = staticmethod(lambda: True)
                 current_stream = staticmethod(lambda: type("S", (), {"cuda_stream": 0x42})())
+                synchronize = staticmethod(lambda: None)
+
+                class CUDAGraph:
+                    def replay(self):
+                        Torch.replays += 1
+
+                @staticmethod
+                @contextlib.contextmanager
+                def graph(g):
+                    if capture_fails:
+                        raise RuntimeError("operation not permitted when stream is capturing")
+                    Torch.captures += 1
+                    yield
 
         with mock.patch.dict(os.environ, {"TILEBENCH_TIMING_LIB": lib_path}), \
                 mock.patch.object(timing, "_default", None), mock.patch.object(timing, "_loaded", {}):
@@ -477,6 +511,8 @@ class SessionTest(unittest.TestCase):
             out = io.StringIO()
             with contextlib.redirect_stdout(out):
                 w.device_sample(req)
+        if with_torch:
+            return json.loads(out.getvalue()), len(calls), Torch
         return json.loads(out.getvalue()), len(calls)
 
 

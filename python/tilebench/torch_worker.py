@@ -19,6 +19,9 @@ import time
 from tilebench import timing
 
 POISON_BITS = 0x7FC0DEAD
+# A held sample's hold waits at most this long for the calls to be queued.
+HOLD_TIMEOUT_NS = 5_000_000_000
+TB_TIMING_E_CUDA = -7
 RMSNORM_EPS = 1e-6
 LAYERNORM_EPS = 1e-5
 
@@ -38,6 +41,7 @@ class Worker:
         self.sets = []
         self.cursor = 0
         self.last = None
+        self.graphs = {}  # calls -> a torch.cuda.CUDAGraph holding that many calls
         if self.cuda:
             # $TILEBENCH_TIMING_LIB (set by the harness), checked: ABI and struct sizes
             try:
@@ -136,6 +140,7 @@ class Worker:
         t = self.torch
         # matched to the realization compared (gemm): TF32 only for `tensor`
         t.backends.cuda.matmul.allow_tf32 = bool(req.get("allow_tf32", False))
+        self.graphs = {}
         fn, allocation, implementation = self.build(req["op"], req["n"])
         self.sets, buffers = self.buffer_sets(req, allocation == "preallocated_out")
         self.cursor = 0
@@ -173,15 +178,48 @@ class Worker:
         self.sync()
         reply(ok=True, elapsed_ns=time.clock_gettime_ns(time.CLOCK_MONOTONIC) - start)
 
+    def graph_of(self, calls):
+        """A CUDA graph of `calls` calls over the rotating buffer sets, as
+        eager calls would run them: captured on first use (outside any
+        timing), replayed once untimed, then kept until release."""
+        if calls not in self.graphs:
+            graph = self.torch.cuda.CUDAGraph()
+            with self.torch.cuda.graph(graph):
+                self.calls(calls)
+            graph.replay()
+            self.sync()
+            self.graphs[calls] = graph
+        return self.graphs[calls]
+
+    def session_for(self, req, stream):
+        mode = req.get("mode", "eager")
+        if req["probe"]:
+            return self.timing.probe(stream, req["capacity"])
+        if mode == "held":
+            return self.timing.control(stream, hold_timeout_ns=HOLD_TIMEOUT_NS)
+        return self.timing.control(stream)
+
     def device_sample(self, req):
         if self.timing is None:
             return reply(ok=True, code=-4, error="no GPU timing in this worker")
+        mode = req.get("mode", "eager")
+        if mode not in ("eager", "graph", "held") or (mode == "held" and req["probe"]):
+            return reply(ok=True, code=-1, error=f"TB_TIMING_E_ARGUMENT: no {mode} probe sample")
+        graph = None
+        if mode == "graph":
+            try:
+                graph = self.graph_of(req["calls"])
+            except Exception as e:  # a call that cannot be captured: the mode is unavailable
+                self.graphs.pop(req["calls"], None)
+                return reply(ok=True, code=TB_TIMING_E_CUDA,
+                             error=f"graph capture failed: {type(e).__name__}: {e}")
         stream = self.torch.cuda.current_stream().cuda_stream
-        session = (self.timing.probe(stream, req["capacity"]) if req["probe"] else
-                   self.timing.control(stream))
         try:
-            with session as t:  # an exception from the calls aborts the session
-                self.calls(req["calls"])
+            with self.session_for(req, stream) as t:  # an exception aborts the session
+                if graph is not None:
+                    graph.replay()
+                else:
+                    self.calls(req["calls"])
                 t.declare_calls(req["calls"])
             code, error, result = 0, "", t.result
         except timing.TimingError as e:
@@ -208,6 +246,7 @@ class Worker:
 
     def release(self, req):
         self.fn = self.last = None
+        self.graphs = {}
         self.sets = []
         reply(ok=True)
 
