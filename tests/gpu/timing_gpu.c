@@ -454,6 +454,130 @@ static void overhead_and_perturbation(void) {
   cu->cuMemFree(out);
 }
 
+/* ---- batch modes (issue 18): eager, one graph replay, held ---- */
+
+struct graph_api {
+  CUresult (*begin)(CUstream, CUstreamCaptureMode);
+  CUresult (*end)(CUstream, CUgraph *);
+  CUresult (*instantiate)(CUgraphExec *, CUgraph, unsigned long long);
+  CUresult (*launch)(CUgraphExec, CUstream);
+  CUresult (*exec_destroy)(CUgraphExec);
+  CUresult (*destroy)(CUgraph);
+};
+
+static int graph_api(struct graph_api *g) {
+  void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  *(void **)&g->begin = dlsym(h, "cuStreamBeginCapture_v2");
+  *(void **)&g->end = dlsym(h, "cuStreamEndCapture");
+  *(void **)&g->instantiate = dlsym(h, "cuGraphInstantiateWithFlags");
+  *(void **)&g->launch = dlsym(h, "cuGraphLaunch");
+  *(void **)&g->exec_destroy = dlsym(h, "cuGraphExecDestroy");
+  *(void **)&g->destroy = dlsym(h, "cuGraphDestroy");
+  return g->begin && g->end && g->instantiate && g->launch && g->exec_destroy && g->destroy;
+}
+
+/* One sample of `calls` spin kernels: mode 0 eager, 1 graph replay, 2 held;
+ * GPU ns per call (NaN on failure); kernel_ns: the probe's per call. */
+static double batch_sample(int mode, int probe, const struct graph_api *g, CUgraphExec exec,
+                           unsigned calls, void **args, double *kernel_ns) {
+  int rc = probe       ? tb_timing_begin_probe(stream_a, calls + 16)
+           : mode == 2 ? tb_timing_begin_control_held(stream_a, 1000000000ull)
+                       : tb_timing_begin_control(stream_a);
+  if (mode == 1) {
+    g->launch(exec, stream_a);
+  } else {
+    for (unsigned i = 0; i < calls; ++i) {
+      launch(k_spin, 1, 32, stream_a, args);
+    }
+  }
+  tb_timing_declare_calls(calls);
+  struct tb_timing_result r = tb_timing_result_for(NULL, 0);
+  rc = rc == TB_TIMING_OK ? end_session(&r) : rc;
+  if (kernel_ns != NULL) {
+    *kernel_ns = rc == TB_TIMING_OK ? r.kernel_sum_ns / calls : NAN;
+  }
+  return rc == TB_TIMING_OK ? r.gpu_elapsed_ns / calls : NAN;
+}
+
+/* Medians over REPS interleaved samples of one kernel length. */
+static void batch_modes_for(const struct graph_api *g, double spin_us, unsigned calls,
+                            double out[4]) {
+  enum { REPS = 9 };
+  CUdeviceptr dst;
+  cu->cuMemAlloc(&dst, 4);
+  long long cycles = (long long)(cycles_per_ms * spin_us / 1000.0);
+  void *args[] = {&cycles, &dst};
+  CUgraph graph;
+  CUgraphExec exec;
+  g->begin(stream_a, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+  for (unsigned i = 0; i < calls; ++i) {
+    launch(k_spin, 1, 32, stream_a, args);
+  }
+  g->end(stream_a, &graph);
+  g->instantiate(&exec, graph, 0);
+  g->launch(exec, stream_a); /* uploads the graph */
+  cu->cuStreamSynchronize(stream_a);
+  double eager[REPS], replay[REPS], held[REPS], kernel[REPS];
+  for (int i = 0; i < REPS; ++i) {
+    eager[i] = batch_sample(0, 0, g, exec, calls, args, NULL);
+    replay[i] = batch_sample(1, 0, g, exec, calls, args, NULL);
+    held[i] = batch_sample(2, 0, g, exec, calls, args, NULL);
+    batch_sample(1, 1, g, exec, calls, args, &kernel[i]);
+  }
+  out[0] = tb_median(eager, REPS);
+  out[1] = tb_median(replay, REPS);
+  out[2] = tb_median(held, REPS);
+  out[3] = tb_median(kernel, REPS);
+  g->exec_destroy(exec);
+  g->destroy(graph);
+  cu->cuMemFree(dst);
+  printf("INFO spin %.0f µs x %u: eager %.3f, graph %.3f, held %.3f, probe kernel %.3f µs/call\n",
+         spin_us, calls, out[0] / 1e3, out[1] / 1e3, out[2] / 1e3, out[3] / 1e3);
+  char key[64];
+  snprintf(key, sizeof key, "batch_modes_spin_%.0fus", spin_us);
+  json_object_set_new(facts, key,
+                      json_pack("{s:i, s:f, s:f, s:f, s:f}", "calls", calls, "eager_ns", out[0],
+                                "graph_ns", out[1], "held_ns", out[2], "probe_kernel_ns", out[3]));
+}
+
+static void batch_modes(void) {
+  struct graph_api g;
+  if (!graph_api(&g)) {
+    CHECK(0, "graph API unavailable");
+    return;
+  }
+  double m[4];
+  batch_modes_for(&g, 1000.0, 8, m);
+  CHECK(fabs(m[1] / m[0] - 1.0) <= 0.01, "graph control of a 1 ms kernel vs eager: %.4f",
+        m[1] / m[0]);
+  batch_modes_for(&g, 2.0, 64, m);
+  CHECK(m[1] < m[0] && m[1] >= m[3],
+        "graph control of a ~2 µs kernel below eager and at or "
+        "above the probe's kernel time: graph %.3f, eager %.3f, kernel %.3f µs",
+        m[1] / 1e3, m[0] / 1e3, m[3] / 1e3);
+  double spins[] = {10.0, 50.0, 200.0};
+  for (int i = 0; i < 3; ++i) {
+    batch_modes_for(&g, spins[i], 32, m);
+    CHECK(fabs(m[2] / m[1] - 1.0) <= 0.05, "held vs graph for a %.0f µs kernel: %.4f", spins[i],
+          m[2] / m[1]);
+  }
+  /* A synchronisation inside a held session waits for the hold's time-out
+   * and the session fails closed. */
+  CUdeviceptr dst;
+  cu->cuMemAlloc(&dst, 4);
+  long long cycles = cycles_per_ms / 100;
+  void *args[] = {&cycles, &dst};
+  int rc = tb_timing_begin_control_held(stream_a, 2000000ull);
+  launch(k_spin, 1, 32, stream_a, args);
+  cu->cuStreamSynchronize(stream_a);
+  tb_timing_declare_calls(1);
+  struct tb_timing_result r = tb_timing_result_for(NULL, 0);
+  rc = rc == TB_TIMING_OK ? tb_timing_end(&r) : rc;
+  CHECK(rc == TB_TIMING_E_HOLD_TIMEOUT, "a synchronisation inside a held session fails closed (%s)",
+        tb_timing_code_name(rc));
+  cu->cuMemFree(dst);
+}
+
 /* Which host clock CUPTI's timestamps follow (cupti.md §4). */
 static void cupti_clock(void) {
   void *h = tb_dlopen_cuda_library("libcupti.so.13", NULL, 0);
@@ -577,6 +701,7 @@ int main(int argc, char **argv) {
   fifty_cycles();
   foreign_subscriber();
   overhead_and_perturbation();
+  batch_modes();
   cupti_clock();
   control_unchanged_after_probes(before);
   if (argc > 1) {
