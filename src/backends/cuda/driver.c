@@ -31,7 +31,12 @@ static int bind_all(void *handle) {
          BIND(cuModuleUnload, "cuModuleUnload") &&
          BIND(cuModuleGetFunction, "cuModuleGetFunction") &&
          BIND(cuFuncGetAttribute, "cuFuncGetAttribute") &&
-         BIND(cuFuncSetAttribute, "cuFuncSetAttribute") && BIND(cuLaunchKernel, "cuLaunchKernel");
+         BIND(cuFuncSetAttribute, "cuFuncSetAttribute") && BIND(cuLaunchKernel, "cuLaunchKernel") &&
+         BIND(cuStreamBeginCapture, "cuStreamBeginCapture_v2") &&
+         BIND(cuStreamEndCapture, "cuStreamEndCapture") &&
+         BIND(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags") &&
+         BIND(cuGraphLaunch, "cuGraphLaunch") && BIND(cuGraphExecDestroy, "cuGraphExecDestroy") &&
+         BIND(cuGraphDestroy, "cuGraphDestroy");
 }
 
 static const char *result_text(CUresult rc) {
