@@ -40,7 +40,9 @@ import sys
 import zlib
 
 AUDIT_VERSION = "2"
-SCHEMA_VERSIONS = (1, 2)  # 2 adds validation.max_abs_reference (docs/results-schema.md)
+# docs/results-schema.md: 2 adds validation.max_abs_reference; 3 the device
+# throughput's batch modes (graph, held), scope_order and gap_free
+SCHEMA_VERSIONS = (1, 2, 3)
 
 EXIT_PASSED, EXIT_DISCREPANCY, EXIT_USAGE, EXIT_MALFORMED = 0, 1, 2, 3
 
@@ -370,6 +372,39 @@ def check_device(a, device):
         for key in ("median", "min", "max"):
             member(a, summary, f"{name}.probe_over_control_summary", key, "number|null")
         member(a, summary, f"{name}.probe_over_control_summary", "pairs", "count")
+    throughput = device["throughput"]
+    if "batch_modes" in throughput:
+        check_batch_modes(a, throughput)
+
+
+def check_ratios(a, record, name, field):
+    items(a, member(a, record, name, field, "list"), "number|null", f"{name}.{field}")
+    summary = member(a, record, name, f"{field}_summary", "object")
+    for key in ("median", "min", "max"):
+        member(a, summary, f"{name}.{field}_summary", key, "number|null")
+    member(a, summary, f"{name}.{field}_summary", "pairs", "count")
+
+
+def check_batch_modes(a, m):
+    name = "device.throughput"
+    items(a, member(a, m, name, "scope_order", "list"), "str", f"{name}.scope_order")
+    modes = member(a, m, name, "batch_modes", "object")
+    for mode, record in modes.items():
+        where = f"{name}.batch_modes.{mode}"
+        if mode not in ("graph", "held") or not isinstance(record, dict):
+            a.malformed(where, "a batch mode is graph or held, an object")
+        for scope in ("control", "probe"):
+            phase = member(a, record, where, scope, "object|null")
+            if phase is not None:
+                check_phase(a, phase, f"{where}.{scope}")
+        check_ratios(a, record, where, "probe_over_control")
+        check_ratios(a, record, where, "over_eager_control")
+        if "unavailable" in record:
+            member(a, record, where, "unavailable", "str")
+    gap_free = member(a, m, name, "gap_free", "object|null") if "gap_free" in m else None
+    if gap_free is not None:
+        member(a, gap_free, f"{name}.gap_free", "mode", "str")
+        member(a, gap_free, f"{name}.gap_free", "per_call_p50_ns", "number|null")
 
 
 def check_validation(a, v, version):
@@ -483,7 +518,67 @@ def audit_device(a, device, samples):
             a.same(f"device.{metric}.probe_over_control_summary.min", summary["min"], float(min(ratios)))
             a.same(f"device.{metric}.probe_over_control_summary.max", summary["max"], float(max(ratios)))
     a.same("device.control_complete", device["control_complete"], complete)
+    if "batch_modes" in device["throughput"]:
+        audit_batch_modes(a, device["throughput"], samples)
     return complete
+
+
+def audit_paired(a, name, listed, numerators, denominators, samples):
+    """A paired ratio list: one entry a sample; recomputed where both sides
+    measured every sample; its summary from the listed values."""
+    a.same(f"{name} (count)", len(listed), samples)
+    if len(numerators) == samples and len(denominators) == samples:
+        for i in range(samples):
+            a.same(f"{name}[{i}]", listed[i], ratio(numerators[i], denominators[i]))
+    return [r for r in listed if r is not None]
+
+
+def audit_ratio_summary(a, name, summary, ratios):
+    a.same(f"{name}.pairs", summary["pairs"], len(ratios))
+    if ratios:
+        a.same(f"{name}.median", summary["median"], median(ratios))
+        a.same(f"{name}.min", summary["min"], float(min(ratios)))
+        a.same(f"{name}.max", summary["max"], float(max(ratios)))
+
+
+def audit_batch_modes(a, m, samples):
+    """Schema 3: every batch mode's samples, pairings and order, and the
+    host-gap-free figure the rankings use, re-derived."""
+    eager = m["control"]["elapsed_ns"]
+    order = m["scope_order"]
+    a.same("device.throughput.scope_order (count)", len(order), samples)
+    for i in range(0, len(order) - 1, 2):  # forward, then reversed
+        a.same(f"device.throughput.scope_order[{i + 1}]", order[i + 1],
+               ",".join(reversed(order[i].split(","))))
+    complete = {"eager": len(eager) == samples}
+    for mode, record in m["batch_modes"].items():
+        name = f"device.throughput.batch_modes.{mode}"
+        control, probe = record["control"], record["probe"]
+        elapsed = [] if control is None else control["elapsed_ns"]
+        if control is not None:
+            audit_phase(a, control, f"{name}.control", samples, check_count=False)
+        complete[mode] = len(elapsed) == samples
+        if complete[mode] != ("unavailable" not in record):
+            a.fail(f"{name}.unavailable", "must be present exactly when a control sample is missing")
+        ratios = audit_paired(a, f"{name}.over_eager_control", record["over_eager_control"],
+                              elapsed, eager, samples)
+        audit_ratio_summary(a, f"{name}.over_eager_control_summary",
+                            record["over_eager_control_summary"], ratios)
+        probe_elapsed = [] if probe is None else probe["elapsed_ns"]
+        if probe is not None:
+            audit_phase(a, probe, f"{name}.probe", samples, check_count=False)
+        ratios = audit_paired(a, f"{name}.probe_over_control", record["probe_over_control"],
+                              probe_elapsed, elapsed, samples)
+        audit_ratio_summary(a, f"{name}.probe_over_control_summary",
+                            record["probe_over_control_summary"], ratios)
+    chosen = next((mode for mode in ("graph", "held", "eager")
+                   if complete.get(mode) and samples > 0), None)
+    gap_free = m.get("gap_free")
+    a.same("device.throughput.gap_free.mode", None if gap_free is None else gap_free["mode"], chosen)
+    if chosen is not None and gap_free is not None:
+        source = m["control"] if chosen == "eager" else m["batch_modes"][chosen]["control"]
+        a.same("device.throughput.gap_free.per_call_p50_ns", gap_free["per_call_p50_ns"],
+               median(source["per_call_ns"]))
 
 
 # ---- tolerances and validity ---------------------------------------------------
