@@ -1,0 +1,125 @@
+"""An independent check of tilebench's graph scope for torch.compile (issue 18).
+
+For every torch-compile case of the tilebench results given, this script
+compiles the same function itself, rotates over its own cold buffer sets (at
+least 4x the L2 size, as the worker does), captures the same number of calls
+into one torch.cuda.CUDAGraph and times replays with torch.cuda.Event, with
+none of tilebench's code. It prints, per case, tilebench's graph figure, this
+one and their ratio (PASS within 5 %), and writes them as JSON.
+
+    python3 graph_replay_check.py OUT.json RESULTS_DIR...
+"""
+import gzip
+import json
+import math
+import os
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+
+TOLERANCE = 0.05
+REPLAYS = 15
+
+
+def load(directory):
+    for name in ("results.json", "results.json.gz"):
+        path = os.path.join(directory, name)
+        if os.path.exists(path):
+            with (gzip.open if name.endswith(".gz") else open)(path, "rt") as f:
+                return json.load(f)
+    raise SystemExit(f"no results in {directory}")
+
+
+def function(op, n):
+    if op == "softmax":
+        return lambda s: torch.softmax(s["x"], dim=-1)
+    if op == "rmsnorm":
+        return lambda s: F.rms_norm(s["x"], (n,), s["w"], 1e-6)
+    if op == "layernorm":
+        return lambda s: F.layer_norm(s["x"], (n,), s["w"], s["b"], 1e-5)
+    if op == "gelu_add":
+        return lambda s: F.gelu(s["x"] + s["y"], approximate="none")
+    return None
+
+
+def buffer_sets(op, m, n):
+    one = {"x": (m, n), "w": (n,), "b": (n,)} if op in ("rmsnorm", "layernorm") else {"x": (m, n)}
+    if op == "gelu_add":
+        one = {"x": (m, n), "y": (m, n)}
+    per_set = sum(math.prod(s) for s in one.values()) * 4 + m * n * 4
+    l2 = torch.cuda.get_device_properties(0).L2_cache_size
+    count = max(1, min(4096, -(-4 * l2 // per_set)))
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    return [{k: torch.randn(shape, device="cuda", generator=gen) for k, shape in one.items()}
+            for _ in range(count)]
+
+
+def graph_per_call_ns(fn, sets, calls):
+    cursor = [0]
+
+    def run(k):
+        for _ in range(k):
+            fn(sets[cursor[0]])
+            cursor[0] = (cursor[0] + 1) % len(sets)
+
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up off the capture, as torch.cuda.graph asks
+        run(3)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        run(calls)
+    graph.replay()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(REPLAYS):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        graph.replay()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) * 1e6 / calls)
+    return statistics.median(times)
+
+
+def tilebench_graph(case):
+    modes = (case.get("device") or {}).get("throughput", {}).get("batch_modes", {})
+    control = (modes.get("graph") or {}).get("control")
+    if not control:
+        return None, None
+    return control["per_call_summary_ns"]["p50"], control["calls_per_sample"]
+
+
+def main(argv):
+    out, dirs = argv[1], argv[2:]
+    rows, failures = [], 0
+    for directory in dirs:
+        for case in load(directory)["cases"]:
+            if case.get("provider") != "torch-compile":
+                continue
+            op, m, n = case["op"], case["m"], case["n"]
+            theirs, calls = tilebench_graph(case)
+            fn = function(op, n)
+            if theirs is None or fn is None or case["input_view"]["kind"] != "packed":
+                continue
+            compiled = torch.compile(fn)
+            mine = graph_per_call_ns(compiled, buffer_sets(op, m, n), calls)
+            ratio = theirs / mine
+            ok = abs(ratio - 1.0) <= TOLERANCE
+            failures += not ok
+            rows.append({"case": case["id"], "calls": calls, "tilebench_graph_ns": theirs,
+                         "independent_graph_ns": mine, "ratio": ratio, "within_5_percent": ok})
+            print(f"{'PASS' if ok else 'FAIL'} {case['id']}: tilebench graph {theirs / 1e3:.3f} µs, "
+                  f"independent {mine / 1e3:.3f} µs, ratio {ratio:.3f}", flush=True)
+            torch.cuda.empty_cache()
+    with open(out, "w") as f:
+        json.dump({"tolerance": TOLERANCE, "replays": REPLAYS, "rows": rows}, f, indent=2)
+    print(f"{len(rows) - failures} passed, {failures} failed")
+    return 0 if failures == 0 and rows else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
