@@ -8,7 +8,7 @@
 
 #include "backends/cuda/driver.h"
 #ifdef TB_HAVE_TIMING
-#include "backends/cuda/copy_ceiling.h"
+#include "measure/copy_ceiling.h"
 #endif
 #include "cli/commands.h"
 #include "core/clock.h"
