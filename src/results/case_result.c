@@ -17,8 +17,8 @@ void tb_host_phase_free(struct tb_host_phase *phase) {
 void tb_case_result_free(struct tb_case_result *r) {
   tb_host_phase_free(&r->host);
   json_decref(r->device);
-  json_decref(r->provider_details);
+  tb_provider_details_free(&r->provider_details);
   free(r->source);
-  r->device = r->provider_details = NULL;
+  r->device = NULL;
   r->source = NULL;
 }
