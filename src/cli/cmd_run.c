@@ -11,6 +11,7 @@
 #include "measure/copy_ceiling.h"
 #endif
 #include "cli/commands.h"
+#include "cli/gpu_json.h"
 #include "core/clock.h"
 #include "core/interrupt.h"
 #include "core/strbuf.h"
