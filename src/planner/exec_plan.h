@@ -16,7 +16,7 @@
 #include "planner/planner.h"
 
 enum tb_plan_kind {
-  TB_PLAN_NONE,
+  TB_PLAN_NONE = 0,    /* also what a zeroed case record holds */
   TB_PLAN_REDUCTION,   /* planner.h: a row reduction's mapping */
   TB_PLAN_ELEMENTWISE, /* elementwise.h: the fixed walk of add, gelu_add */
   TB_PLAN_GEMM,        /* gemm.h: the tiling of C = A.B */

@@ -13,7 +13,7 @@
 #define TB_DETAILS_MAX_ENV 8
 
 enum tb_details_kind {
-  TB_DETAILS_NONE, /* the provider reported nothing: null in the results */
+  TB_DETAILS_NONE = 0, /* nothing reported (or a zeroed record): null in the results */
   TB_DETAILS_CPU,
   TB_DETAILS_CUDA_NATIVE,
   TB_DETAILS_CUBLAS,
