@@ -22,6 +22,7 @@ struct native_state {
   int registers[TB_MAX_KERNELS], local_bytes[TB_MAX_KERNELS];
 };
 
+/* Refuses a case the device cannot run, before anything is timed. */
 static enum tb_status check_contract(const struct native_state *s, struct tb_error *err) {
   const struct tb_generated *g = &s->gen;
   const struct tb_device_info *d = &s->dev.info;
