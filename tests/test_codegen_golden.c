@@ -1,7 +1,8 @@
 /* Golden SHA-256 of every generated source over a matrix of plans.
  *
  * Each entry of the matrix below is planned and generated exactly as the
- * CUDA provider does for that case (src/backends/cuda/cuda_provider.c), the
+ * CUDA provider's plan step and prepare do for that case
+ * (src/backends/cuda/cuda_provider.c, src/planner/exec_plan.c), the
  * source's bytes hashed with tb_sha256_buffer, and the hash compared with
  * tests/golden/codegen_sources.sha256 (one line per source: a label naming
  * the entry, then the SHA-256). Any changed byte of any kernel, and any label
@@ -43,6 +44,7 @@
 #include <string.h>
 
 #include "codegen/codegen.h"
+#include "planner/exec_plan.h"
 #include "provenance/hash.h"
 #include "test_support.h"
 
@@ -301,7 +303,7 @@ static void gemm(void) {
       {0, 0, 0},    {128, 128, 32}, {128, 256, 32}, {64, 64, 16},
       {32, 32, 32}, {128, 64, 32},  {64, 128, 16},
   };
-  /* cuda_provider.c: wgmma where the compute capability is exactly 9.0 */
+  /* the native CUDA plan step: wgmma where the compute capability is exactly 9.0 */
   static const struct {
     const char *name;
     struct tb_gemm_target target;
@@ -319,11 +321,7 @@ static void gemm(void) {
                                 .variant = TB_VARIANT_AUTOMATIC,
                                 .realization = (enum tb_realization)r,
                                 .gemm_block = blocks[b]};
-            /* cuda_provider.c's alignment test */
-            size_t sa = tb_view_for(c.view.kind, k).row_stride;
-            size_t sb = tb_view_for(c.view.kind, n).row_stride;
-            bool aligned =
-                k % 4 == 0 && n % 4 == 0 && sa % 4 == 0 && sb % 4 == 0 && c.view.offset % 4 == 0;
+            bool aligned = tb_gemm_operands_aligned(&c); /* the plan step's test */
             struct tb_gemm_plan plan;
             struct tb_error err = {0};
             if (tb_plan_gemm(m, n, k, c.realization, c.gemm_block, targets[t].target, aligned,

@@ -30,7 +30,7 @@ static void run_and_check(enum tb_op op, size_t m, size_t n, enum tb_view_kind v
   assert_int_equal(tb_provider_create("native", "cpu", &p, &err), TB_OK);
   struct tb_case_result r;
   assert_int_equal(tb_run_case(p, &c, &data, ref, &quick, &r), TB_OK);
-  assert_int_equal(r.has_plan, c.planned);
+  assert_int_equal(r.plan.kind == TB_PLAN_REDUCTION, c.planned);
   if (!r.valid) {
     print_error("%s: %s\n", r.id, r.error);
   }
@@ -140,6 +140,47 @@ static void gemm_on_odd_shapes(void **state) {
   }
 }
 
+/* The plan step, before any prepare: a planned reduction under the default
+ * limits, the fixed elementwise walk, and no plan for gemm (plain loops). */
+static void cpu_plan_step(void **state) {
+  struct tb_provider *p = NULL;
+  struct tb_error err = {0};
+  assert_int_equal(tb_provider_create("native", "cpu", &p, &err), TB_OK);
+  struct tb_exec_plan plan;
+  struct tb_case sum = {.op = tb_op_info(TB_OP_SUM),
+                        .shape = {64, 257, 0},
+                        .view = tb_view_for(TB_VIEW_PACKED, 257),
+                        .provider = "native",
+                        .planned = true,
+                        .variant = TB_VARIANT_AUTOMATIC};
+  assert_int_equal(p->ops->plan(p, &sum, &plan, &err), TB_OK);
+  assert_int_equal(plan.kind, TB_PLAN_REDUCTION);
+  assert_int_equal(plan.as.reduction.m, 64);
+  assert_int_equal(plan.as.reduction.n, 257);
+  assert_string_equal(plan.as.reduction.limits.source, tb_device_limits_default().source);
+  struct tb_case add = sum;
+  add.op = tb_op_info(TB_OP_ADD);
+  add.planned = false;
+  assert_int_equal(p->ops->plan(p, &add, &plan, &err), TB_OK);
+  assert_int_equal(plan.kind, TB_PLAN_ELEMENTWISE);
+  assert_true(plan.as.elementwise.flat); /* packed rows walk as one */
+  struct tb_case gemm = add;
+  gemm.op = tb_op_info(TB_OP_GEMM);
+  gemm.shape = (struct tb_shape){16, 16, 16};
+  assert_int_equal(p->ops->plan(p, &gemm, &plan, &err), TB_OK);
+  assert_int_equal(plan.kind, TB_PLAN_NONE);
+  tb_provider_destroy(p);
+}
+
+/* cuBLAS is a provider of the CUDA backend only. */
+static void cublas_needs_the_cuda_backend(void **state) {
+  struct tb_provider *p = NULL;
+  struct tb_error err = {0};
+  assert_int_equal(tb_provider_create("cublas", "cpu", &p, &err), TB_ERR_UNAVAILABLE);
+  assert_null(p);
+  assert_non_null(strstr(err.message, "needs the CUDA backend"));
+}
+
 static void unknown_provider_and_backend(void **state) {
   struct tb_provider *p = NULL;
   struct tb_error err = {0};
@@ -169,6 +210,8 @@ int main(void) {
       cmocka_unit_test(gemm_on_odd_shapes),
       cmocka_unit_test(tf32_rounding),
       cmocka_unit_test(unknown_provider_and_backend),
+      cmocka_unit_test(cpu_plan_step),
+      cmocka_unit_test(cublas_needs_the_cuda_backend),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "results/load.h"
+#include "results/provider_json.h"
 #include "results/results.h"
 #include "test_support.h"
 
@@ -171,6 +172,88 @@ static void non_finite_numbers_become_null(void **state) {
   json_decref(v);
 }
 
+/* A case record as measure/ fills it: a gemm on the native CUDA provider. */
+static struct tb_case_result native_cuda_gemm(void) {
+  struct tb_case_result r;
+  memset(&r, 0, sizeof r);
+  r.c = (struct tb_case){.op = tb_op_info(TB_OP_GEMM),
+                         .shape = {64, 64, 64},
+                         .view = tb_view_for(TB_VIEW_PACKED, 64),
+                         .provider = "native",
+                         .realization = TB_REALIZATION_SIMT};
+  snprintf(r.id, sizeof r.id, "gemm/64x64x64/packed/native/simt");
+  r.backend = "cuda";
+  r.output_allocation = "preallocated_out";
+  struct tb_error err = {0};
+  struct tb_plan_target target = {.plans_gemm = true, .gemm = tb_gemm_target_h200()};
+  assert_int_equal(tb_plan_case(&r.c, &target, &r.plan, &err), TB_OK);
+  r.provider_details.kind = TB_DETAILS_CUDA_NATIVE;
+  struct tb_cuda_native_details *d = &r.provider_details.as.cuda;
+  d->kernel_count = 1;
+  snprintf(d->kernels[0].name, sizeof d->kernels[0].name, "tb_gemm");
+  d->kernels[0].registers = 128;
+  d->contract.min_cc_major = 8;
+  snprintf(d->buffers.state, sizeof d->buffers.state, "cold");
+  snprintf(d->device, sizeof d->device, "NVIDIA H200");
+  return r;
+}
+
+/* One writer for every plan: the gemm plan is the execution plan, and
+ * schema 2's copy inside the native CUDA details is the same record. */
+static void plans_and_details_from_the_record(void **state) {
+  struct tb_case_result r = native_cuda_gemm();
+  json_t *j = tb_case_result_to_json(&r);
+  json_t *plans = json_object_get(j, "execution_plans");
+  assert_int_equal(json_array_size(plans), 1);
+  assert_string_equal(json_string_value(json_object_get(json_array_get(plans, 0), "kind")), "gemm");
+  json_t *details = json_object_get(j, "provider_details");
+  assert_true(json_equal(json_object_get(details, "gemm_plan"), json_array_get(plans, 0)));
+  json_t *kernel = json_array_get(json_object_get(details, "kernels"), 0);
+  assert_string_equal(json_string_value(json_object_get(kernel, "name")), "tb_gemm");
+  assert_int_equal(json_integer_value(json_object_get(kernel, "registers")), 128);
+  json_t *contract = json_object_get(details, "capability_contract");
+  assert_string_equal(json_string_value(json_object_get(contract, "min_compute_capability")),
+                      "8.0");
+  assert_true(json_is_null(json_object_get(details, "compile"))); /* nothing compiled */
+  assert_string_equal(
+      json_string_value(json_object_get(json_object_get(details, "buffers"), "state")), "cold");
+  json_decref(j);
+
+  /* no plan, no details: [] and null, never a plan made up by the writer */
+  r.plan.kind = TB_PLAN_NONE;
+  r.provider_details.kind = TB_DETAILS_NONE;
+  r.c.op = tb_op_info(TB_OP_ADD);
+  r.c.shape = (struct tb_shape){4, 8, 0};
+  j = tb_case_result_to_json(&r);
+  assert_int_equal(json_array_size(json_object_get(j, "execution_plans")), 0);
+  assert_true(json_is_null(json_object_get(j, "provider_details")));
+  json_decref(j);
+  tb_case_result_free(&r);
+}
+
+/* A worker's fact keeps the shape it came in: left out, null or a value. */
+static void torch_details_keep_the_workers_shape(void **state) {
+  struct tb_provider_details d;
+  memset(&d, 0, sizeof d);
+  d.kind = TB_DETAILS_TORCH;
+  d.as.torch.has_worker = true;
+  d.as.torch.worker.torch = tb_text_fact_of("2.5.0");
+  d.as.torch.worker.cudnn.state = TB_FACT_NULL;
+  d.as.torch.implementation = tb_text_fact_of("torch.sum(dim=-1, out=)");
+  d.as.torch.compile_ms.state = TB_FACT_NULL;
+  json_t *j = tb_provider_details_to_json(&d);
+  json_t *worker = json_object_get(j, "worker");
+  assert_string_equal(json_string_value(json_object_get(worker, "torch")), "2.5.0");
+  assert_true(json_is_null(json_object_get(worker, "cudnn")));
+  assert_null(json_object_get(worker, "threads")); /* never sent: left out */
+  assert_true(json_is_null(json_object_get(j, "buffers")));
+  assert_true(json_is_null(json_object_get(j, "compile_ms")));
+  assert_true(json_is_false(json_object_get(j, "torch_compile")));
+  json_decref(j);
+  tb_provider_details_free(&d);
+  assert_int_equal(d.kind, TB_DETAILS_NONE);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(write_then_refuse_overwrite),
@@ -179,6 +262,8 @@ int main(void) {
       cmocka_unit_test(loader_checks_structure),
       cmocka_unit_test(loader_reads_files_safely),
       cmocka_unit_test(non_finite_numbers_become_null),
+      cmocka_unit_test(plans_and_details_from_the_record),
+      cmocka_unit_test(torch_details_keep_the_workers_shape),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backends/cuda/driver.h"
 #include "cli/commands.h"
+#include "cli/gpu_json.h"
 #include "provenance/provenance.h"
 
 static const char usage[] = "usage: tilebench env [--json]\n"

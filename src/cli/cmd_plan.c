@@ -5,8 +5,7 @@
 
 #include "cases/shape.h"
 #include "cli/commands.h"
-#include "planner/gemm.h"
-#include "planner/planner.h"
+#include "planner/exec_plan.h"
 #include "results/plan_json.h"
 
 static const char usage[] =
@@ -72,7 +71,8 @@ static int plan_gemm(struct tb_shape shape, const char *realization_text, const 
                    &plan, err) != TB_OK) {
     return tb_cli_fail(err);
   }
-  json_t *j = tb_gemm_plan_to_json(&plan);
+  struct tb_exec_plan record = {.kind = TB_PLAN_GEMM, .as.gemm = plan};
+  json_t *j = tb_exec_plan_to_json(&record);
   if (as_json) {
     json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
     putchar('\n');
@@ -164,7 +164,8 @@ int tb_cmd_plan(int argc, char **argv) {
     return tb_cli_fail(&err);
   }
   if (as_json) {
-    json_t *j = tb_plan_to_json(&plan);
+    struct tb_exec_plan record = {.kind = TB_PLAN_REDUCTION, .as.reduction = plan};
+    json_t *j = tb_exec_plan_to_json(&record);
     json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_REAL_PRECISION(17));
     putchar('\n');
     json_decref(j);

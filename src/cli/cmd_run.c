@@ -8,9 +8,10 @@
 
 #include "backends/cuda/driver.h"
 #ifdef TB_HAVE_TIMING
-#include "backends/cuda/copy_ceiling.h"
+#include "measure/copy_ceiling.h"
 #endif
 #include "cli/commands.h"
+#include "cli/gpu_json.h"
 #include "core/clock.h"
 #include "core/interrupt.h"
 #include "core/strbuf.h"

@@ -31,7 +31,7 @@ static void measure_device(struct tb_provider *p, const struct tb_measure_option
 
 /* Keeps what the provider knows of the prepared case for the results. */
 static void keep_provider_facts(struct tb_provider *p, struct tb_case_result *r) {
-  r->provider_details = p->ops->details(p);
+  p->ops->details(p, &r->provider_details);
   const char *sha = NULL;
   const char *source = p->ops->source(p, &sha);
   if (source != NULL && sha != NULL) {
@@ -73,15 +73,15 @@ enum tb_status tb_run_case(struct tb_provider *p, const struct tb_case *c,
   r->minimal_bytes = tb_op_minimal_bytes(r->c.op->op, r->c.shape);
 
   struct tb_error err = {0};
-  if (p->ops->prepare(p, c, data, &err) == TB_OK) {
+  /* the plan step, then prepare runs what it planned; the record keeps the
+   * plan of a prepared case: the plan that ran */
+  struct tb_exec_plan plan;
+  if (p->ops->plan(p, c, &plan, &err) == TB_OK &&
+      p->ops->prepare(p, c, data, &plan, &err) == TB_OK) {
     /* a worker knows its backend and output policy only once prepared */
     r->backend = p->backend;
     r->output_allocation = p->output_allocation;
-    const struct tb_plan *plan = p->ops->plan(p);
-    if (plan != NULL) {
-      r->has_plan = true;
-      r->plan = *plan;
-    }
+    r->plan = plan;
     keep_provider_facts(p, r);
     if (tb_measure_host_phase(p, opt, &r->host, &err) == TB_OK) {
       r->host_measured = true;

@@ -5,7 +5,6 @@
 #ifndef TB_PROVIDERS_PROVIDER_H
 #define TB_PROVIDERS_PROVIDER_H
 
-#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,17 +14,26 @@
 #include "cases/case_params.h" /* enum tb_batch_mode */
 #include "core/error.h"
 #include "inputs/tensor.h"
+#include "planner/exec_plan.h"
+#include "providers/provider_details.h"
 
 struct tb_provider;
 
 struct tb_provider_ops {
+  /* The plan step: plans case `c` for this provider's device (the planner's
+   * rule, planner/exec_plan.h) before anything is prepared; TB_PLAN_NONE
+   * where the provider does not plan (a library call, a framework). The one
+   * place a provider plans: prepare executes what this returned, and the
+   * results record it. */
+  enum tb_status (*plan)(const struct tb_provider *p, const struct tb_case *c,
+                         struct tb_exec_plan *plan, struct tb_error *err);
   /* Copies the case's inputs to where the provider computes (device-resident
-   * buffers on a GPU) and does all one-time setup (planning, compilation,
-   * handles). `c` is data->c with this provider's name and variant. */
+   * buffers on a GPU) and does all one-time setup (code generation from
+   * `plan`, compilation, handles). `c` is data->c with this provider's name
+   * and variant; `plan` is what the plan step returned for it. */
   enum tb_status (*prepare)(struct tb_provider *p, const struct tb_case *c,
-                            const struct tb_case_data *data, struct tb_error *err);
-  /* The plan prepare chose, or NULL when the provider does not plan. */
-  const struct tb_plan *(*plan)(const struct tb_provider *p);
+                            const struct tb_case_data *data, const struct tb_exec_plan *plan,
+                            struct tb_error *err);
   /* Issues `calls` back-to-back calls of the operation; may return before
    * they finish (asynchronous backends). */
   enum tb_status (*launch)(struct tb_provider *p, unsigned long calls, struct tb_error *err);
@@ -67,9 +75,10 @@ struct tb_provider_ops {
   void (*release_graph)(struct tb_provider *p);
   /* Kernel launches one call makes (a split-row plan makes 2). */
   unsigned (*launches_per_call)(const struct tb_provider *p);
-  /* Provider facts for the results (compilation, kernels, buffers), or
-   * NULL; the caller owns the reference. */
-  json_t *(*details)(const struct tb_provider *p);
+  /* Provider facts of the prepared case for the results (compilation,
+   * kernels, buffers): fills *out, kind TB_DETAILS_NONE when there are none;
+   * the caller frees it (tb_provider_details_free). */
+  void (*details)(const struct tb_provider *p, struct tb_provider_details *out);
   /* The generated source of the prepared case and its SHA-256, or NULL. */
   const char *(*source)(const struct tb_provider *p, const char **sha256);
   /* Frees what prepare made; the provider can prepare another case. */

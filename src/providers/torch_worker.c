@@ -15,6 +15,7 @@
 
 #include "core/clock.h"
 #include "core/resources.h"
+#include "providers/torch_facts.h"
 #include "providers/worker_reply.h"
 
 extern char **environ;
@@ -257,8 +258,17 @@ static json_t *write_inputs(struct torch_state *s, const struct tb_case_data *da
   return inputs;
 }
 
+/* PyTorch picks its own kernels: nothing to plan. */
+static enum tb_status torch_plan(const struct tb_provider *p, const struct tb_case *c,
+                                 struct tb_exec_plan *plan, struct tb_error *err) {
+  memset(plan, 0, sizeof *plan);
+  plan->kind = TB_PLAN_NONE;
+  return TB_OK;
+}
+
 static enum tb_status torch_prepare(struct tb_provider *p, const struct tb_case *c,
-                                    const struct tb_case_data *data, struct tb_error *err) {
+                                    const struct tb_case_data *data,
+                                    const struct tb_exec_plan *plan, struct tb_error *err) {
   struct torch_state *s = p->state;
   snprintf(s->dir, sizeof s->dir, "/tmp/tilebench-torch-XXXXXX");
   if (mkdtemp(s->dir) == NULL) {
@@ -372,10 +382,6 @@ static enum tb_status torch_read_output(struct tb_provider *p, float *dst, size_
   return TB_OK;
 }
 
-static const struct tb_plan *torch_plan(const struct tb_provider *p) {
-  return NULL;
-}
-
 static void *torch_device_stream(const struct tb_provider *p) {
   return NULL;
 }
@@ -390,16 +396,9 @@ static unsigned torch_launches_per_call(const struct tb_provider *p) {
   return 4; /* an upper bound for the probe's capacity: eager ops launch 1-2 kernels */
 }
 
-static json_t *torch_details(const struct tb_provider *p) {
+static void torch_details(const struct tb_provider *p, struct tb_provider_details *out) {
   const struct torch_state *s = p->state;
-  json_t *worker = s->hello ? json_deep_copy(s->hello) : json_null();
-  json_object_del(worker, "ok");
-  json_t *prepared = s->prepared;
-  return json_pack("{s:o, s:O, s:O, s:O, s:b}", "worker", worker, "implementation",
-                   prepared ? json_object_get(prepared, "implementation") : json_null(),
-                   "compile_ms", prepared ? json_object_get(prepared, "compile_ms") : json_null(),
-                   "buffers", prepared ? json_object_get(prepared, "buffers") : json_null(),
-                   "torch_compile", s->compile);
+  tb_torch_details_read(s->hello, s->prepared, s->compile, out);
 }
 
 static const char *torch_source(const struct tb_provider *p, const char **sha256) {
@@ -442,8 +441,8 @@ static void torch_destroy(struct tb_provider *p) {
 }
 
 static const struct tb_provider_ops torch_ops = {
-    .prepare = torch_prepare,
     .plan = torch_plan,
+    .prepare = torch_prepare,
     .launch = torch_launch,
     .synchronize = torch_synchronize,
     .poison_output = torch_poison,

@@ -5,6 +5,7 @@
 #include "backends/cpu/cpu_provider.h"
 #include "providers/torch_worker.h"
 #ifdef TB_HAVE_CUDA_HEADERS
+#include "backends/cuda/cublas_provider.h"
 #include "backends/cuda/cuda_provider.h"
 #endif
 

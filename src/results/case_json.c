@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "results/plan_json.h"
+#include "results/provider_json.h"
 
 #include "results/device_json.h"
 #include "results/results.h"
@@ -54,22 +55,23 @@ static json_t *validation_json(const struct tb_case_result *r) {
   return j;
 }
 
-/* Every native result records the plan(s) it ran: the planner's record for
- * reductions, the fixed elementwise plan otherwise. Other providers: []. */
+/* The plan the provider's plan step made, if any: [] when it made none. */
 static json_t *plans_json(const struct tb_case_result *r) {
   json_t *plans = json_array();
-  if (r->has_plan) {
-    json_array_append_new(plans, tb_plan_to_json(&r->plan));
-  } else if (json_object_get(r->provider_details, "gemm_plan") != NULL) {
-    json_array_append(plans, json_object_get(r->provider_details, "gemm_plan"));
-  } else if (!r->c.op->is_row_reduction && !r->c.op->is_matmul &&
-             strcmp(r->c.provider, "native") == 0) {
-    struct tb_elementwise_plan ep;
-    tb_plan_elementwise(r->c.op->op, r->c.shape.m, r->c.shape.n, r->c.view.kind == TB_VIEW_PACKED,
-                        &ep);
-    json_array_append_new(plans, tb_elementwise_plan_to_json(&ep));
+  json_t *plan = tb_exec_plan_to_json(&r->plan);
+  if (plan != NULL) {
+    json_array_append_new(plans, plan);
   }
   return plans;
+}
+
+/* Schema 2 repeats a native CUDA gemm's plan inside its details. */
+static json_t *provider_details_json(const struct tb_case_result *r) {
+  json_t *details = tb_provider_details_to_json(&r->provider_details);
+  if (r->provider_details.kind == TB_DETAILS_CUDA_NATIVE && r->plan.kind == TB_PLAN_GEMM) {
+    json_object_set_new(details, "gemm_plan", tb_exec_plan_to_json(&r->plan));
+  }
+  return details;
 }
 
 json_t *tb_case_result_to_json(const struct tb_case_result *r) {
@@ -93,8 +95,7 @@ json_t *tb_case_result_to_json(const struct tb_case_result *r) {
   json_object_set_new(j, "execution_plans", plans_json(r));
   json_object_set_new(j, "host", host_json(r));
   json_object_set_new(j, "device", r->device ? tb_device_result_to_json(r->device) : json_null());
-  json_object_set_new(j, "provider_details",
-                      r->provider_details ? json_incref(r->provider_details) : json_null());
+  json_object_set_new(j, "provider_details", provider_details_json(r));
   json_object_set_new(j, "source_sha256", r->source ? json_string(r->source_sha256) : json_null());
   json_object_set_new(j, "device_unavailable_reason",
                       r->device_unavailable_reason ? json_string(r->device_unavailable_reason)

@@ -18,9 +18,8 @@ void tb_case_result_free(struct tb_case_result *r) {
   tb_host_phase_free(&r->host);
   tb_device_result_free(r->device);
   free(r->device);
-  json_decref(r->provider_details);
+  tb_provider_details_free(&r->provider_details);
   free(r->source);
   r->device = NULL;
-  r->provider_details = NULL;
   r->source = NULL;
 }

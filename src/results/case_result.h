@@ -11,8 +11,9 @@
 #include <jansson.h>
 
 #include "oracle/validate.h"
+#include "planner/exec_plan.h"
+#include "providers/provider_details.h"
 #include "results/device_result.h"
-#include "planner/planner.h"
 #include "stats/stats.h"
 
 /* The host phase's samples (measure/host_phase.h takes them). */
@@ -37,8 +38,9 @@ struct tb_case_result {
   struct tb_case c;
   char id[160];
   const char *backend;
-  bool has_plan; /* a planned native reduction: `plan` is what ran */
-  struct tb_plan plan;
+  /* The provider's plan step: what ran (TB_PLAN_NONE where the provider
+   * does not plan, or the plan step failed). */
+  struct tb_exec_plan plan;
   const char *output_allocation;
   double minimal_bytes;
 
@@ -51,8 +53,9 @@ struct tb_case_result {
   struct tb_device_result *device;
   const char *device_unavailable_reason;
 
-  json_t *provider_details; /* compilation, kernels, buffers (owned), or NULL */
-  char *source;             /* generated source to archive (owned), or NULL */
+  /* compilation, kernels, buffers (owned texts); TB_DETAILS_NONE: none */
+  struct tb_provider_details provider_details;
+  char *source; /* generated source to archive (owned), or NULL */
   char source_sha256[65];
 
   bool validated;

@@ -39,7 +39,7 @@ static json_t *stream_json(const struct tb_plan *plan) {
                    f->cluster_blocks);
 }
 
-json_t *tb_plan_to_json(const struct tb_plan *plan) {
+static json_t *reduction_plan_json(const struct tb_plan *plan) {
   json_t *candidates = json_array();
   for (unsigned i = 0; i < plan->candidate_count; ++i) {
     json_array_append_new(candidates, candidate_json(&plan->candidates[i]));
@@ -88,7 +88,7 @@ json_t *tb_plan_to_json(const struct tb_plan *plan) {
   return j;
 }
 
-json_t *tb_elementwise_plan_to_json(const struct tb_elementwise_plan *plan) {
+static json_t *elementwise_plan_json(const struct tb_elementwise_plan *plan) {
   json_t *j = json_pack("{s:s, s:s, s:I, s:I, s:s, s:i, s:i, s:I, s:I, s:s}", "kind", "elementwise",
                         "op", tb_op_info(plan->op)->name, "m", (json_int_t)plan->m, "n",
                         (json_int_t)plan->n, "profile", "fixed", "elements_per_thread",
@@ -99,7 +99,7 @@ json_t *tb_elementwise_plan_to_json(const struct tb_elementwise_plan *plan) {
   return j;
 }
 
-json_t *tb_gemm_plan_to_json(const struct tb_gemm_plan *p) {
+static json_t *gemm_plan_json(const struct tb_gemm_plan *p) {
   json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I}", "kind", "gemm", "op", "gemm",
                         "profile", p->block_from_user ? "user-block" : "rule", "realization",
                         tb_realization_name(p->realization), "m", (json_int_t)p->m, "n",
@@ -127,4 +127,14 @@ json_t *tb_gemm_plan_to_json(const struct tb_gemm_plan *p) {
   json_object_set_new(j, "barrier_sites", json_integer(p->barrier_sites));
   json_object_set_new(j, "rule", json_string(p->rule));
   return j;
+}
+
+json_t *tb_exec_plan_to_json(const struct tb_exec_plan *plan) {
+  switch (plan->kind) {
+  case TB_PLAN_REDUCTION: return reduction_plan_json(&plan->as.reduction);
+  case TB_PLAN_ELEMENTWISE: return elementwise_plan_json(&plan->as.elementwise);
+  case TB_PLAN_GEMM: return gemm_plan_json(&plan->as.gemm);
+  case TB_PLAN_NONE: break;
+  }
+  return NULL;
 }

@@ -5,14 +5,12 @@
 
 #include "backends/cpu/cpu_kernels.h"
 #include "inputs/poison.h"
-#include "planner/planner.h"
+#include "planner/exec_plan.h"
 
 struct cpu_state {
   const struct tb_case_data *data; /* borrowed: the host inputs are the "device" inputs */
   float *out;
   size_t out_count;
-  bool planned;
-  struct tb_plan plan;
   unsigned lanes;
   enum tb_realization realization; /* gemm */
   float *scratch;                  /* one float per lane */
@@ -28,21 +26,21 @@ static unsigned plan_lanes(const struct tb_plan *plan) {
   }
 }
 
+/* The planner's default device limits (the CPU has none of its own); gemm
+ * runs as plain loops, without a tiling to plan. */
+static enum tb_status cpu_plan(const struct tb_provider *p, const struct tb_case *c,
+                               struct tb_exec_plan *plan, struct tb_error *err) {
+  struct tb_plan_target target = {.limits = tb_device_limits_default(), .plans_gemm = false};
+  return tb_plan_case(c, &target, plan, err);
+}
+
 static enum tb_status cpu_prepare(struct tb_provider *p, const struct tb_case *c,
-                                  const struct tb_case_data *data, struct tb_error *err) {
+                                  const struct tb_case_data *data, const struct tb_exec_plan *plan,
+                                  struct tb_error *err) {
   struct cpu_state *s = p->state;
   s->data = data;
-  s->planned = c->planned;
   s->realization = c->realization;
-  s->lanes = TB_CPU_MIN_LANES;
-  if (c->planned) {
-    struct tb_device_limits limits = tb_device_limits_default();
-    if (tb_plan_reduction(c->op->op, c->shape.m, c->shape.n, c->variant, &limits, c->profile,
-                          &s->plan, err) != TB_OK) {
-      return err->status;
-    }
-    s->lanes = plan_lanes(&s->plan);
-  }
+  s->lanes = plan->kind == TB_PLAN_REDUCTION ? plan_lanes(&plan->as.reduction) : TB_CPU_MIN_LANES;
   s->out_count = data->output.storage_elems;
   s->out = malloc(s->out_count * sizeof(float));
   s->scratch = malloc(s->lanes * sizeof(float));
@@ -51,11 +49,6 @@ static enum tb_status cpu_prepare(struct tb_provider *p, const struct tb_case *c
   }
   tb_poison(s->out, s->out_count);
   return TB_OK;
-}
-
-static const struct tb_plan *cpu_plan(const struct tb_provider *p) {
-  const struct cpu_state *s = p->state;
-  return s->planned ? &s->plan : NULL;
 }
 
 static enum tb_status cpu_launch(struct tb_provider *p, unsigned long calls, struct tb_error *err) {
@@ -112,10 +105,12 @@ static unsigned cpu_launches_per_call(const struct tb_provider *p) {
   return 1;
 }
 
-static json_t *cpu_details(const struct tb_provider *p) {
+static void cpu_details(const struct tb_provider *p, struct tb_provider_details *out) {
   const struct cpu_state *s = p->state;
-  return json_pack("{s:s, s:i}", "executes", "host fp32 loops following the plan's lane count",
-                   "lanes", s->lanes);
+  memset(out, 0, sizeof *out);
+  out->kind = TB_DETAILS_CPU;
+  out->as.cpu.executes = "host fp32 loops following the plan's lane count";
+  out->as.cpu.lanes = s->lanes;
 }
 
 static const char *cpu_source(const struct tb_provider *p, const char **sha256) {
@@ -124,8 +119,8 @@ static const char *cpu_source(const struct tb_provider *p, const char **sha256) 
 }
 
 static const struct tb_provider_ops cpu_ops = {
-    .prepare = cpu_prepare,
     .plan = cpu_plan,
+    .prepare = cpu_prepare,
     .launch = cpu_launch,
     .synchronize = cpu_synchronize,
     .poison_output = cpu_poison,

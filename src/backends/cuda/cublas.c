@@ -88,14 +88,16 @@ int tb_cublas_gemm(struct tb_cublas *c, size_t m, size_t n, size_t k, CUdevicept
                   (float *)(uintptr_t)out, (int)n);
 }
 
-json_t *tb_cublas_describe(const struct tb_cublas *c) {
+void tb_cublas_facts(const struct tb_cublas *c, struct tb_cublas_details *out) {
+  bool tf32 = c->math_mode == CUBLAS_TF32_TENSOR_OP_MATH;
+  snprintf(out->library, sizeof out->library, "%s", c->path);
+  out->version = c->version;
+  out->call = "cublasSgemm_v2 (transposed product of row-major data)";
+  out->math_mode = tf32 ? "CUBLAS_TF32_TENSOR_OP_MATH" : "CUBLAS_DEFAULT_MATH";
+  out->precision = tf32 ? "tf32" : "fp32";
   const char *override = getenv("NVIDIA_TF32_OVERRIDE");
-  return json_pack("{s:s, s:i, s:s, s:s, s:s, s:s?}", "library", c->path, "version", c->version,
-                   "call", "cublasSgemm_v2 (transposed product of row-major data)", "math_mode",
-                   c->math_mode == CUBLAS_TF32_TENSOR_OP_MATH ? "CUBLAS_TF32_TENSOR_OP_MATH"
-                                                              : "CUBLAS_DEFAULT_MATH",
-                   "precision", c->math_mode == CUBLAS_TF32_TENSOR_OP_MATH ? "tf32" : "fp32",
-                   "NVIDIA_TF32_OVERRIDE", override);
+  out->has_tf32_override = override != NULL;
+  snprintf(out->tf32_override, sizeof out->tf32_override, "%s", override ? override : "");
 }
 
 void tb_cublas_close(struct tb_cublas *c) {

@@ -4,10 +4,9 @@
 #ifndef TB_BACKENDS_CUDA_CUBLAS_H
 #define TB_BACKENDS_CUDA_CUBLAS_H
 
-#include <jansson.h>
-
 #include "backends/cuda/driver.h"
 #include "planner/gemm.h"
+#include "providers/provider_details.h"
 
 struct tb_cublas;
 
@@ -25,8 +24,9 @@ enum tb_status tb_cublas_set_realization(struct tb_cublas *c, enum tb_realizatio
 int tb_cublas_gemm(struct tb_cublas *c, size_t m, size_t n, size_t k, CUdeviceptr a, size_t sa,
                    CUdeviceptr b, size_t sb, CUdeviceptr out);
 
-/* Library path, version, math mode and the call made, for the results. */
-json_t *tb_cublas_describe(const struct tb_cublas *c);
+/* Library path, version, math mode and the call made, for the results
+ * (the rest of *out, buffers and device, is the provider's). */
+void tb_cublas_facts(const struct tb_cublas *c, struct tb_cublas_details *out);
 
 void tb_cublas_close(struct tb_cublas *c);
 

@@ -1,5 +1,6 @@
 #include "backends/cuda/device_buffers.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,10 +88,13 @@ void tb_device_buffers_free(const struct tb_cuda *cu, struct tb_device_buffers *
   memset(b, 0, sizeof *b);
 }
 
-json_t *tb_device_buffers_describe(const struct tb_device_buffers *b) {
-  return json_pack("{s:s, s:i, s:I, s:I, s:i, s:s}", "policy",
-                   "rotate buffer sets call by call (inputs, output and workspace)", "sets",
-                   b->count, "bytes_per_set", (json_int_t)b->bytes_per_set, "total_bytes",
-                   (json_int_t)(b->bytes_per_set * b->count), "l2_bytes", b->l2_bytes, "state",
-                   b->cold ? "cold" : "warm");
+void tb_device_buffers_facts(const struct tb_device_buffers *b, struct tb_buffer_facts *out) {
+  memset(out, 0, sizeof *out);
+  snprintf(out->policy, sizeof out->policy, "%s",
+           "rotate buffer sets call by call (inputs, output and workspace)");
+  out->sets = b->count;
+  out->bytes_per_set = (long long)b->bytes_per_set;
+  out->total_bytes = (long long)(b->bytes_per_set * b->count);
+  out->l2_bytes = b->l2_bytes;
+  snprintf(out->state, sizeof out->state, "%s", b->cold ? "cold" : "warm");
 }

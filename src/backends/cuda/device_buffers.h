@@ -5,10 +5,9 @@
 #ifndef TB_BACKENDS_CUDA_DEVICE_BUFFERS_H
 #define TB_BACKENDS_CUDA_DEVICE_BUFFERS_H
 
-#include <jansson.h>
-
 #include "backends/cuda/driver.h"
 #include "inputs/tensor.h"
+#include "providers/provider_details.h"
 
 #define TB_MAX_BUFFER_SETS 4096
 #define TB_COLD_L2_FACTOR 4
@@ -34,7 +33,7 @@ enum tb_status tb_device_buffers_create(const struct tb_cuda *cu, const struct t
                                         struct tb_device_buffers *b, struct tb_error *err);
 void tb_device_buffers_free(const struct tb_cuda *cu, struct tb_device_buffers *b);
 
-/* {"policy", "sets", "bytes_per_set", "l2_bytes", "state": "cold"|"warm"} */
-json_t *tb_device_buffers_describe(const struct tb_device_buffers *b);
+/* The policy, the sets and their bytes, L2 and the state ("cold"|"warm"). */
+void tb_device_buffers_facts(const struct tb_device_buffers *b, struct tb_buffer_facts *out);
 
 #endif

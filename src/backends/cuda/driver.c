@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #ifdef TB_HAVE_CUDA_HEADERS
 
@@ -96,44 +97,45 @@ const struct tb_cuda *tb_cuda(void) {
   return tb_cuda_driver_open(&ignored) == TB_OK ? &api : NULL;
 }
 
-static json_t *describe_device(int ordinal) {
-  CUdevice dev;
-  char name[256] = "?";
-  int major = 0, minor = 0, sms = 0, l2 = 0, clock_khz = 0;
-  size_t mem = 0;
-  if (api.cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS) {
-    return json_pack("{s:i, s:s}", "ordinal", ordinal, "error", "cuDeviceGet failed");
-  }
-  api.cuDeviceGetName(name, sizeof name, dev);
-  api.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
-  api.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
-  api.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
-  api.cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev);
-  api.cuDeviceGetAttribute(&clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev);
-  api.cuDeviceTotalMem(&mem, dev);
-  char capability[16];
-  snprintf(capability, sizeof capability, "%d.%d", major, minor);
-  return json_pack("{s:i, s:s, s:s, s:i, s:i, s:I, s:i}", "ordinal", ordinal, "name", name,
-                   "compute_capability", capability, "multiprocessors", sms, "l2_bytes", l2,
-                   "memory_bytes", (json_int_t)mem, "max_sm_clock_khz", clock_khz);
+void tb_cuda_driver_install(const struct tb_cuda *table) {
+  api = *table;
+  api_state = 1;
 }
 
-json_t *tb_cuda_describe(void) {
+static void read_gpu(int ordinal, struct tb_gpu_facts *g) {
+  CUdevice dev;
+  g->ordinal = ordinal;
+  snprintf(g->name, sizeof g->name, "?");
+  g->ok = api.cuDeviceGet(&dev, ordinal) == CUDA_SUCCESS;
+  if (!g->ok) {
+    return;
+  }
+  api.cuDeviceGetName(g->name, sizeof g->name, dev);
+  api.cuDeviceGetAttribute(&g->cc_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+  api.cuDeviceGetAttribute(&g->cc_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+  api.cuDeviceGetAttribute(&g->multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+  api.cuDeviceGetAttribute(&g->l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev);
+  api.cuDeviceGetAttribute(&g->max_sm_clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev);
+  api.cuDeviceTotalMem(&g->memory_bytes, dev);
+}
+
+void tb_cuda_inventory_read(struct tb_gpu_inventory *out) {
+  memset(out, 0, sizeof *out);
   struct tb_error err = {0};
   if (tb_cuda_driver_open(&err) != TB_OK) {
-    return json_pack("{s:b, s:s}", "available", 0, "reason", err.message);
+    snprintf(out->reason, sizeof out->reason, "%s", err.message);
+    return;
   }
+  out->available = true;
   int version = 0, count = 0;
   api.cuDriverGetVersion(&version);
   api.cuDeviceGetCount(&count);
-  json_t *devices = json_array();
-  for (int i = 0; i < count; ++i) {
-    json_array_append_new(devices, describe_device(i));
+  snprintf(out->driver_cuda_version, sizeof out->driver_cuda_version, "%d.%d", version / 1000,
+           (version % 1000) / 10);
+  out->count = count < TB_MAX_GPUS ? count : TB_MAX_GPUS;
+  for (int i = 0; i < out->count; ++i) {
+    read_gpu(i, &out->devices[i]);
   }
-  char text[32];
-  snprintf(text, sizeof text, "%d.%d", version / 1000, (version % 1000) / 10);
-  return json_pack("{s:b, s:s, s:o}", "available", 1, "driver_cuda_version", text, "devices",
-                   devices);
 }
 
 #else /* built without CUDA headers */
@@ -143,9 +145,9 @@ enum tb_status tb_cuda_driver_open(struct tb_error *err) {
                  "this tilebench was built without CUDA headers, so it cannot use a GPU");
 }
 
-json_t *tb_cuda_describe(void) {
-  return json_pack("{s:b, s:s}", "available", 0, "reason",
-                   "this tilebench was built without CUDA headers");
+void tb_cuda_inventory_read(struct tb_gpu_inventory *out) {
+  memset(out, 0, sizeof *out);
+  snprintf(out->reason, sizeof out->reason, "this tilebench was built without CUDA headers");
 }
 
 #endif

@@ -4,7 +4,8 @@
 #ifndef TB_BACKENDS_CUDA_DRIVER_H
 #define TB_BACKENDS_CUDA_DRIVER_H
 
-#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
 
 #include "core/error.h"
 
@@ -60,14 +61,38 @@ CUresult tb_cuda_enter_device0(const struct tb_cuda *cu, CUdevice *dev, CUcontex
 
 /* "cuFoo failed: <driver's text>" into err; returns TB_ERR_RUN. */
 enum tb_status tb_cuda_fail(struct tb_error *err, const char *call, CUresult rc);
+
+/* Tests: `table` (a fake driver) becomes the loaded table, so the CUDA
+ * providers can be built and planned without a GPU. */
+void tb_cuda_driver_install(const struct tb_cuda *table);
 #endif
 
 /* Loads the driver and calls cuInit. TB_ERR_UNAVAILABLE, with the reason,
  * when there is no driver, no device, or this build lacks CUDA headers. */
 enum tb_status tb_cuda_driver_open(struct tb_error *err);
 
+#define TB_MAX_GPUS 64 /* devices described; more are left out */
+
+/* One device as the run's provenance describes it. */
+struct tb_gpu_facts {
+  int ordinal;
+  bool ok; /* false: cuDeviceGet failed, only the ordinal is known */
+  char name[256];
+  int cc_major, cc_minor, multiprocessors, l2_bytes, max_sm_clock_khz;
+  size_t memory_bytes;
+};
+
+/* The driver and its devices, or why there is no GPU. */
+struct tb_gpu_inventory {
+  bool available;
+  char reason[1024]; /* when not available */
+  char driver_cuda_version[32];
+  int count;
+  struct tb_gpu_facts devices[TB_MAX_GPUS];
+};
+
 /* Driver version and every device's name, compute capability, SM count, L2
- * size and memory; or {"available": false, "reason": ...}. */
-json_t *tb_cuda_describe(void);
+ * size and memory (cli/gpu_json.h writes them); or why not available. */
+void tb_cuda_inventory_read(struct tb_gpu_inventory *out);
 
 #endif

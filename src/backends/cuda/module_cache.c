@@ -1,21 +1,22 @@
 #include "backends/cuda/module_cache.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "backends/cuda/nvrtc.h"
 #include "core/clock.h"
-#include "results/results.h"
 
-static json_t *compile_facts(const struct tb_compiled *c, double load_ms) {
-  char version[32];
-  snprintf(version, sizeof version, "%d.%d", c->nvrtc_major, c->nvrtc_minor);
-  return json_pack("{s:s, s:s, s:s, s:o, s:o, s:I, s:I, s:I, s:i, s:s}", "compiler", "nvrtc",
-                   "nvrtc_version", version, "options", c->options, "compile_ms",
-                   tb_json_number(c->compile_ms), "load_ms", tb_json_number(load_ms),
-                   "spill_store_bytes", (json_int_t)c->spill_store_bytes, "spill_load_bytes",
-                   (json_int_t)c->spill_load_bytes, "stack_frame_bytes",
-                   (json_int_t)c->stack_frame_bytes, "max_registers", c->max_registers,
-                   "nvrtc_path", c->nvrtc_path);
+static void compile_facts(const struct tb_compiled *c, double load_ms, struct tb_compile_facts *f) {
+  memset(f, 0, sizeof *f);
+  snprintf(f->nvrtc_version, sizeof f->nvrtc_version, "%d.%d", c->nvrtc_major, c->nvrtc_minor);
+  snprintf(f->options, sizeof f->options, "%s", c->options);
+  f->compile_ms = c->compile_ms;
+  f->load_ms = load_ms;
+  f->spill_store_bytes = c->spill_store_bytes;
+  f->spill_load_bytes = c->spill_load_bytes;
+  f->stack_frame_bytes = c->stack_frame_bytes;
+  f->max_registers = c->max_registers;
+  snprintf(f->nvrtc_path, sizeof f->nvrtc_path, "%s", c->nvrtc_path);
 }
 
 enum tb_status tb_module_get(const struct tb_cuda *cu, struct tb_module_cache *cache,
@@ -46,7 +47,7 @@ enum tb_status tb_module_get(const struct tb_cuda *cu, struct tb_module_cache *c
     return tb_cuda_fail(err, "cuModuleLoadData", rc);
   }
   snprintf(e->sha256, sizeof e->sha256, "%s", g->sha256);
-  e->compile = compile_facts(&compiled, load_ms);
+  compile_facts(&compiled, load_ms, &e->compile);
   tb_compiled_free(&compiled);
   cache->count++;
   *entry = e;
@@ -56,7 +57,6 @@ enum tb_status tb_module_get(const struct tb_cuda *cu, struct tb_module_cache *c
 void tb_module_cache_clear(const struct tb_cuda *cu, struct tb_module_cache *cache) {
   for (unsigned i = 0; i < cache->count; ++i) {
     cu->cuModuleUnload(cache->entries[i].module);
-    json_decref(cache->entries[i].compile);
   }
   cache->count = 0;
 }

@@ -3,17 +3,16 @@
 #ifndef TB_BACKENDS_CUDA_MODULE_CACHE_H
 #define TB_BACKENDS_CUDA_MODULE_CACHE_H
 
-#include <jansson.h>
-
 #include "backends/cuda/driver.h"
 #include "codegen/codegen.h"
+#include "providers/provider_details.h"
 
 #define TB_MODULE_CACHE_SIZE 512
 
 struct tb_module_entry {
   char sha256[65];
   CUmodule module;
-  json_t *compile; /* options, NVRTC version, compile/load ms, ptxas report */
+  struct tb_compile_facts compile; /* options, NVRTC version, compile/load ms, ptxas report */
 };
 
 struct tb_module_cache {

@@ -1,4 +1,4 @@
-#include "backends/cuda/copy_ceiling.h"
+#include "measure/copy_ceiling.h"
 
 #include <string.h>
 

@@ -1,8 +1,8 @@
 /* The device's copy ceiling, measured in the same run as the cases it
  * judges: a >= 1 GiB device-to-device copy timed with the control scope;
  * bandwidth counts bytes read plus bytes written. */
-#ifndef TB_BACKENDS_CUDA_COPY_CEILING_H
-#define TB_BACKENDS_CUDA_COPY_CEILING_H
+#ifndef TB_MEASURE_COPY_CEILING_H
+#define TB_MEASURE_COPY_CEILING_H
 
 #include <jansson.h>
 

@@ -1,0 +1,140 @@
+#include "backends/cuda/cuda_device.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "inputs/poison.h"
+
+enum tb_status tb_cuda_device_open(struct tb_cuda_device *d, struct tb_error *err) {
+  if (tb_cuda_driver_open(err) != TB_OK) {
+    return err->status;
+  }
+  d->cu = tb_cuda();
+  CUdevice dev = 0;
+  CUresult rc = tb_cuda_enter_device0(d->cu, &dev, &d->context);
+  if (rc == CUDA_SUCCESS && tb_device_info_read(d->cu, dev, &d->info, err) != TB_OK) {
+    return err->status;
+  }
+  if (rc == CUDA_SUCCESS) {
+    rc = d->cu->cuStreamCreate(&d->stream, CU_STREAM_NON_BLOCKING);
+  }
+  return rc == CUDA_SUCCESS ? TB_OK : tb_cuda_fail(err, "setting up the GPU (context, stream)", rc);
+}
+
+void tb_cuda_device_close(struct tb_cuda_device *d) {
+  if (d->cu == NULL) {
+    return;
+  }
+  tb_cuda_device_unload_case(d);
+  if (d->stream) {
+    d->cu->cuStreamDestroy(d->stream);
+  }
+  if (d->context) {
+    d->cu->cuDevicePrimaryCtxRelease(d->info.device);
+  }
+  memset(d, 0, sizeof *d);
+}
+
+enum tb_status tb_cuda_device_load_case(struct tb_cuda_device *d, const struct tb_case *c,
+                                        const struct tb_case_data *data, size_t workspace_floats,
+                                        struct tb_error *err) {
+  d->data = data;
+  d->cursor = 0;
+  d->view_offset = c->view.offset;
+  d->cu->cuCtxSetCurrent(d->context);
+  return tb_device_buffers_create(d->cu, data, workspace_floats, d->info.l2_bytes, &d->buffers,
+                                  err);
+}
+
+void tb_cuda_device_unload_case(struct tb_cuda_device *d) {
+  if (d->buffers.count > 0) {
+    d->cu->cuStreamSynchronize(d->stream);
+  }
+  tb_device_buffers_free(d->cu, &d->buffers);
+  d->data = NULL;
+}
+
+struct tb_case_operands tb_cuda_device_next_operands(struct tb_cuda_device *d) {
+  struct tb_buffer_set *set = &d->buffers.sets[d->cursor];
+  d->cursor = (d->cursor + 1) % d->buffers.count;
+  const struct tb_op_info *op = d->data->c.op;
+  struct tb_case_operands o = {0};
+  /* x (or a), y (b), weight, bias: views start `offset` elements in */
+  o.x = set->inputs[0] + d->view_offset * sizeof(float);
+  o.y = op->has_second_matrix ? set->inputs[1] + d->view_offset * sizeof(float) : 0;
+  size_t next = op->has_second_matrix ? 2 : 1;
+  o.weight = op->has_weight ? set->inputs[next++] : 0;
+  o.bias = op->has_bias ? set->inputs[next] : 0;
+  o.out = set->out;
+  o.workspace = set->workspace;
+  return o;
+}
+
+void tb_cuda_device_buffer_facts(const struct tb_cuda_device *d, struct tb_buffer_facts *out) {
+  tb_device_buffers_facts(&d->buffers, out);
+}
+
+static struct tb_cuda_device *device_of(const struct tb_provider *p) {
+  return p->state;
+}
+
+enum tb_status tb_cuda_device_op_synchronize(struct tb_provider *p, struct tb_error *err) {
+  struct tb_cuda_device *d = device_of(p);
+  CUresult rc = d->cu->cuStreamSynchronize(d->stream);
+  return rc == CUDA_SUCCESS ? TB_OK
+                            : tb_cuda_fail(err, "cuStreamSynchronize (a kernel failed?)", rc);
+}
+
+enum tb_status tb_cuda_device_op_poison(struct tb_provider *p, struct tb_error *err) {
+  struct tb_cuda_device *d = device_of(p);
+  for (unsigned i = 0; i < d->buffers.count; ++i) {
+    CUresult rc = d->cu->cuMemsetD32Async(d->buffers.sets[i].out, TB_POISON_BITS,
+                                          d->buffers.out_bytes / sizeof(float), d->stream);
+    if (rc != CUDA_SUCCESS) {
+      return tb_cuda_fail(err, "cuMemsetD32Async", rc);
+    }
+  }
+  d->cursor = 0;
+  return tb_cuda_device_op_synchronize(p, err);
+}
+
+enum tb_status tb_cuda_device_op_read_output(struct tb_provider *p, float *dst, size_t count,
+                                             struct tb_error *err) {
+  struct tb_cuda_device *d = device_of(p);
+  if (count * sizeof(float) != d->buffers.out_bytes) {
+    return tb_fail(err, TB_ERR_RUN, "output size mismatch");
+  }
+  if (tb_cuda_device_op_synchronize(p, err) != TB_OK) {
+    return err->status;
+  }
+  CUresult rc = d->cu->cuMemcpyDtoH(dst, d->buffers.sets[0].out, d->buffers.out_bytes);
+  return rc == CUDA_SUCCESS ? TB_OK : tb_cuda_fail(err, "cuMemcpyDtoH", rc);
+}
+
+void *tb_cuda_device_op_stream(const struct tb_provider *p) {
+  return device_of(p)->stream;
+}
+
+bool tb_cuda_device_op_has_device(const struct tb_provider *p) {
+  return true;
+}
+
+const char *tb_cuda_device_op_no_source(const struct tb_provider *p, const char **sha256) {
+  *sha256 = NULL;
+  return NULL;
+}
+
+struct tb_provider *tb_cuda_provider_new(const struct tb_provider_ops *ops, const char *name,
+                                         bool plans_reductions, void *state) {
+  struct tb_provider *p = calloc(1, sizeof *p);
+  if (p == NULL) {
+    return NULL;
+  }
+  p->ops = ops;
+  p->name = name;
+  p->backend = "cuda";
+  p->output_allocation = "preallocated_out";
+  p->plans_reductions = plans_reductions;
+  p->state = state;
+  return p;
+}

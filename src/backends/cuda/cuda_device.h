@@ -1,0 +1,70 @@
+/* What every provider on the CUDA backend shares, whatever computes (our
+ * generated kernels, cuBLAS): device 0's primary context and facts, one
+ * non-blocking stream, the case's rotating device buffer sets, and the
+ * primitives over them (poison, read the output, synchronise). A provider's
+ * state starts with a struct tb_cuda_device, so the tb_cuda_device_op_*
+ * functions serve as its provider ops. */
+#ifndef TB_BACKENDS_CUDA_CUDA_DEVICE_H
+#define TB_BACKENDS_CUDA_CUDA_DEVICE_H
+
+#include "backends/cuda/device_buffers.h"
+#include "backends/cuda/device_info.h"
+#include "backends/cuda/driver.h"
+#include "providers/provider.h"
+
+struct tb_cuda_device {
+  const struct tb_cuda *cu;
+  struct tb_device_info info;
+  CUcontext context;
+  CUstream stream;
+  /* the prepared case */
+  const struct tb_case_data *data;
+  struct tb_device_buffers buffers;
+  unsigned cursor; /* next buffer set */
+  size_t view_offset;
+};
+
+/* A call's device pointers: x (or a), y (b), weight, bias with the view's
+ * offset applied, the output and the workspace, of one buffer set. */
+struct tb_case_operands {
+  CUdeviceptr x, y, weight, bias, out, workspace;
+};
+
+/* Loads the driver, enters device 0, reads its facts and creates the
+ * stream; TB_ERR_UNAVAILABLE (with the reason) without a usable GPU. On
+ * failure the caller still closes `d`. */
+enum tb_status tb_cuda_device_open(struct tb_cuda_device *d, struct tb_error *err);
+void tb_cuda_device_close(struct tb_cuda_device *d);
+
+/* Makes the context current and copies the case's inputs into the buffer
+ * sets (with `workspace_floats` of scratch each); the rotation starts at set 0. */
+enum tb_status tb_cuda_device_load_case(struct tb_cuda_device *d, const struct tb_case *c,
+                                        const struct tb_case_data *data, size_t workspace_floats,
+                                        struct tb_error *err);
+/* Waits for the stream and frees the buffer sets. */
+void tb_cuda_device_unload_case(struct tb_cuda_device *d);
+
+/* The operands of the next call: the next buffer set of the rotation. */
+struct tb_case_operands tb_cuda_device_next_operands(struct tb_cuda_device *d);
+
+/* The buffer sets as provider details. */
+void tb_cuda_device_buffer_facts(const struct tb_cuda_device *d, struct tb_buffer_facts *out);
+
+/* Provider ops for any state that starts with a struct tb_cuda_device. */
+enum tb_status tb_cuda_device_op_synchronize(struct tb_provider *p, struct tb_error *err);
+/* Poisons every set's output and restarts the rotation at set 0, so the
+ * validated call writes set 0. */
+enum tb_status tb_cuda_device_op_poison(struct tb_provider *p, struct tb_error *err);
+enum tb_status tb_cuda_device_op_read_output(struct tb_provider *p, float *dst, size_t count,
+                                             struct tb_error *err);
+void *tb_cuda_device_op_stream(const struct tb_provider *p);
+bool tb_cuda_device_op_has_device(const struct tb_provider *p);
+/* No generated source (a library call). */
+const char *tb_cuda_device_op_no_source(const struct tb_provider *p, const char **sha256);
+
+/* A provider struct named `name` on the CUDA backend with `state` (which
+ * starts with a struct tb_cuda_device), or NULL when out of memory. */
+struct tb_provider *tb_cuda_provider_new(const struct tb_provider_ops *ops, const char *name,
+                                         bool plans_reductions, void *state);
+
+#endif
