@@ -24,6 +24,7 @@
 #include "registry/registry.h"
 #include "report/report.h"
 #include "results/load.h"
+#include "results/model.h"
 #include "results/results.h"
 
 #ifndef TB_VERSION
@@ -455,11 +456,12 @@ static json_t *copy_ceiling(const char *backend) {
 }
 
 /* Writes results.json, then results.md from that document alone. */
-static enum tb_status archive(const char *dir, json_t *doc, struct tb_error *err) {
+static enum tb_status archive(const char *dir, const json_t *doc,
+                              const struct tb_results_model *model, struct tb_error *err) {
   if (tb_write_json_atomic(dir, TB_RESULTS_FILE, doc, err) != TB_OK) {
     return err->status;
   }
-  char *md = tb_report_markdown(doc, err);
+  char *md = tb_report_markdown(model, err);
   if (md == NULL) {
     return err->status;
   }
@@ -579,31 +581,36 @@ static void record_completion(json_t *run, json_t *missing, const struct tb_erro
 static int finish_run(const struct run_options *o, json_t *doc, size_t valid,
                       const struct tb_error *err) {
   struct tb_error write_err = {0};
-  if (archive(o->out, doc, &write_err) != TB_OK) {
+  struct tb_results_model model;
+  if (tb_results_model_fill(doc, &model, &write_err) != TB_OK) {
+    return tb_cli_fail(&write_err);
+  }
+  if (archive(o->out, doc, &model, &write_err) != TB_OK) {
+    tb_results_model_free(&model);
     return tb_cli_fail(&write_err);
   }
   tb_release_out_dir(o->out);
-  char *table = tb_report_terminal_table(doc, &write_err);
+  char *table = tb_report_terminal_table(&model, &write_err);
   if (table != NULL) {
     fputs(table, stdout);
     free(table);
   }
-  size_t total = json_array_size(json_object_get(doc, "cases"));
+  size_t total = model.case_count;
   printf("\n%zu of %zu cases valid; results in %s/%s\n", valid, total, o->out, TB_RESULTS_FILE);
   const json_t *run = json_object_get(doc, "run");
+  int rc = 0;
   if (err->status != TB_OK) {
-    return tb_cli_fail(err);
-  }
-  if (!json_is_null(json_object_get(run, "interrupted"))) {
+    rc = tb_cli_fail(err);
+  } else if (!json_is_null(json_object_get(run, "interrupted"))) {
     fprintf(stderr, "tilebench: %s; the results file is marked incomplete\n",
-            tb_json_str(run, "error", "interrupted"));
-    return 1;
-  }
-  if (valid != total) {
+            model.error ? model.error : "interrupted");
+    rc = 1;
+  } else if (valid != total) {
     fprintf(stderr, "tilebench: %zu case(s) invalid; see %s/results.md\n", total - valid, o->out);
-    return 1;
+    rc = 1;
   }
-  return 0;
+  tb_results_model_free(&model);
+  return rc;
 }
 
 static int run_campaign(struct run_options *o, struct tb_campaign *c, int argc, char **argv,
