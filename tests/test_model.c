@@ -1,11 +1,12 @@
 /* The readers' typed model of a results file (results/model.h): filled from
  * old (schema 1) and new (schema 2) records alike, with what a record lacks
- * typed as absent. */
+ * typed as absent, and the replay summary recomputed from it exactly. */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "measure/replay_summary.h"
 #include "results/load.h"
 #include "results/model.h"
 #include "test_support.h"
@@ -124,12 +125,35 @@ static void minimal_record_is_absent_everywhere(void **state) {
   tb_results_model_free(&m);
 }
 
+/* The replay summary, recomputed from the model of a replay's own case
+ * records, is exactly the summary that replay wrote. */
+static void replay_summary_reproduces_the_file(void **state) {
+  struct tb_results_model m;
+  load_corpus(CORPUS "v2-replay", &m);
+  struct tb_replay_record summary;
+  struct tb_error err = {0};
+  assert_int_equal(tb_replay_summary(&m, m.replay.reference, m.replay.candidate,
+                                     (unsigned)m.replay.rounds, &summary, &err),
+                   TB_OK);
+  json_t *again = tb_replay_record_to_json(&summary);
+  const json_t *written = json_object_get(m.doc, "replay");
+  if (!json_equal(again, written)) {
+    char *a = json_dumps(again, JSON_SORT_KEYS), *b = json_dumps(written, JSON_SORT_KEYS);
+    fail_msg("recomputed %s\nwritten %s", a, b);
+  }
+  assert_int_equal(summary.case_count, m.replay.case_count);
+  json_decref(again);
+  tb_replay_record_free(&summary);
+  tb_results_model_free(&m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(loads_schema_1),
       cmocka_unit_test(loads_schema_2_replay),
       cmocka_unit_test(loads_interrupted_run),
       cmocka_unit_test(minimal_record_is_absent_everywhere),
+      cmocka_unit_test(replay_summary_reproduces_the_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

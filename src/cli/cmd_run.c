@@ -613,6 +613,24 @@ static int finish_run(const struct run_options *o, json_t *doc, size_t valid,
   return rc;
 }
 
+/* The paired summary of a replay that ran every round, from the
+ * document's own case records. */
+static enum tb_status summarise_replay(const struct run_options *o, const struct tb_campaign *c,
+                                       json_t *doc, struct tb_error *err) {
+  struct tb_results_model cases;
+  struct tb_replay_record summary;
+  if (tb_results_model_fill(doc, &cases, err) != TB_OK) {
+    return err->status;
+  }
+  if (tb_replay_summary(&cases, tb_variant_name(c->variants[0]), tb_variant_name(c->variants[1]),
+                        (unsigned)o->rounds, &summary, err) == TB_OK) {
+    json_object_set_new(doc, "replay", tb_replay_record_to_json(&summary));
+    tb_replay_record_free(&summary);
+  }
+  tb_results_model_free(&cases);
+  return err->status;
+}
+
 static int run_campaign(struct run_options *o, struct tb_campaign *c, int argc, char **argv,
                         struct tb_error *err) {
   const char *backend = NULL;
@@ -662,9 +680,10 @@ static int run_campaign(struct run_options *o, struct tb_campaign *c, int argc, 
   json_decref(missing);
   if (o->replay && json_is_null(json_object_get(run, "interrupted"))) {
     /* a summary of some rounds would mislead */
-    json_object_set_new(doc, "replay",
-                        tb_replay_summary(cases, tb_variant_name(c->variants[0]),
-                                          tb_variant_name(c->variants[1]), (unsigned)o->rounds));
+    struct tb_error summary_err = {0};
+    if (summarise_replay(o, c, doc, &summary_err) != TB_OK && err->status == TB_OK) {
+      *err = summary_err;
+    }
   }
   int rc = finish_run(o, doc, valid, err);
   json_decref(doc);
