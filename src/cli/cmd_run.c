@@ -366,7 +366,8 @@ static json_t *copy_ceiling(const char *backend) {
 }
 
 /* What the results record of the invocation, gathered from the options and
- * the campaign; the names and skipped pairs live in `names`/`skipped`. */
+ * the campaign; the facts point into `variants`, `realizations` and
+ * `skipped`, which the caller provides. */
 static struct tb_run_facts run_facts(const struct run_options *o, const struct tb_campaign *c,
                                      const char *backend, const char *why, int argc, char **argv,
                                      const char **variants, const char **realizations,
