@@ -2,7 +2,9 @@
 #include <math.h>
 
 #include "measure/host_phase.h"
+#include "stats/case_key.h"
 #include "stats/stats.h"
+#include "stats/verdict.h"
 #include "test_support.h"
 
 static void median_of_odd_count(void **state) {
@@ -39,6 +41,56 @@ static void batch_calibration(void **state) {
   assert_int_equal(tb_calibrate_batch(1e-3, 1000.0), TB_MAX_BATCH_CALLS);
 }
 
+/* compare's rule: B decided only when its whole sample range clears A's. */
+static void verdict_of_sample_ranges(void **state) {
+  assert_int_equal(tb_verdict_of_ranges(10, 12, 7, 9.99), TB_VERDICT_LOWER);
+  assert_int_equal(tb_verdict_of_ranges(10, 12, 12.01, 13), TB_VERDICT_HIGHER);
+  assert_int_equal(tb_verdict_of_ranges(10, 12, 9, 10), TB_VERDICT_INCONCLUSIVE); /* touching */
+  assert_int_equal(tb_verdict_of_ranges(10, 12, 11, 11), TB_VERDICT_INCONCLUSIVE);
+  assert_int_equal(tb_verdict_of_ranges(10, 12, NAN, 5), TB_VERDICT_LOWER);
+  assert_int_equal(tb_verdict_of_ranges(NAN, NAN, 1, 2), TB_VERDICT_INCONCLUSIVE);
+  assert_string_equal(tb_verdict_text(TB_VERDICT_LOWER, &tb_compare_verdict_words),
+                      "B faster in every sample");
+  assert_string_equal(tb_verdict_text(TB_VERDICT_HIGHER, &tb_compare_verdict_words),
+                      "B slower in every sample");
+  assert_string_equal(tb_verdict_text(TB_VERDICT_INCONCLUSIVE, &tb_compare_verdict_words),
+                      "inconclusive (ranges overlap)");
+}
+
+/* A replay's rule: every per-round ratio on one side of 1, never equal to it. */
+static void verdict_of_ratio_ranges(void **state) {
+  assert_int_equal(tb_verdict_of_ratios(1.01, 1.5), TB_VERDICT_HIGHER);
+  assert_int_equal(tb_verdict_of_ratios(0.5, 0.99), TB_VERDICT_LOWER);
+  assert_int_equal(tb_verdict_of_ratios(1.0, 1.5), TB_VERDICT_INCONCLUSIVE);
+  assert_int_equal(tb_verdict_of_ratios(0.9, 1.1), TB_VERDICT_INCONCLUSIVE);
+  assert_int_equal(tb_verdict_of_ratios(NAN, NAN), TB_VERDICT_INCONCLUSIVE);
+  /* gains (reference / candidate) above 1: the candidate was faster */
+  assert_string_equal(tb_verdict_text(tb_verdict_of_ratios(1.2, 1.3), &tb_gain_verdict_words),
+                      "faster in all pairs");
+  assert_string_equal(tb_verdict_text(tb_verdict_of_ratios(0.7, 0.8), &tb_gain_verdict_words),
+                      "slower in all pairs");
+  /* native / framework below 1: native was faster */
+  assert_string_equal(
+      tb_verdict_text(tb_verdict_of_ratios(0.7, 0.8), &tb_native_ratio_verdict_words),
+      "native faster in all pairs");
+  assert_string_equal(
+      tb_verdict_text(tb_verdict_of_ratios(1.2, 1.3), &tb_native_ratio_verdict_words),
+      "native slower in all pairs");
+  assert_string_equal(
+      tb_verdict_text(tb_verdict_of_ratios(0.9, 1.3), &tb_native_ratio_verdict_words),
+      "inconclusive");
+}
+
+static void case_base_key(void **state) {
+  char key[64];
+  assert_string_equal(tb_case_base_key("softmax/37x769/packed/native/reference", key, sizeof key),
+                      "softmax/37x769/packed/native");
+  assert_string_equal(tb_case_base_key("softmax/37x769/packed/native", key, sizeof key),
+                      "softmax/37x769/packed");
+  assert_string_equal(tb_case_base_key("no-slash", key, sizeof key), "no-slash");
+  assert_string_equal(tb_case_base_key("abcdefgh/ij", key, 5), "abcd"); /* truncated, no slash */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(median_of_odd_count),
@@ -46,6 +98,9 @@ int main(void) {
       cmocka_unit_test(median_leaves_input_unsorted),
       cmocka_unit_test(summary_min_max),
       cmocka_unit_test(batch_calibration),
+      cmocka_unit_test(verdict_of_sample_ranges),
+      cmocka_unit_test(verdict_of_ratio_ranges),
+      cmocka_unit_test(case_base_key),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

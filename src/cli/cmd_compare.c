@@ -4,16 +4,13 @@
  * sample beats every A sample, slower only in the reverse, otherwise
  * inconclusive. A median ratio is shown, never used alone as a verdict. */
 #include <getopt.h>
-#include <jansson.h>
-#include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/commands.h"
-#include "results/load.h"
-#include "results/results.h"
+#include "results/model.h"
 #include "stats/stats.h"
+#include "stats/verdict.h"
 
 static const char usage[] =
     "usage: tilebench compare A B [--fail-on-regression]\n"
@@ -22,71 +19,51 @@ static const char usage[] =
     "  sample, or inconclusive); --fail-on-regression exits 1 when a case is slower in every "
     "sample.\n";
 
+/* The per-call samples compared: GPU control when both runs have it. */
+static const struct tb_model_scope *samples_of(const struct tb_model_case *c, int use_gpu) {
+  return use_gpu ? &c->control_throughput : &c->host_throughput;
+}
+
+/* compare has always judged a case by its first 4096 samples at most. */
 #define TB_COMPARE_MAX_SAMPLES 4096
 
-/* The per-call samples compared, and which scope they came from. */
-static size_t samples_of(const json_t *c, int use_gpu, double *out) {
-  const json_t *phase =
-      use_gpu
-          ? json_object_get(json_object_get(json_object_get(c, "device"), "throughput"), "control")
-          : json_object_get(json_object_get(c, "host"), "throughput");
-  const json_t *values = json_object_get(phase, "per_call_ns");
-  size_t i, n = 0;
-  json_t *v;
-  json_array_foreach(values, i, v) {
-    if (json_is_number(v) && n < TB_COMPARE_MAX_SAMPLES) {
-      out[n++] = json_number_value(v);
-    }
-  }
-  return n;
+static size_t compared(const struct tb_model_scope *s) {
+  return s->count < TB_COMPARE_MAX_SAMPLES ? s->count : TB_COMPARE_MAX_SAMPLES;
 }
 
-static int has_gpu(const json_t *c) {
-  return json_is_true(json_object_get(json_object_get(c, "device"), "control_complete"));
-}
-
-static const json_t *find_case(const json_t *doc, const char *id) {
-  size_t i;
-  json_t *c;
-  json_array_foreach(json_object_get(doc, "cases"), i, c) {
-    if (strcmp(tb_json_str(c, "id", ""), id) == 0 && /* ids are strings once loaded */
-        !json_object_get(c, "round")) {
-      return c;
+/* The plain-run record of `id` (replay rounds repeat ids and are not compared). */
+static const struct tb_model_case *find_case(const struct tb_results_model *m, const char *id) {
+  for (size_t i = 0; i < m->case_count; ++i) {
+    if (strcmp(m->cases[i].id, id) == 0 && !m->cases[i].has_round) {
+      return &m->cases[i];
     }
   }
   return NULL;
 }
 
-int tb_compare_documents(const json_t *a, const json_t *b, int fail_on_regression) {
+int tb_compare_models(const struct tb_results_model *a, const struct tb_results_model *b,
+                      int fail_on_regression) {
   printf("%-44s %6s %12s %12s %8s  %s\n", "case", "scope", "A p50 µs", "B p50 µs", "B/A",
          "verdict");
-  static double sa[TB_COMPARE_MAX_SAMPLES], sb[TB_COMPARE_MAX_SAMPLES];
-  size_t i, shared = 0, faster = 0, slower = 0;
-  json_t *ca;
-  json_array_foreach(json_object_get(a, "cases"), i, ca) {
-    const char *id = tb_json_str(ca, "id", "");
-    const json_t *cb = find_case(b, id);
-    if (cb == NULL || json_object_get(ca, "round")) {
+  size_t shared = 0, faster = 0, slower = 0;
+  for (size_t i = 0; i < a->case_count; ++i) {
+    const struct tb_model_case *ca = &a->cases[i], *cb = find_case(b, ca->id);
+    if (cb == NULL || ca->has_round) {
       continue;
     }
-    int gpu = has_gpu(ca) && has_gpu(cb);
-    size_t na = samples_of(ca, gpu, sa), nb = samples_of(cb, gpu, sb);
-    if (na == 0 || nb == 0) {
+    int gpu = ca->control_complete && cb->control_complete;
+    const struct tb_model_scope *sa = samples_of(ca, gpu), *sb = samples_of(cb, gpu);
+    if (sa->count == 0 || sb->count == 0) {
       continue;
     }
     shared++;
-    struct tb_summary ra = tb_summarize(sa, na), rb = tb_summarize(sb, nb);
-    double pa = ra.p50, pb = rb.p50;
-    const char *verdict = "inconclusive (ranges overlap)";
-    if (rb.max < ra.min) {
-      verdict = "B faster in every sample";
-      faster++;
-    } else if (rb.min > ra.max) {
-      verdict = "B slower in every sample";
-      slower++;
-    }
-    printf("%-44s %6s %12.3f %12.3f %8.3f  %s\n", id, gpu ? "GPU" : "host", pa / 1e3, pb / 1e3,
-           pb / pa, verdict);
+    struct tb_summary ra = tb_summarize(sa->per_call_ns, compared(sa));
+    struct tb_summary rb = tb_summarize(sb->per_call_ns, compared(sb));
+    enum tb_verdict verdict = tb_verdict_of_ranges(ra.min, ra.max, rb.min, rb.max);
+    faster += verdict == TB_VERDICT_LOWER;
+    slower += verdict == TB_VERDICT_HIGHER;
+    printf("%-44s %6s %12.3f %12.3f %8.3f  %s\n", ca->id, gpu ? "GPU" : "host", ra.p50 / 1e3,
+           rb.p50 / 1e3, rb.p50 / ra.p50, tb_verdict_text(verdict, &tb_compare_verdict_words));
   }
   printf("\n%zu shared cases: B faster in %zu, slower in %zu, inconclusive in %zu\n", shared,
          faster, slower, shared - faster - slower);
@@ -125,14 +102,16 @@ int tb_cmd_compare(int argc, char **argv) {
     return 2;
   }
   struct tb_error err = {0};
-  json_t *a = NULL, *b = NULL;
-  if (tb_results_load_dir(argv[optind], &a, &err) != TB_OK ||
-      tb_results_load_dir(argv[optind + 1], &b, &err) != TB_OK) {
-    json_decref(a);
+  struct tb_results_model a, b;
+  if (tb_results_model_load_dir(argv[optind], &a, &err) != TB_OK) {
     return tb_cli_fail(&err);
   }
-  int rc = tb_compare_documents(a, b, fail_on_regression);
-  json_decref(a);
-  json_decref(b);
+  if (tb_results_model_load_dir(argv[optind + 1], &b, &err) != TB_OK) {
+    tb_results_model_free(&a);
+    return tb_cli_fail(&err);
+  }
+  int rc = tb_compare_models(&a, &b, fail_on_regression);
+  tb_results_model_free(&a);
+  tb_results_model_free(&b);
   return rc;
 }

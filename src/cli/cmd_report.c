@@ -7,7 +7,7 @@
 
 #include "cli/commands.h"
 #include "report/report.h"
-#include "results/load.h"
+#include "results/model.h"
 #include "results/results.h"
 
 static const char usage[] =
@@ -39,12 +39,12 @@ int tb_cmd_report(int argc, char **argv) {
     return 2;
   }
   struct tb_error err = {0};
-  json_t *doc = NULL;
-  if (tb_results_load_dir(argv[optind], &doc, &err) != TB_OK) {
+  struct tb_results_model model;
+  if (tb_results_model_load_dir(argv[optind], &model, &err) != TB_OK) {
     return tb_cli_fail(&err);
   }
-  char *text = tb_report_markdown(doc, &err);
-  json_decref(doc);
+  char *text = tb_report_markdown(&model, &err);
+  tb_results_model_free(&model);
   if (text == NULL) {
     return tb_cli_fail(&err);
   }

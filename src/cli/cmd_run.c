@@ -14,22 +14,18 @@
 #include "cli/gpu_json.h"
 #include "core/clock.h"
 #include "core/interrupt.h"
-#include "core/strbuf.h"
 #include "core/strlist.h"
 #include "measure/campaign.h"
 #include "measure/replay_summary.h"
 #include "planner/gemm.h"
 #include "planner/planner.h"
 #include "provenance/hash.h"
-#include "provenance/provenance.h"
 #include "registry/registry.h"
 #include "report/report.h"
+#include "results/document.h"
 #include "results/load.h"
+#include "results/model.h"
 #include "results/results.h"
-
-#ifndef TB_VERSION
-#define TB_VERSION "unknown"
-#endif
 
 /* Replays compare reduction plans: 2-D shapes only; run adds a gemm shape. */
 #define DEFAULT_REDUCTION_SHAPES "37x769,1024x1024,16384x257,4096x1024"
@@ -359,92 +355,6 @@ static enum tb_status build_campaign(struct run_options *o, struct tb_campaign *
   return tb_campaign_check_memory(c, err);
 }
 
-/* A JSON string of text given by the user, which need not be UTF-8 (JSON
- * strings must be): such text is kept with each byte above 0x7f as '?'. */
-static json_t *text_json(const char *text) {
-  json_t *exact = json_string(text);
-  if (exact != NULL) {
-    return exact;
-  }
-  char *copy = strdup(text);
-  for (char *p = copy; p != NULL && *p; ++p) {
-    *p = (unsigned char)*p > 0x7f ? '?' : *p;
-  }
-  json_t *replaced = json_string(copy ? copy : "");
-  free(copy);
-  return replaced;
-}
-
-static json_t *command_line_json(int argc, char **argv, json_t **as_text) {
-  json_t *args = json_array();
-  struct tb_strbuf b = {0};
-  tb_strbuf_printf(&b, "tilebench");
-  for (int i = 0; i < argc; ++i) {
-    json_array_append_new(args, text_json(argv[i]));
-    tb_strbuf_printf(&b, " %s", argv[i]);
-  }
-  char *text = tb_strbuf_take(&b);
-  *as_text = text_json(text ? text : "");
-  free(text);
-  return args;
-}
-
-/* Every op/shape pair the campaign does not measure, with the reason; an op
- * measured on no shape at all is also named on stderr, never dropped silently. */
-static json_t *skipped_pairs(const struct tb_campaign *c) {
-  json_t *pairs = json_array();
-  for (size_t o = 0; o < c->op_count; ++o) {
-    size_t skipped = 0;
-    const char *why = NULL;
-    for (size_t s = 0; s < c->shape_count; ++s) {
-      why = tb_campaign_skip_reason(c, c->ops[o], c->shapes[s]);
-      if (why != NULL) {
-        char dims[64];
-        tb_shape_format(c->shapes[s], dims, sizeof dims);
-        json_array_append_new(pairs, json_pack("{s:s, s:s, s:s}", "op", c->ops[o]->name, "shape",
-                                               dims, "reason", why));
-        skipped++;
-      }
-    }
-    if (skipped == c->shape_count) {
-      fprintf(stderr, "tilebench: note: %s is not measured: no shape fits it (%s)\n",
-              c->ops[o]->name, why);
-    }
-  }
-  return pairs;
-}
-
-static json_t *run_info(const struct run_options *o, const struct tb_campaign *c,
-                        const char *backend, const char *why, int argc, char **argv) {
-  json_t *command = NULL;
-  json_t *argv_json = command_line_json(argc, argv, &command);
-  char started[32];
-  tb_utc_timestamp(started, sizeof started);
-  json_t *variants = json_array();
-  for (size_t i = 0; i < c->variant_count; ++i) {
-    json_array_append_new(variants, json_string(tb_variant_name(c->variants[i])));
-  }
-  json_t *info =
-      json_pack("{s:o, s:o, s:s, s:s, s:s, s:I, s:{s:I, s:f, s:f}}", "argv", argv_json, "command",
-                command, "started_at", started, "backend", backend, "backend_reason", why, "seed",
-                (json_int_t)o->seed, "measure", "samples", (json_int_t)c->measure.samples,
-                "warmup_ms", c->measure.warmup_ms, "sample_ms", c->measure.sample_ms);
-  json_object_set_new(json_object_get(info, "measure"), "probe", json_boolean(c->measure.probe));
-  json_object_set_new(info, "variants", variants);
-  json_object_set_new(info, "planner_profile", json_string(c->profile));
-  json_t *realizations = json_array();
-  for (size_t i = 0; i < c->realization_count; ++i) {
-    json_array_append_new(realizations, json_string(tb_realization_name(c->realizations[i])));
-  }
-  json_object_set_new(info, "matrix_realizations", realizations);
-  json_object_set_new(info, "skipped_pairs", skipped_pairs(c));
-  json_object_set_new(info, "gemm_block",
-                      c->gemm_block.m ? json_pack("{s:i, s:i, s:i}", "m", c->gemm_block.m, "n",
-                                                  c->gemm_block.n, "k", c->gemm_block.k)
-                                      : json_null());
-  return info;
-}
-
 /* The device copy ceiling the cases are judged against (GPU only). */
 static json_t *copy_ceiling(const char *backend) {
 #ifdef TB_HAVE_TIMING
@@ -452,15 +362,49 @@ static json_t *copy_ceiling(const char *backend) {
     return tb_measure_copy_ceiling();
   }
 #endif
+  (void)backend;
   return json_null();
 }
 
+/* What the results record of the invocation, gathered from the options and
+ * the campaign; the facts point into `variants`, `realizations` and
+ * `skipped`, which the caller provides. */
+static struct tb_run_facts run_facts(const struct run_options *o, const struct tb_campaign *c,
+                                     const char *backend, const char *why, int argc, char **argv,
+                                     const char **variants, const char **realizations,
+                                     struct tb_skipped_pair *skipped) {
+  for (size_t i = 0; i < c->variant_count; ++i) {
+    variants[i] = tb_variant_name(c->variants[i]);
+  }
+  for (size_t i = 0; i < c->realization_count; ++i) {
+    realizations[i] = tb_realization_name(c->realizations[i]);
+  }
+  return (struct tb_run_facts){.argc = argc,
+                               .argv = argv,
+                               .backend = backend,
+                               .backend_reason = why,
+                               .seed = o->seed,
+                               .samples = c->measure.samples,
+                               .warmup_ms = c->measure.warmup_ms,
+                               .sample_ms = c->measure.sample_ms,
+                               .probe = c->measure.probe,
+                               .variants = variants,
+                               .variant_count = c->variant_count,
+                               .profile = c->profile,
+                               .realizations = realizations,
+                               .realization_count = c->realization_count,
+                               .skipped = skipped,
+                               .skipped_count = tb_campaign_skipped_pairs(c, skipped),
+                               .gemm_block = c->gemm_block};
+}
+
 /* Writes results.json, then results.md from that document alone. */
-static enum tb_status archive(const char *dir, json_t *doc, struct tb_error *err) {
+static enum tb_status archive(const char *dir, const json_t *doc,
+                              const struct tb_results_model *model, struct tb_error *err) {
   if (tb_write_json_atomic(dir, TB_RESULTS_FILE, doc, err) != TB_OK) {
     return err->status;
   }
-  char *md = tb_report_markdown(doc, err);
+  char *md = tb_report_markdown(model, err);
   if (md == NULL) {
     return err->status;
   }
@@ -469,142 +413,91 @@ static enum tb_status archive(const char *dir, json_t *doc, struct tb_error *err
   return err->status;
 }
 
-/* Whether the pilot holds the artifact `mine` (the same path, or the
- * executable wherever it was), and with which digest. */
-static const char *pilot_digest(const json_t *pilot_artifacts, const json_t *mine) {
-  int executable = strcmp(tb_json_str(mine, "role", ""), "executable") == 0;
-  size_t j;
-  const json_t *theirs;
-  json_array_foreach(pilot_artifacts, j, theirs) {
-    int same_path = strcmp(tb_json_str(mine, "path", ""), tb_json_str(theirs, "path", "")) == 0;
-    if (same_path || (executable && strcmp(tb_json_str(theirs, "role", ""), "executable") == 0)) {
-      return tb_json_str(theirs, "sha256", "");
-    }
-  }
-  return NULL;
-}
-
-/* A frozen replay runs exactly the pilot's artifacts: refuses (exit 2) when
- * the executable or a library it shares with the pilot differs, and records
- * the pilot's artifact set beside this run's. */
-static enum tb_status load_frozen(const char *pilot_dir, json_t *current_artifacts, json_t *run,
-                                  json_t **sources, struct tb_error *err) {
-  json_t *pilot = NULL;
+/* A frozen replay: the pilot's model (its artifacts checked against this
+ * run's and recorded, its sources for the campaign to check). */
+static enum tb_status load_frozen(const char *pilot_dir, struct tb_document *d,
+                                  struct tb_results_model *pilot, struct tb_error *err) {
   char path[PATH_MAX], digest[TB_SHA256_HEX_LEN];
+  memset(pilot, 0, sizeof *pilot);
   if (tb_results_path(pilot_dir, path, sizeof path, err) != TB_OK ||
-      tb_results_load(path, &pilot, digest, err) != TB_OK) {
+      tb_results_model_load(path, pilot, digest, err) != TB_OK) {
     return err->status;
   }
-  json_t *pilot_artifacts = json_object_get(json_object_get(pilot, "provenance"), "artifacts");
-  size_t i;
-  json_t *mine;
-  json_array_foreach(current_artifacts, i, mine) {
-    const char *theirs = pilot_digest(pilot_artifacts, mine);
-    const char *ours = tb_json_str(mine, "sha256", "");
-    if (theirs != NULL && strcmp(theirs, ours) != 0) {
-      tb_fail(err, TB_ERR_INPUT, "--frozen %s: %s differs from the pilot's (sha256 %s vs %s)",
-              pilot_dir, tb_json_str(mine, "path", "?"), ours, theirs);
-    } else if (theirs == NULL && strcmp(tb_json_str(mine, "role", ""), "executable") == 0) {
-      tb_fail(err, TB_ERR_INPUT, "--frozen %s: the pilot records no executable", pilot_dir);
-    }
-    if (err->status != TB_OK) {
-      json_decref(pilot);
-      return err->status;
-    }
-  }
-  *sources = json_object();
-  json_t *c;
-  json_array_foreach(json_object_get(pilot, "cases"), i, c) {
-    json_t *sha = json_object_get(c, "source_sha256");
-    if (json_is_string(sha)) {
-      json_object_set(*sources, tb_json_str(c, "id", ""), sha);
-    }
-  }
-  json_object_set_new(run, "frozen",
-                      json_pack("{s:o, s:s, s:O}", "pilot_dir", text_json(pilot_dir),
-                                "pilot_results_sha256", digest, "pilot_artifacts",
-                                pilot_artifacts));
-  json_decref(pilot);
-  return err->status;
+  return tb_document_freeze(d, pilot_dir, pilot, digest, err);
 }
 
 /* Replay rounds: the variant measured first alternates round by round. */
-static void run_rounds(struct run_options *o, struct tb_campaign *c, json_t *cases, json_t *missing,
-                       json_t *run, size_t *valid, struct tb_error *err) {
-  json_t *orders = json_array();
+static void run_rounds(const struct run_options *o, struct tb_campaign *c, struct tb_document *d,
+                       size_t *valid, struct tb_error *err) {
+  const char *orders[TB_REPLAY_MAX_ROUNDS][2];
+  size_t started = 0;
+  struct tb_case_sink sink = tb_document_sink(d);
   for (unsigned r = 0; r < o->rounds && err->status == TB_OK; ++r) {
-    if (r % 2 == 1) {
-      tb_campaign_reverse_variants(c);
-    }
     if (!tb_interrupted()) { /* a round that never started has no order */
-      json_array_append_new(orders, json_pack("[s, s]", tb_variant_name(c->variants[0]),
-                                              tb_variant_name(c->variants[1])));
+      orders[started][0] = tb_variant_name(tb_campaign_variant_at(c, (int)r, 0));
+      orders[started++][1] = tb_variant_name(tb_campaign_variant_at(c, (int)r, 1));
     }
     size_t round_valid = 0;
     c->round = (int)r;
-    tb_campaign_run(c, cases, missing, &round_valid, err);
+    tb_campaign_run(c, &sink, &round_valid, err);
     *valid += round_valid;
-    if (r % 2 == 1) {
-      tb_campaign_reverse_variants(c);
-    }
   }
-  json_object_set_new(run, "replay",
-                      json_pack("{s:i, s:s, s:s, s:o}", "rounds", (int)o->rounds, "reference",
-                                tb_variant_name(c->variants[0]), "candidate",
-                                tb_variant_name(c->variants[1]), "variant_order", orders));
+  tb_document_set_replay_plan(d, (unsigned)o->rounds, tb_variant_name(c->variants[0]),
+                              tb_variant_name(c->variants[1]), (const char *const(*)[2])orders,
+                              started);
 }
 
-/* A run stopped by SIGINT or SIGTERM is written all the same, marked
- * incomplete, with the cases it never started. */
-static void record_completion(json_t *run, json_t *missing, const struct tb_error *err) {
-  /* a signal after the last case started stopped nothing */
-  int signal_number = json_array_size(missing) > 0 ? tb_interrupted() : 0;
-  char reason[160];
-  if (signal_number != 0) {
-    snprintf(reason, sizeof reason, "interrupted by %s: %zu case(s) not measured",
-             tb_signal_name(signal_number), json_array_size(missing));
+/* The paired summary of a replay that ran every round (a summary of some
+ * rounds would mislead), from the document's own case records. */
+static enum tb_status summarise_replay(const struct run_options *o, const struct tb_campaign *c,
+                                       struct tb_document *d, struct tb_error *err) {
+  struct tb_results_model cases;
+  struct tb_replay_record summary;
+  if (tb_results_model_fill(tb_document_json(d), &cases, err) != TB_OK) {
+    return err->status;
   }
-  json_object_set_new(run, "complete", json_boolean(err->status == TB_OK && signal_number == 0));
-  json_object_set_new(run, "error",
-                      err->status != TB_OK ? json_string(err->message)
-                      : signal_number      ? json_string(reason)
-                                           : json_null());
-  json_object_set_new(run, "interrupted",
-                      signal_number
-                          ? json_pack("{s:s, s:O}", "signal", tb_signal_name(signal_number),
-                                      "missing_cases", missing)
-                          : json_null());
+  if (tb_replay_summary(&cases, tb_variant_name(c->variants[0]), tb_variant_name(c->variants[1]),
+                        (unsigned)o->rounds, &summary, err) == TB_OK) {
+    tb_document_set_replay_summary(d, &summary);
+    tb_replay_record_free(&summary);
+  }
+  tb_results_model_free(&cases);
+  return err->status;
 }
 
 /* Writes the results, prints the table and returns the exit code. */
-static int finish_run(const struct run_options *o, json_t *doc, size_t valid,
+static int finish_run(const struct run_options *o, const struct tb_document *d, size_t valid,
                       const struct tb_error *err) {
   struct tb_error write_err = {0};
-  if (archive(o->out, doc, &write_err) != TB_OK) {
+  struct tb_results_model model;
+  if (tb_results_model_fill(tb_document_json(d), &model, &write_err) != TB_OK) {
+    return tb_cli_fail(&write_err);
+  }
+  if (archive(o->out, tb_document_json(d), &model, &write_err) != TB_OK) {
+    tb_results_model_free(&model);
     return tb_cli_fail(&write_err);
   }
   tb_release_out_dir(o->out);
-  char *table = tb_report_terminal_table(doc, &write_err);
+  char *table = tb_report_terminal_table(&model, &write_err);
   if (table != NULL) {
     fputs(table, stdout);
     free(table);
   }
-  size_t total = json_array_size(json_object_get(doc, "cases"));
+  size_t total = model.case_count;
   printf("\n%zu of %zu cases valid; results in %s/%s\n", valid, total, o->out, TB_RESULTS_FILE);
-  const json_t *run = json_object_get(doc, "run");
+  int rc = 0;
   if (err->status != TB_OK) {
-    return tb_cli_fail(err);
-  }
-  if (!json_is_null(json_object_get(run, "interrupted"))) {
+    rc = tb_cli_fail(err);
+  } else if (tb_document_interrupted(d)) {
     fprintf(stderr, "tilebench: %s; the results file is marked incomplete\n",
-            tb_json_str(run, "error", "interrupted"));
-    return 1;
-  }
-  if (valid != total) {
+            model.error ? model.error : "interrupted");
+    rc = 1;
+  } else if (valid != total) {
     fprintf(stderr, "tilebench: %zu case(s) invalid; see %s/results.md\n", total - valid, o->out);
-    return 1;
+    rc = 1;
   }
-  return 0;
+  tb_results_model_free(&model);
+  return rc;
 }
 
 static int run_campaign(struct run_options *o, struct tb_campaign *c, int argc, char **argv,
@@ -617,51 +510,46 @@ static int run_campaign(struct run_options *o, struct tb_campaign *c, int argc, 
     return tb_cli_fail(err);
   }
   c->backend = backend;
-  json_t *doc =
-      json_pack("{s:s, s:i, s:{s:s, s:s}}", "schema", TB_RESULTS_SCHEMA, "schema_version",
-                TB_RESULTS_SCHEMA_VERSION, "tool", "name", "tilebench", "version", TB_VERSION);
-  json_t *run = run_info(o, c, backend, why, argc, argv);
-  json_t *prov = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o}", "git", tb_capture_git(), "artifacts",
-                           tb_capture_artifacts(), "host", tb_capture_host(), "gpu",
-                           tb_cuda_describe(), "thread_env", tb_capture_thread_env(),
-                           "busy_processes_start", tb_capture_busy_processes());
-  json_t *cases = json_array(), *missing = json_array();
-  json_object_set_new(doc, "run", run);
-  json_object_set_new(doc, "provenance", prov);
-  json_object_set_new(doc, "cases", cases);
+  const char *variants[TB_VARIANT_COUNT], *realizations[TB_REALIZATION_COUNT];
+  struct tb_skipped_pair *skipped = calloc(c->op_count * c->shape_count + 1, sizeof *skipped);
+  struct tb_run_facts facts =
+      skipped ? run_facts(o, c, backend, why, argc, argv, variants, realizations, skipped)
+              : (struct tb_run_facts){0};
+  struct tb_document *d = skipped ? tb_document_begin(&facts, tb_cuda_describe()) : NULL;
+  free(skipped);
+  if (d == NULL) {
+    tb_abandon_out_dir(o->out);
+    tb_fail(err, TB_ERR_SYSTEM, "out of memory");
+    return tb_cli_fail(err);
+  }
   size_t valid = 0;
   c->out_dir = o->out;
-  json_t *frozen_sources = NULL;
-  if (o->frozen != NULL && load_frozen(o->frozen, json_object_get(prov, "artifacts"), run,
-                                       &frozen_sources, err) != TB_OK) {
-    json_decref(doc);
-    json_decref(missing);
+  struct tb_results_model pilot = {0};
+  if (o->frozen != NULL && load_frozen(o->frozen, d, &pilot, err) != TB_OK) {
+    tb_results_model_free(&pilot);
+    tb_document_free(d);
     tb_abandon_out_dir(o->out); /* claimed empty a moment ago */
     return tb_cli_fail(err);
   }
-  c->frozen_sources = frozen_sources;
-  json_object_set_new(run, "copy_ceiling", copy_ceiling(backend));
+  c->frozen_pilot = o->frozen != NULL ? &pilot : NULL;
+  tb_document_set_copy_ceiling(d, copy_ceiling(backend));
   if (o->replay) {
-    run_rounds(o, c, cases, missing, run, &valid, err);
+    run_rounds(o, c, d, &valid, err);
   } else {
-    tb_campaign_run(c, cases, missing, &valid, err);
+    struct tb_case_sink sink = tb_document_sink(d);
+    tb_campaign_run(c, &sink, &valid, err);
   }
-  json_decref(frozen_sources);
-  json_object_set_new(prov, "busy_processes_end", tb_capture_busy_processes());
-  char finished[32];
-  tb_utc_timestamp(finished, sizeof finished);
-  json_object_set_new(run, "finished_at", json_string(finished));
-  json_object_set_new(run, "valid_cases", json_integer((json_int_t)valid));
-  record_completion(run, missing, err);
-  json_decref(missing);
-  if (o->replay && json_is_null(json_object_get(run, "interrupted"))) {
-    /* a summary of some rounds would mislead */
-    json_object_set_new(doc, "replay",
-                        tb_replay_summary(cases, tb_variant_name(c->variants[0]),
-                                          tb_variant_name(c->variants[1]), (unsigned)o->rounds));
+  c->frozen_pilot = NULL;
+  tb_results_model_free(&pilot);
+  tb_document_finish(d, valid, err, tb_interrupted());
+  if (o->replay && !tb_document_interrupted(d)) {
+    struct tb_error summary_err = {0};
+    if (summarise_replay(o, c, d, &summary_err) != TB_OK && err->status == TB_OK) {
+      *err = summary_err;
+    }
   }
-  int rc = finish_run(o, doc, valid, err);
-  json_decref(doc);
+  int rc = finish_run(o, d, valid, err);
+  tb_document_free(d);
   return rc;
 }
 

@@ -2,10 +2,9 @@
 #ifndef TB_CLI_COMMANDS_H
 #define TB_CLI_COMMANDS_H
 
-#include <jansson.h>
-
 #include "core/error.h"
 #include "core/numbers.h"
+#include "results/model.h"
 
 int tb_cmd_run(int argc, char **argv);
 int tb_cmd_report(int argc, char **argv);
@@ -15,9 +14,10 @@ int tb_cmd_replay(int argc, char **argv);
 int tb_cmd_audit(int argc, char **argv);
 int tb_cmd_compare(int argc, char **argv);
 
-/* compare's table and verdicts for two loaded results documents
- * (results/load.h); returns the exit code. */
-int tb_compare_documents(const json_t *a, const json_t *b, int fail_on_regression);
+/* compare's table and verdicts for two loaded results files
+ * (results/model.h); returns the exit code. */
+int tb_compare_models(const struct tb_results_model *a, const struct tb_results_model *b,
+                      int fail_on_regression);
 
 /* Prints "tilebench: <message>" on stderr and returns the exit code. */
 int tb_cli_fail(const struct tb_error *err);

@@ -11,23 +11,7 @@
 #include "registry/registry.h"
 #include "results/results.h"
 
-/* A planning provider runs a row reduction once per variant; every
- * provider runs gemm once per realization. */
-static size_t runs_per_case(const struct tb_campaign *c, const struct tb_op_info *op,
-                            const char *provider) {
-  if (op->is_matmul) {
-    return c->realization_count;
-  }
-  return op->is_row_reduction && tb_provider_plans(provider) ? c->variant_count : 1;
-}
-
-void tb_campaign_reverse_variants(struct tb_campaign *c) {
-  for (size_t i = 0; i < c->variant_count / 2; ++i) {
-    enum tb_variant t = c->variants[i];
-    c->variants[i] = c->variants[c->variant_count - 1 - i];
-    c->variants[c->variant_count - 1 - i] = t;
-  }
-}
+/* ---- the axes --------------------------------------------------------------- */
 
 /* Why the campaign does not measure op on shape, or NULL when it does: the
  * shape must fit the op (MxNxK for gemm) and replays take row reductions only. */
@@ -42,30 +26,150 @@ const char *tb_campaign_skip_reason(const struct tb_campaign *c, const struct tb
   return NULL;
 }
 
-static bool measured(const struct tb_campaign *c, const struct tb_op_info *op, struct tb_shape s) {
-  return tb_campaign_skip_reason(c, op, s) == NULL;
+static bool measured(const struct tb_campaign *c, size_t op, size_t shape) {
+  return tb_campaign_skip_reason(c, c->ops[op], c->shapes[shape]) == NULL;
+}
+
+/* A planning provider runs a row reduction once per variant; every
+ * provider runs gemm once per realization; anything else once. */
+static size_t runs_per_case(const struct tb_campaign *c, const struct tb_op_info *op,
+                            const char *provider) {
+  if (op->is_matmul) {
+    return c->realization_count;
+  }
+  return op->is_row_reduction && tb_provider_plans(provider) ? c->variant_count : 1;
+}
+
+enum tb_variant tb_campaign_variant_at(const struct tb_campaign *c, int round, size_t position) {
+  bool reversed = round >= 0 && round % 2 == 1;
+  return c->variants[reversed ? c->variant_count - 1 - position : position];
+}
+
+void tb_campaign_cursor_start(struct tb_campaign_cursor *cur, bool alternate) {
+  memset(cur, 0, sizeof *cur);
+  cur->alternate = alternate;
+}
+
+/* Steps (shape, op, view) once, views fastest; false past the last. */
+static bool step_axes(const struct tb_campaign *c, struct tb_campaign_cursor *cur) {
+  if (++cur->view < c->view_count) {
+    return true;
+  }
+  cur->view = 0;
+  if (++cur->op < c->op_count) {
+    return true;
+  }
+  cur->op = 0;
+  return ++cur->shape < c->shape_count;
+}
+
+bool tb_campaign_next_case(const struct tb_campaign *c, struct tb_campaign_cursor *cur) {
+  bool first = !cur->in_case;
+  bool more =
+      first ? c->shape_count > 0 && c->op_count > 0 && c->view_count > 0 : step_axes(c, cur);
+  while (more && !measured(c, cur->op, cur->shape)) {
+    more = step_axes(c, cur);
+  }
+  if (!more) {
+    cur->in_case = false;
+    return false;
+  }
+  cur->case_index = first ? 0 : cur->case_index + 1;
+  cur->in_case = true;
+  cur->in_run = false;
+  memset(&cur->base, 0, sizeof cur->base);
+  cur->base.op = c->ops[cur->op];
+  cur->base.shape = c->shapes[cur->shape];
+  cur->base.view = tb_view_for(c->views[cur->view], cur->base.shape.n);
+  cur->base.variant = TB_VARIANT_AUTOMATIC;
+  return true;
+}
+
+/* The provider at a slot of the case's order. The order alternates case by
+ * case and, in replays, round by round, so each provider goes first in half
+ * the rounds of every case. */
+static size_t provider_at(const struct tb_campaign *c, const struct tb_campaign_cursor *cur,
+                          size_t slot) {
+  size_t shift = (size_t)(c->round > 0 ? c->round : 0);
+  bool reversed = cur->alternate && (cur->case_index + shift) % 2 == 1;
+  return reversed ? c->provider_count - 1 - slot : slot;
+}
+
+bool tb_campaign_next_run(const struct tb_campaign *c, struct tb_campaign_cursor *cur) {
+  if (!cur->in_run) {
+    cur->slot = 0;
+    cur->position = 0;
+  } else {
+    cur->position++;
+  }
+  for (; cur->slot < c->provider_count; cur->slot++, cur->position = 0) {
+    cur->provider = provider_at(c, cur, cur->slot);
+    const char *name = c->providers[cur->provider];
+    if (cur->position < runs_per_case(c, cur->base.op, name)) {
+      cur->planned = cur->base.op->is_row_reduction && tb_provider_plans(name);
+      cur->variant =
+          cur->planned ? tb_campaign_variant_at(c, c->round, cur->position) : TB_VARIANT_AUTOMATIC;
+      cur->realization =
+          cur->base.op->is_matmul ? c->realizations[cur->position] : TB_REALIZATION_SIMT;
+      cur->in_run = true;
+      return true;
+    }
+  }
+  cur->in_run = false;
+  return false;
+}
+
+struct tb_case tb_campaign_run_case(const struct tb_campaign *c,
+                                    const struct tb_campaign_cursor *cur) {
+  struct tb_case k = cur->base;
+  k.provider = c->providers[cur->provider];
+  k.planned = cur->planned;
+  k.variant = cur->variant;
+  k.profile = c->profile;
+  k.realization = cur->realization;
+  k.gemm_block = c->gemm_block;
+  return k;
 }
 
 size_t tb_campaign_case_count(const struct tb_campaign *c) {
   size_t total = 0;
-  for (size_t s = 0; s < c->shape_count; ++s) {
-    for (size_t o = 0; o < c->op_count; ++o) {
-      if (!measured(c, c->ops[o], c->shapes[s])) {
-        continue;
-      }
-      for (size_t p = 0; p < c->provider_count; ++p) {
-        total += runs_per_case(c, c->ops[o], c->providers[p]) * c->view_count;
-      }
+  struct tb_campaign_cursor cur;
+  tb_campaign_cursor_start(&cur, false);
+  while (tb_campaign_next_case(c, &cur)) {
+    while (tb_campaign_next_run(c, &cur)) {
+      total++;
     }
   }
   return total;
+}
+
+size_t tb_campaign_skipped_pairs(const struct tb_campaign *c, struct tb_skipped_pair *out) {
+  size_t count = 0;
+  for (size_t o = 0; o < c->op_count; ++o) {
+    size_t skipped = 0;
+    const char *why = NULL;
+    for (size_t s = 0; s < c->shape_count; ++s) {
+      why = tb_campaign_skip_reason(c, c->ops[o], c->shapes[s]);
+      if (why != NULL) {
+        out[count].op = c->ops[o]->name;
+        tb_shape_format(c->shapes[s], out[count].shape, sizeof out[count].shape);
+        out[count++].reason = why;
+        skipped++;
+      }
+    }
+    if (skipped == c->shape_count) {
+      fprintf(stderr, "tilebench: note: %s is not measured: no shape fits it (%s)\n",
+              c->ops[o]->name, why);
+    }
+  }
+  return count;
 }
 
 enum tb_status tb_campaign_check_shapes(const struct tb_campaign *c, struct tb_error *err) {
   for (size_t s = 0; s < c->shape_count; ++s) {
     bool used = false;
     for (size_t o = 0; o < c->op_count; ++o) {
-      used |= measured(c, c->ops[o], c->shapes[s]);
+      used |= measured(c, o, s);
     }
     if (!used) {
       return tb_fail(err, TB_ERR_USAGE,
@@ -77,49 +181,55 @@ enum tb_status tb_campaign_check_shapes(const struct tb_campaign *c, struct tb_e
   return TB_OK;
 }
 
-static struct tb_case case_at(const struct tb_campaign *c, size_t shape, size_t op, size_t view) {
-  struct tb_case k;
-  memset(&k, 0, sizeof k);
-  k.op = c->ops[op];
-  k.shape = c->shapes[shape];
-  k.view = tb_view_for(c->views[view], k.shape.n);
-  k.provider = NULL;
-  k.planned = false;
-  k.variant = TB_VARIANT_AUTOMATIC;
-  return k;
-}
-
 enum tb_status tb_campaign_check_memory(const struct tb_campaign *c, struct tb_error *err) {
-  for (size_t s = 0; s < c->shape_count; ++s) {
-    for (size_t o = 0; o < c->op_count; ++o) {
-      for (size_t v = 0; v < c->view_count; ++v) {
-        struct tb_case k = case_at(c, s, o, v);
-        if (measured(c, k.op, k.shape) && tb_case_fits_memory(&k, err) != TB_OK) {
-          return err->status;
-        }
-      }
+  struct tb_campaign_cursor cur;
+  tb_campaign_cursor_start(&cur, false);
+  while (tb_campaign_next_case(c, &cur)) {
+    if (tb_case_fits_memory(&cur.base, err) != TB_OK) {
+      return err->status;
     }
   }
   return TB_OK;
 }
 
-static void show_progress(const struct tb_campaign *c, size_t done, size_t total, const char *id) {
-  if (c->progress) {
-    fprintf(stderr, "\r\033[K[%zu/%zu] %s", done, total, id);
-    if (done == total) {
+/* ---- running it --------------------------------------------------------------- */
+
+struct campaign_run {
+  const struct tb_campaign *c;
+  const struct tb_case_sink *sink;
+  struct tb_provider **providers; /* NULL where one could not start */
+  struct tb_error *failures;      /* why */
+  size_t done, total, valid;
+};
+
+static void show_progress(struct campaign_run *run, const char *id) {
+  if (run->c->progress) {
+    ++run->done;
+    fprintf(stderr, "\r\033[K[%zu/%zu] %s", run->done, run->total, id);
+    if (run->done == run->total) {
       fputc('\n', stderr);
     }
     fflush(stderr);
   }
 }
 
+/* The pilot's source of a case (its last record with one), or NULL. */
+static const char *pilot_source(const struct tb_results_model *pilot, const char *id) {
+  for (size_t i = pilot->case_count; i-- > 0;) {
+    if (pilot->cases[i].source_sha256 != NULL && strcmp(pilot->cases[i].id, id) == 0) {
+      return pilot->cases[i].source_sha256;
+    }
+  }
+  return NULL;
+}
+
 /* A frozen replay runs exactly the pilot's kernels: a case whose generated
  * source differs from the pilot's is refused (invalid, with the reason). */
 static void check_frozen_source(const struct tb_campaign *c, struct tb_case_result *r) {
-  if (c->frozen_sources == NULL || r->source == NULL) {
+  if (c->frozen_pilot == NULL || r->source == NULL) {
     return;
   }
-  const char *pilot = json_string_value(json_object_get(c->frozen_sources, r->id));
+  const char *pilot = pilot_source(c->frozen_pilot, r->id);
   if (pilot == NULL || strcmp(pilot, r->source_sha256) != 0) {
     snprintf(r->error, sizeof r->error,
              "frozen replay: source %.16s… differs from the pilot's %.16s…", r->source_sha256,
@@ -128,97 +238,85 @@ static void check_frozen_source(const struct tb_campaign *c, struct tb_case_resu
   }
 }
 
+static struct tb_case_placement placement(const struct tb_campaign *c,
+                                          const struct tb_campaign_cursor *cur) {
+  return (struct tb_case_placement){cur->slot, c->round, cur->position};
+}
+
 /* A provider that could not start (PyTorch missing, say): its cases are
  * recorded invalid with the reason, and the run goes on. */
-static json_t *unavailable_case(const struct tb_case *k, const char *provider, const char *why) {
+static void record_unavailable(struct campaign_run *run, const struct tb_campaign_cursor *cur) {
+  const char *provider = run->c->providers[cur->provider];
   struct tb_case_result r;
   memset(&r, 0, sizeof r);
-  r.c = *k;
+  r.c = cur->base; /* never planned: the provider is not there to plan */
+  r.c.realization = cur->realization;
   r.c.provider = provider;
   tb_case_id(&r.c, r.id, sizeof r.id);
   r.backend = "none";
   r.output_allocation = "none";
-  r.minimal_bytes = tb_op_minimal_bytes(k->op->op, k->shape);
+  r.minimal_bytes = tb_op_minimal_bytes(r.c.op->op, r.c.shape);
   r.device_unavailable_reason = "the provider did not start";
-  snprintf(r.error, sizeof r.error, "provider %.40s unavailable: %.900s", provider, why);
-  return tb_case_result_to_json(&r);
+  snprintf(r.error, sizeof r.error, "provider %.40s unavailable: %.900s", provider,
+           run->failures[cur->provider].message);
+  /* such records have never carried a round: no replay pairs them */
+  struct tb_case_placement where = {cur->slot, -1, 0};
+  run->sink->record(run->sink->context, &r, &where);
+  show_progress(run, provider);
 }
 
 /* The ids of a case's runs on every provider, for a run stopped before it. */
-static void record_missing(const struct tb_campaign *c, const struct tb_case *k, json_t *missing) {
-  for (size_t p = 0; p < c->provider_count; ++p) {
-    for (size_t v = 0; v < runs_per_case(c, k->op, c->providers[p]); ++v) {
-      struct tb_case pc = *k;
-      pc.provider = c->providers[p];
-      pc.planned = k->op->is_row_reduction && tb_provider_plans(c->providers[p]);
-      pc.variant = pc.planned ? c->variants[v] : TB_VARIANT_AUTOMATIC;
-      pc.realization = k->op->is_matmul ? c->realizations[v] : TB_REALIZATION_SIMT;
-      char id[256];
-      tb_case_id(&pc, id, sizeof id);
-      json_array_append_new(missing, json_string(id));
-    }
+static void record_missing(struct campaign_run *run, const struct tb_campaign_cursor *at) {
+  struct tb_campaign_cursor cur = *at;
+  cur.alternate = false; /* listed in the campaign's provider order */
+  cur.in_run = false;
+  while (tb_campaign_next_run(run->c, &cur)) {
+    struct tb_case k = tb_campaign_run_case(run->c, &cur);
+    char id[256];
+    tb_case_id(&k, id, sizeof id);
+    run->sink->missing(run->sink->context, id);
   }
 }
 
-/* One case's inputs and oracle, measured on every provider; the provider
- * order alternates case by case so each goes first equally often. */
-static enum tb_status run_one_case(const struct tb_campaign *c, struct tb_provider **providers,
-                                   const struct tb_error *failures, const struct tb_case *k,
-                                   size_t *case_index, json_t *cases, size_t *done,
-                                   size_t *valid_count, struct tb_error *err) {
+static enum tb_status measure_run(struct campaign_run *run, const struct tb_campaign_cursor *cur,
+                                  const struct tb_case_data *data, const double *reference,
+                                  struct tb_error *err) {
+  const struct tb_campaign *c = run->c;
+  struct tb_case k = tb_campaign_run_case(c, cur);
+  k.provider = run->providers[cur->provider]->name;
+  struct tb_case_result result;
+  enum tb_status st =
+      tb_run_case(run->providers[cur->provider], &k, data, reference, &c->measure, &result);
+  check_frozen_source(c, &result);
+  if (result.source != NULL && c->out_dir != NULL) {
+    tb_archive_source(c->out_dir, result.source_sha256, result.source, err);
+  }
+  struct tb_case_placement where = placement(c, cur);
+  run->sink->record(run->sink->context, &result, &where);
+  run->valid += result.valid;
+  show_progress(run, result.id);
+  if (st != TB_OK) {
+    tb_fail(err, st, "ran out of memory measuring %s", result.id);
+  }
+  tb_case_result_free(&result);
+  return err->status;
+}
+
+/* One case's inputs and oracle, measured on every provider in turn. */
+static enum tb_status run_one_case(struct campaign_run *run, struct tb_campaign_cursor *cur,
+                                   struct tb_error *err) {
   struct tb_case_data data;
   double *reference = NULL;
-  if (tb_case_data_create(k, c->seed, &data, err) != TB_OK ||
+  if (tb_case_data_create(&cur->base, run->c->seed, &data, err) != TB_OK ||
       tb_oracle_compute(&data, &reference, err) != TB_OK) {
     tb_case_data_free(&data);
     return err->status;
   }
-  /* The provider order alternates case by case and, in replays, round by
-   * round, so each provider goes first in half the rounds of every case. */
-  int reversed = (*case_index + (size_t)(c->round > 0 ? c->round : 0)) % 2 == 1;
-  ++*case_index;
-  for (size_t q = 0; q < c->provider_count && err->status == TB_OK; ++q) {
-    size_t p = reversed ? c->provider_count - 1 - q : q;
-    if (providers[p] == NULL) {
-      for (size_t v = 0; v < runs_per_case(c, k->op, c->providers[p]); ++v) {
-        struct tb_case pc = *k;
-        pc.realization = k->op->is_matmul ? c->realizations[v] : TB_REALIZATION_SIMT;
-        json_t *record = unavailable_case(&pc, c->providers[p], failures[p].message);
-        json_object_set_new(record, "provider_position", json_integer((json_int_t)q));
-        json_array_append_new(cases, record);
-        show_progress(c, ++*done, tb_campaign_case_count(c), c->providers[p]);
-      }
-      continue;
-    }
-    int planned = providers[p]->plans_reductions && k->op->is_row_reduction;
-    size_t runs = runs_per_case(c, k->op, c->providers[p]);
-    for (size_t v = 0; v < runs && err->status == TB_OK; ++v) {
-      struct tb_case pc = *k;
-      pc.provider = providers[p]->name;
-      pc.planned = planned;
-      pc.variant = planned ? c->variants[v] : TB_VARIANT_AUTOMATIC;
-      pc.profile = c->profile;
-      pc.realization = k->op->is_matmul ? c->realizations[v] : TB_REALIZATION_SIMT;
-      pc.gemm_block = c->gemm_block;
-      struct tb_case_result result;
-      enum tb_status st = tb_run_case(providers[p], &pc, &data, reference, &c->measure, &result);
-      check_frozen_source(c, &result);
-      if (result.source != NULL && c->out_dir != NULL) {
-        tb_archive_source(c->out_dir, result.source_sha256, result.source, err);
-      }
-      json_t *record = tb_case_result_to_json(&result);
-      json_object_set_new(record, "provider_position", json_integer((json_int_t)q));
-      if (c->round >= 0) {
-        json_object_set_new(record, "round", json_integer(c->round));
-        json_object_set_new(record, "position", json_integer((json_int_t)v));
-      }
-      json_array_append_new(cases, record);
-      *valid_count += result.valid;
-      show_progress(c, ++*done, tb_campaign_case_count(c), result.id);
-      if (st != TB_OK) {
-        tb_fail(err, st, "ran out of memory measuring %s", result.id);
-      }
-      tb_case_result_free(&result);
+  while (err->status == TB_OK && tb_campaign_next_run(run->c, cur)) {
+    if (run->providers[cur->provider] == NULL) {
+      record_unavailable(run, cur);
+    } else {
+      measure_run(run, cur, &data, reference, err);
     }
   }
   free(reference);
@@ -226,44 +324,50 @@ static enum tb_status run_one_case(const struct tb_campaign *c, struct tb_provid
   return err->status;
 }
 
-enum tb_status tb_campaign_run(const struct tb_campaign *c, json_t *cases, json_t *missing,
+/* Creates each provider once. The native provider is the run's purpose:
+ * without it, stop. Others (a missing PyTorch) leave invalid cases with the
+ * reason. */
+static void create_providers(struct campaign_run *run, struct tb_error *err) {
+  const struct tb_campaign *c = run->c;
+  for (size_t p = 0; p < c->provider_count && !tb_interrupted(); ++p) {
+    if (tb_provider_create(c->providers[p], c->backend, &run->providers[p], &run->failures[p]) !=
+            TB_OK &&
+        strcmp(c->providers[p], "native") == 0) {
+      tb_fail(err, run->failures[p].status, "%s", run->failures[p].message);
+    }
+  }
+}
+
+enum tb_status tb_campaign_run(const struct tb_campaign *c, const struct tb_case_sink *sink,
                                size_t *valid_count, struct tb_error *err) {
-  struct tb_provider **providers = calloc(c->provider_count, sizeof *providers);
-  struct tb_error *failures = calloc(c->provider_count, sizeof *failures);
-  if (providers == NULL || failures == NULL) {
-    free(providers);
-    free(failures);
+  struct campaign_run run = {c,
+                             sink,
+                             calloc(c->provider_count, sizeof *run.providers),
+                             calloc(c->provider_count, sizeof *run.failures),
+                             0,
+                             tb_campaign_case_count(c),
+                             0};
+  *valid_count = 0;
+  if (run.providers == NULL || run.failures == NULL) {
+    free(run.providers);
+    free(run.failures);
     return tb_fail(err, TB_ERR_SYSTEM, "out of memory creating providers");
   }
-  *valid_count = 0;
-  for (size_t p = 0; p < c->provider_count && !tb_interrupted(); ++p) {
-    /* The native provider is the run's purpose: without it, stop. Others
-     * (a missing PyTorch) leave invalid cases with the reason. */
-    if (tb_provider_create(c->providers[p], c->backend, &providers[p], &failures[p]) != TB_OK &&
-        strcmp(c->providers[p], "native") == 0) {
-      tb_fail(err, failures[p].status, "%s", failures[p].message);
+  create_providers(&run, err);
+  struct tb_campaign_cursor cur;
+  tb_campaign_cursor_start(&cur, true);
+  while (err->status == TB_OK && tb_campaign_next_case(c, &cur)) {
+    if (tb_interrupted()) { /* the case in flight finished; the rest are listed */
+      record_missing(&run, &cur);
+      continue;
     }
-  }
-  size_t done = 0, case_index = 0;
-  for (size_t s = 0; s < c->shape_count && err->status == TB_OK; ++s) {
-    for (size_t o = 0; o < c->op_count && err->status == TB_OK; ++o) {
-      for (size_t v = 0; v < c->view_count && err->status == TB_OK; ++v) {
-        struct tb_case k = case_at(c, s, o, v);
-        if (!measured(c, k.op, k.shape)) {
-          continue;
-        }
-        if (tb_interrupted()) { /* the case in flight finished; the rest are listed */
-          record_missing(c, &k, missing);
-          continue;
-        }
-        run_one_case(c, providers, failures, &k, &case_index, cases, &done, valid_count, err);
-      }
-    }
+    run_one_case(&run, &cur, err);
   }
   for (size_t p = 0; p < c->provider_count; ++p) {
-    tb_provider_destroy(providers[p]);
+    tb_provider_destroy(run.providers[p]);
   }
-  free(providers);
-  free(failures);
+  free(run.providers);
+  free(run.failures);
+  *valid_count = run.valid;
   return err->status;
 }

@@ -5,326 +5,284 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "results/results.h"
+#include "stats/case_key.h"
 #include "stats/stats.h"
+#include "stats/verdict.h"
 
-static const char *const metric_names[TB_REPLAY_METRICS] = {"gpu_throughput", "gpu_latency",
-                                                            "host_throughput", "host_latency"};
-
-const char *tb_replay_metric_name(int metric) {
-  return metric_names[metric];
-}
-
-/* phase.per_call_summary_ns.p50, or NaN. */
-static double phase_p50(const json_t *phase) {
-  json_t *v = json_object_get(json_object_get(phase, "per_call_summary_ns"), "p50");
-  return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-double tb_replay_metric_value(const json_t *r, int metric) {
-  const json_t *device = json_object_get(r, "device");
-  const char *phase = metric % 2 == 0 ? "throughput" : "latency";
+double tb_replay_metric_value(const struct tb_model_case *c, int metric) {
+  bool throughput = metric % 2 == 0;
   if (metric < 2) { /* GPU control: only from a complete device phase */
-    if (!json_is_true(json_object_get(device, "control_complete"))) {
+    if (!c->control_complete) {
       return NAN;
     }
-    return phase_p50(json_object_get(json_object_get(device, phase), "control"));
+    return throughput ? c->control_throughput.p50_ns : c->control_latency.p50_ns;
   }
-  return phase_p50(json_object_get(json_object_get(r, "host"), phase));
-}
-
-const char *tb_replay_verdict(double min_gain, double max_gain) {
-  if (min_gain > 1.0) {
-    return "faster in all pairs";
-  }
-  if (max_gain < 1.0) {
-    return "slower in all pairs";
-  }
-  return "inconclusive";
-}
-
-/* The case id without its variant part: the key pairing the two variants. */
-static void pair_key(const json_t *r, char *key, size_t size) {
-  snprintf(key, size, "%s", json_string_value(json_object_get(r, "id")));
-  char *slash = strrchr(key, '/');
-  if (slash != NULL) {
-    *slash = '\0';
-  }
-}
-
-/* values[variant][round][metric], NaN where absent. */
-struct pair {
-  double values[2][TB_REPLAY_MAX_ROUNDS][TB_REPLAY_METRICS];
-  double kernel_score[2]; /* of the register plan, NaN otherwise */
-};
-
-static double selected_score(const json_t *r) {
-  json_t *plan = json_array_get(json_object_get(r, "execution_plans"), 0);
-  json_t *score = json_object_get(json_object_get(plan, "selected"), "kernel_score");
-  return json_is_number(score) ? json_number_value(score) : NAN;
-}
-
-static json_t *metric_json(const struct pair *p, int metric, unsigned rounds, json_t *counts) {
-  json_t *ref = json_array(), *cand = json_array(), *gains = json_array();
-  double gain[TB_REPLAY_MAX_ROUNDS];
-  unsigned missing = rounds;
-  for (unsigned r = 0; r < rounds; ++r) {
-    double a = p->values[0][r][metric], b = p->values[1][r][metric];
-    json_array_append_new(ref, tb_json_number(a));
-    json_array_append_new(cand, tb_json_number(b));
-    gain[r] = a / b;
-    json_array_append_new(gains, tb_json_number(gain[r]));
-    if (missing == rounds && !(isfinite(gain[r]) && b > 0.0)) {
-      missing = r;
-    }
-  }
-  json_t *j = json_pack("{s:o, s:o, s:o}", "reference_p50_ns", ref, "candidate_p50_ns", cand,
-                        "gain", gains);
-  json_t *count = json_object_get(counts, metric_names[metric]);
-  json_object_set_new(count, "cases",
-                      json_integer(json_integer_value(json_object_get(count, "cases")) + 1));
-  if (missing < rounds) {
-    char why[128];
-    snprintf(why, sizeof why, "round %u lacks a complete %s pair", missing, metric_names[metric]);
-    json_object_set_new(j, "withheld", json_string(why));
-    json_object_set_new(count, "withheld",
-                        json_integer(json_integer_value(json_object_get(count, "withheld")) + 1));
-    return j;
-  }
-  struct tb_summary s = tb_summarize(gain, rounds);
-  const char *verdict = tb_replay_verdict(s.min, s.max);
-  json_object_set_new(j, "withheld", json_null());
-  json_object_set_new(j, "median", tb_json_number(s.p50));
-  json_object_set_new(j, "min", tb_json_number(s.min));
-  json_object_set_new(j, "max", tb_json_number(s.max));
-  json_object_set_new(j, "verdict", json_string(verdict));
-  const char *keys[] = {"positive_median", "all_pairs_positive", "all_pairs_negative"};
-  int hits[] = {s.p50 > 1.0, s.min > 1.0, s.max < 1.0};
-  for (int k = 0; k < 3; ++k) {
-    json_object_set_new(
-        count, keys[k],
-        json_integer(json_integer_value(json_object_get(count, keys[k])) + hits[k]));
-  }
-  return j;
-}
-
-/* ---- native vs frameworks: ratio_r = native_r / framework_r ---------------- */
-
-/* "softmax/37x769/packed" of a native pair key or of a framework's case id. */
-static void case_base(const char *id, char *base, size_t size) {
-  snprintf(base, size, "%s", id);
-  char *slash = strrchr(base, '/');
-  if (slash != NULL) {
-    *slash = '\0';
-  }
+  return throughput ? c->host_throughput.p50_ns : c->host_latency.p50_ns;
 }
 
 /* The record's replay round, or -1 when it has none in [0, rounds). */
-static int round_of(const json_t *r, unsigned rounds) {
-  json_t *round = json_object_get(r, "round");
-  json_int_t value = json_is_integer(round) ? json_integer_value(round) : -1;
-  return value >= 0 && value < (json_int_t)rounds && value < TB_REPLAY_MAX_ROUNDS ? (int)value : -1;
+static int round_of(const struct tb_model_case *c, unsigned rounds) {
+  long long value = c->has_round ? c->round : -1;
+  return value >= 0 && value < (long long)rounds && value < TB_REPLAY_MAX_ROUNDS ? (int)value : -1;
 }
 
-/* {base: {provider: [[4 metrics] per round]}} of every framework record. */
-static json_t *framework_values(const json_t *cases, unsigned rounds) {
-  json_t *table = json_object();
-  size_t i;
-  json_t *r;
-  json_array_foreach(cases, i, r) {
-    const char *provider = json_string_value(json_object_get(r, "provider"));
-    int round = round_of(r, rounds);
-    if (provider == NULL || strcmp(provider, "native") == 0 || round < 0) {
-      continue;
-    }
-    char base[200];
-    case_base(json_string_value(json_object_get(r, "id")), base, sizeof base);
-    json_t *per_base = json_object_get(table, base);
-    if (per_base == NULL) {
-      per_base = json_object();
-      json_object_set_new(table, base, per_base);
-    }
-    json_t *per_round = json_object_get(per_base, provider);
-    if (per_round == NULL) {
-      per_round = json_array();
-      for (unsigned k = 0; k < rounds; ++k) {
-        json_array_append_new(per_round, json_null());
-      }
-      json_object_set_new(per_base, provider, per_round);
-    }
-    json_t *values = json_array();
-    for (int m = 0; m < TB_REPLAY_METRICS; ++m) {
-      json_array_append_new(values, tb_json_number(tb_replay_metric_value(r, m)));
-    }
-    json_array_set_new(per_round, (size_t)round, values);
+/* Grows *items (of `size` bytes each) to hold one more; false when memory ran out. */
+static bool grow(void **items, size_t count, size_t size) {
+  void *bigger = realloc(*items, (count + 1) * size);
+  if (bigger == NULL) {
+    return false;
   }
-  return table;
+  *items = bigger;
+  return true;
 }
 
-static double framework_value(const json_t *per_round, unsigned round, int metric) {
-  json_t *v = json_array_get(json_array_get(per_round, round), (size_t)metric);
-  return json_is_number(v) ? json_number_value(v) : NAN;
+/* ---- the range of per-round ratios ---------------------------------------- */
+
+static void summarise_range(struct tb_replay_range *range, unsigned rounds) {
+  range->summary = tb_summarize(range->per_round, rounds);
+  range->verdict = tb_verdict_of_ratios(range->summary.min, range->summary.max);
 }
 
-/* Per metric: ratios per round, their range and a verdict for native. */
-static json_t *ratio_json(const struct pair *p, int side, const json_t *per_round, unsigned rounds,
-                          int metric, json_t *count) {
-  json_t *ratios = json_array();
-  double ratio[TB_REPLAY_MAX_ROUNDS];
-  int missing = 0;
+/* gain_r = reference_r / candidate_r; withheld from the first round without
+ * a positive candidate and a finite gain. */
+static void gain_range(struct tb_replay_case *c, int metric, unsigned rounds,
+                       struct tb_replay_gain_counts *k) {
+  struct tb_replay_range *g = &c->gain[metric];
+  unsigned missing = rounds;
   for (unsigned r = 0; r < rounds; ++r) {
-    ratio[r] = p->values[side][r][metric] / framework_value(per_round, r, metric);
-    missing |= !isfinite(ratio[r]);
-    json_array_append_new(ratios, tb_json_number(ratio[r]));
-  }
-  json_t *j = json_pack("{s:o}", "ratio", ratios);
-  json_object_set_new(count, "cases",
-                      json_integer(json_integer_value(json_object_get(count, "cases")) + 1));
-  if (missing) {
-    json_object_set_new(j, "withheld", json_string("a round lacks its native or framework value"));
-    json_object_set_new(count, "withheld",
-                        json_integer(json_integer_value(json_object_get(count, "withheld")) + 1));
-    return j;
-  }
-  struct tb_summary s = tb_summarize(ratio, rounds);
-  const char *verdict = s.max < 1.0   ? "native faster in all pairs"
-                        : s.min > 1.0 ? "native slower in all pairs"
-                                      : "inconclusive";
-  json_object_set_new(j, "withheld", json_null());
-  json_object_set_new(j, "median", tb_json_number(s.p50));
-  json_object_set_new(j, "min", tb_json_number(s.min));
-  json_object_set_new(j, "max", tb_json_number(s.max));
-  json_object_set_new(j, "verdict", json_string(verdict));
-  const char *keys[] = {"native_faster_in_all_pairs", "native_slower_in_all_pairs"};
-  int hits[] = {s.max<1.0, s.min> 1.0};
-  for (int k = 0; k < 2; ++k) {
-    json_object_set_new(
-        count, keys[k],
-        json_integer(json_integer_value(json_object_get(count, keys[k])) + hits[k]));
-  }
-  return j;
-}
-
-static json_t *new_ratio_count(void) {
-  return json_pack("{s:i, s:i, s:i, s:i}", "cases", 0, "withheld", 0, "native_faster_in_all_pairs",
-                   0, "native_slower_in_all_pairs", 0);
-}
-
-/* {provider: {variant: {metric: ratio_json}}} for one native pair, and the
- * counts {provider: {variant: {metric: count}}} accumulated. */
-static json_t *versus_frameworks(const struct pair *p, const char *key, const json_t *frameworks,
-                                 const char *const variants[2], unsigned rounds, json_t *counts) {
-  char base[200];
-  case_base(key, base, sizeof base);
-  json_t *out = json_object();
-  const char *provider;
-  json_t *per_round;
-  json_object_foreach(json_object_get(frameworks, base), provider, per_round) {
-    json_t *per_provider = json_object(), *provider_counts = json_object_get(counts, provider);
-    if (provider_counts == NULL) {
-      provider_counts = json_object();
-      json_object_set_new(counts, provider, provider_counts);
+    double a = c->p50_ns[0][r][metric], b = c->p50_ns[1][r][metric];
+    g->per_round[r] = a / b;
+    if (missing == rounds && !(isfinite(g->per_round[r]) && b > 0.0)) {
+      missing = r;
     }
-    for (int side = 0; side < 2; ++side) {
-      json_t *metrics = json_object(),
-             *variant_counts = json_object_get(provider_counts, variants[side]);
-      if (variant_counts == NULL) {
-        variant_counts = json_object();
-        for (int m = 0; m < TB_REPLAY_METRICS; ++m) {
-          json_object_set_new(variant_counts, metric_names[m], new_ratio_count());
-        }
-        json_object_set_new(provider_counts, variants[side], variant_counts);
-      }
+  }
+  k->cases++;
+  if (missing < rounds) {
+    g->withheld = true;
+    snprintf(g->reason, sizeof g->reason, "round %u lacks a complete %s pair", missing,
+             tb_replay_metric_name(metric));
+    k->withheld++;
+    return;
+  }
+  summarise_range(g, rounds);
+  k->positive_median += g->summary.p50 > 1.0;
+  k->all_pairs_positive += g->verdict == TB_VERDICT_HIGHER;
+  k->all_pairs_negative += g->verdict == TB_VERDICT_LOWER;
+}
+
+/* ---- pairing the two variants' records ------------------------------------ */
+
+struct pairing {
+  struct tb_replay_record *out;
+  double (*scores)[2]; /* of the register plans, per case, NaN otherwise */
+};
+
+static struct tb_replay_case *case_for(struct pairing *p, const char *key) {
+  struct tb_replay_record *out = p->out;
+  for (size_t i = 0; i < out->case_count; ++i) {
+    if (strcmp(out->cases[i].key, key) == 0) {
+      return &out->cases[i];
+    }
+  }
+  if (!grow((void **)&out->cases, out->case_count, sizeof *out->cases) ||
+      !grow((void **)&p->scores, out->case_count, sizeof *p->scores)) {
+    return NULL;
+  }
+  struct tb_replay_case *c = &out->cases[out->case_count];
+  memset(c, 0, sizeof *c);
+  snprintf(c->key, sizeof c->key, "%s", key);
+  for (int v = 0; v < 2; ++v) {
+    for (int r = 0; r < TB_REPLAY_MAX_ROUNDS; ++r) {
       for (int m = 0; m < TB_REPLAY_METRICS; ++m) {
-        json_object_set_new(metrics, metric_names[m],
-                            ratio_json(p, side, per_round, rounds, m,
-                                       json_object_get(variant_counts, metric_names[m])));
+        c->p50_ns[v][r][m] = NAN;
       }
-      json_object_set_new(per_provider, variants[side], metrics);
     }
-    json_object_set_new(out, provider, per_provider);
+    p->scores[out->case_count][v] = NAN;
   }
-  return out;
+  out->case_count++;
+  return c;
 }
 
-json_t *tb_replay_summary(const json_t *cases, const char *reference, const char *candidate,
-                          unsigned rounds) {
-  json_t *index = json_object(); /* key -> position in `pairs` */
-  struct pair *pairs = NULL;
-  size_t count = 0;
-  json_t *keys = json_array();
-  size_t i;
-  json_t *r;
-  json_array_foreach(cases, i, r) {
-    const char *variant = json_string_value(json_object_get(r, "variant"));
-    int round = round_of(r, rounds);
-    if (variant == NULL || round < 0) {
+/* Every record of either variant, by its pairing key. */
+static bool pair_records(const struct tb_results_model *m, struct pairing *p) {
+  const struct tb_replay_record *out = p->out;
+  for (size_t i = 0; i < m->case_count; ++i) {
+    const struct tb_model_case *r = &m->cases[i];
+    int round = round_of(r, out->rounds);
+    if (r->variant == NULL || round < 0) {
       continue;
     }
-    int side = strcmp(variant, reference) == 0 ? 0 : strcmp(variant, candidate) == 0 ? 1 : -1;
+    int side = strcmp(r->variant, out->variants[0]) == 0   ? 0
+               : strcmp(r->variant, out->variants[1]) == 0 ? 1
+                                                           : -1;
     if (side < 0) {
       continue;
     }
-    char key[200];
-    pair_key(r, key, sizeof key);
-    json_t *at = json_object_get(index, key);
-    if (at == NULL) {
-      struct pair *bigger = realloc(pairs, (count + 1) * sizeof *pairs);
-      if (bigger == NULL) {
-        break;
-      }
-      pairs = bigger;
-      for (int v = 0; v < 2; ++v) {
-        for (int k = 0; k < TB_REPLAY_MAX_ROUNDS; ++k) {
-          for (int m = 0; m < TB_REPLAY_METRICS; ++m) {
-            pairs[count].values[v][k][m] = NAN;
-          }
-        }
-        pairs[count].kernel_score[v] = NAN;
-      }
-      at = json_integer((json_int_t)count++);
-      json_object_set_new(index, key, at);
-      json_array_append_new(keys, json_string(key));
+    char key[TB_REPLAY_KEY_SIZE];
+    struct tb_replay_case *c = case_for(p, tb_case_base_key(r->id, key, sizeof key));
+    if (c == NULL) {
+      return false;
     }
-    struct pair *p = &pairs[json_integer_value(at)];
-    for (int m = 0; m < TB_REPLAY_METRICS; ++m) {
-      p->values[side][round][m] = tb_replay_metric_value(r, m);
+    for (int k = 0; k < TB_REPLAY_METRICS; ++k) {
+      c->p50_ns[side][round][k] = tb_replay_metric_value(r, k);
     }
-    p->kernel_score[side] = selected_score(r);
+    p->scores[c - p->out->cases][side] = r->selected_kernel_score;
   }
-  json_t *counts = json_object();
+  return true;
+}
+
+/* ---- native vs frameworks: ratio_r = native_r / framework_r --------------- */
+
+/* One framework's values of one base ("softmax/37x769/packed"), per round. */
+struct framework_values {
+  char base[TB_REPLAY_KEY_SIZE];
+  const char *provider;
+  double values[TB_REPLAY_MAX_ROUNDS][TB_REPLAY_METRICS]; /* NaN where absent */
+};
+
+struct frameworks {
+  struct framework_values *items; /* bases in the order first met, providers likewise */
+  size_t count;
+};
+
+static struct framework_values *values_for(struct frameworks *f, const char *base,
+                                           const char *provider) {
+  for (size_t i = 0; i < f->count; ++i) {
+    if (strcmp(f->items[i].base, base) == 0 && strcmp(f->items[i].provider, provider) == 0) {
+      return &f->items[i];
+    }
+  }
+  if (!grow((void **)&f->items, f->count, sizeof *f->items)) {
+    return NULL;
+  }
+  struct framework_values *v = &f->items[f->count++];
+  snprintf(v->base, sizeof v->base, "%s", base);
+  v->provider = provider;
+  for (int r = 0; r < TB_REPLAY_MAX_ROUNDS; ++r) {
+    for (int m = 0; m < TB_REPLAY_METRICS; ++m) {
+      v->values[r][m] = NAN;
+    }
+  }
+  return v;
+}
+
+/* Every framework record's values, a later record of a round replacing an earlier. */
+static bool collect_frameworks(const struct tb_results_model *m, unsigned rounds,
+                               struct frameworks *f) {
+  for (size_t i = 0; i < m->case_count; ++i) {
+    const struct tb_model_case *r = &m->cases[i];
+    int round = round_of(r, rounds);
+    if (strcmp(r->provider, "native") == 0 || round < 0) {
+      continue;
+    }
+    char base[TB_REPLAY_KEY_SIZE];
+    struct framework_values *v =
+        values_for(f, tb_case_base_key(r->id, base, sizeof base), r->provider);
+    if (v == NULL) {
+      return false;
+    }
+    for (int k = 0; k < TB_REPLAY_METRICS; ++k) {
+      v->values[round][k] = tb_replay_metric_value(r, k);
+    }
+  }
+  return true;
+}
+
+static struct tb_replay_versus_counts *counts_for(struct tb_replay_record *out,
+                                                  const char *provider) {
+  for (size_t i = 0; i < out->versus_count; ++i) {
+    if (strcmp(out->versus_counts[i].provider, provider) == 0) {
+      return &out->versus_counts[i];
+    }
+  }
+  if (!grow((void **)&out->versus_counts, out->versus_count, sizeof *out->versus_counts)) {
+    return NULL;
+  }
+  struct tb_replay_versus_counts *k = &out->versus_counts[out->versus_count++];
+  memset(k, 0, sizeof *k);
+  k->provider = provider;
+  return k;
+}
+
+static void ratio_range(const struct tb_replay_case *c, int side, const struct framework_values *f,
+                        int metric, unsigned rounds, struct tb_replay_range *range,
+                        struct tb_replay_ratio_counts *k) {
+  bool missing = false;
+  for (unsigned r = 0; r < rounds; ++r) {
+    range->per_round[r] = c->p50_ns[side][r][metric] / f->values[r][metric];
+    missing |= !isfinite(range->per_round[r]);
+  }
+  k->cases++;
+  if (missing) {
+    range->withheld = true;
+    snprintf(range->reason, sizeof range->reason, "a round lacks its native or framework value");
+    k->withheld++;
+    return;
+  }
+  summarise_range(range, rounds);
+  k->native_faster_in_all_pairs += range->verdict == TB_VERDICT_LOWER;
+  k->native_slower_in_all_pairs += range->verdict == TB_VERDICT_HIGHER;
+}
+
+/* The case's native ratios against every framework measured on its base. */
+static bool versus_frameworks(struct tb_replay_record *out, struct tb_replay_case *c,
+                              const struct frameworks *f) {
+  char base[TB_REPLAY_KEY_SIZE];
+  tb_case_base_key(c->key, base, sizeof base);
+  for (size_t i = 0; i < f->count; ++i) {
+    if (strcmp(f->items[i].base, base) != 0) {
+      continue;
+    }
+    struct tb_replay_versus_counts *k = counts_for(out, f->items[i].provider);
+    if (k == NULL || !grow((void **)&c->versus, c->versus_count, sizeof *c->versus)) {
+      return false;
+    }
+    struct tb_replay_versus *v = &c->versus[c->versus_count++];
+    memset(v, 0, sizeof *v);
+    v->provider = f->items[i].provider;
+    for (int side = 0; side < 2; ++side) {
+      for (int m = 0; m < TB_REPLAY_METRICS; ++m) {
+        ratio_range(c, side, &f->items[i], m, out->rounds, &v->ratio[side][m], &k->counts[side][m]);
+      }
+    }
+  }
+  return true;
+}
+
+/* ---- the whole summary ---------------------------------------------------- */
+
+static bool summarise_case(struct pairing *p, size_t index, const struct frameworks *f) {
+  struct tb_replay_record *out = p->out;
+  struct tb_replay_case *c = &out->cases[index];
   for (int m = 0; m < TB_REPLAY_METRICS; ++m) {
-    json_object_set_new(counts, metric_names[m],
-                        json_pack("{s:i, s:i, s:i, s:i, s:i}", "cases", 0, "withheld", 0,
-                                  "positive_median", 0, "all_pairs_positive", 0,
-                                  "all_pairs_negative", 0));
+    gain_range(c, m, out->rounds, &out->counts[m]);
   }
-  json_t *per_case = json_array();
-  json_t *frameworks = framework_values(cases, rounds), *versus_counts = json_object();
-  const char *const variants[2] = {reference, candidate};
-  unsigned predicted = 0;
-  json_array_foreach(keys, i, r) {
-    struct pair *p = &pairs[i];
-    json_t *metrics = json_object();
-    for (int m = 0; m < TB_REPLAY_METRICS; ++m) {
-      json_object_set_new(metrics, metric_names[m], metric_json(p, m, rounds, counts));
-    }
-    int has_scores = isfinite(p->kernel_score[0]) && isfinite(p->kernel_score[1]);
-    int better = has_scores && p->kernel_score[1] < p->kernel_score[0];
-    predicted += better;
-    json_array_append_new(per_case, json_pack("{s:O, s:o, s:o, s:o}", "case", r, "metrics", metrics,
-                                              "model_predicts_candidate_better",
-                                              has_scores ? json_boolean(better) : json_null(),
-                                              "native_over_framework",
-                                              versus_frameworks(p, json_string_value(r), frameworks,
-                                                                variants, rounds, versus_counts)));
+  const double *score = p->scores[index];
+  bool has_scores = isfinite(score[0]) && isfinite(score[1]);
+  bool better = has_scores && score[1] < score[0];
+  c->model_predicts = has_scores ? better : -1;
+  out->model_predicts_candidate_better += better;
+  return versus_frameworks(out, c, f);
+}
+
+enum tb_status tb_replay_summary(const struct tb_results_model *m, const char *reference,
+                                 const char *candidate, unsigned rounds,
+                                 struct tb_replay_record *out, struct tb_error *err) {
+  memset(out, 0, sizeof *out);
+  out->variants[0] = reference;
+  out->variants[1] = candidate;
+  out->rounds = rounds;
+  struct pairing p = {out, NULL};
+  struct frameworks f = {0};
+  bool ok = pair_records(m, &p) && collect_frameworks(m, rounds, &f);
+  for (size_t i = 0; ok && i < out->case_count; ++i) {
+    ok = summarise_case(&p, i, &f);
   }
-  free(pairs);
-  json_decref(index);
-  json_decref(keys);
-  json_decref(frameworks);
-  return json_pack("{s:s, s:s, s:i, s:o, s:o, s:i, s:o}", "reference", reference, "candidate",
-                   candidate, "rounds", rounds, "cases", per_case, "counts", counts,
-                   "model_predicts_candidate_better", predicted, "native_over_framework_counts",
-                   versus_counts);
+  free(p.scores);
+  free(f.items);
+  if (!ok) {
+    tb_replay_record_free(out);
+    return tb_fail(err, TB_ERR_SYSTEM, "out of memory summarising the replay");
+  }
+  return TB_OK;
 }

@@ -1,17 +1,17 @@
-/* Human-readable reports, generated from a results document alone, so that
- * `tilebench report DIR` reproduces exactly what `run` wrote. */
+/* Human-readable reports, generated from a results file's model alone
+ * (results/model.h), so that `tilebench report DIR` reproduces exactly what
+ * `run` wrote. */
 #ifndef TB_REPORT_REPORT_H
 #define TB_REPORT_REPORT_H
 
-#include <jansson.h>
-
 #include "core/error.h"
+#include "results/model.h"
 
 /* results.md: run summary, per-case table, validation, environment hazards.
- * Returns NULL (with err) when the document does not follow the schema. */
-char *tb_report_markdown(const json_t *results, struct tb_error *err);
+ * Returns NULL (with err) when memory runs out. */
+char *tb_report_markdown(const struct tb_results_model *results, struct tb_error *err);
 
 /* The compact table printed at the end of `run`. */
-char *tb_report_terminal_table(const json_t *results, struct tb_error *err);
+char *tb_report_terminal_table(const struct tb_results_model *results, struct tb_error *err);
 
 #endif
