@@ -14,14 +14,35 @@
 
 static const char usage[] =
     "usage: tilebench compare A B [--fail-on-regression]\n"
-    "  Compares the cases two runs share (by id), per call: GPU control throughput when both runs\n"
-    "  have it, else host E2E throughput. Verdicts from sample ranges (B faster / slower in every\n"
+    "  Compares the cases two runs share (by id), per call: the host-gap-free GPU control (graph\n"
+    "  or held) when both runs have it, else the eager GPU control, else host E2E throughput. "
+    "Verdicts from sample ranges (B faster / slower in every\n"
     "  sample, or inconclusive); --fail-on-regression exits 1 when a case is slower in every "
     "sample.\n";
 
-/* The per-call samples compared: GPU control when both runs have it. */
-static const struct tb_model_scope *samples_of(const struct tb_model_case *c, int use_gpu) {
-  return use_gpu ? &c->control_throughput : &c->host_throughput;
+/* The scope two records are compared in: the host-gap-free GPU control when
+ * both have it in the same mode, else the eager GPU control when both
+ * measured it, else host E2E. */
+enum compared_scope { SCOPE_HOST, SCOPE_GPU, SCOPE_GAP_FREE };
+
+static enum compared_scope scope_of(const struct tb_model_case *a, const struct tb_model_case *b) {
+  if (a->gap_free_mode != NULL && b->gap_free_mode != NULL &&
+      strcmp(a->gap_free_mode, b->gap_free_mode) == 0 && a->gap_free_throughput.count > 0 &&
+      b->gap_free_throughput.count > 0) {
+    return SCOPE_GAP_FREE;
+  }
+  return a->control_complete && b->control_complete ? SCOPE_GPU : SCOPE_HOST;
+}
+
+static const struct tb_model_scope *samples_of(const struct tb_model_case *c,
+                                               enum compared_scope scope) {
+  return scope == SCOPE_GAP_FREE ? &c->gap_free_throughput
+         : scope == SCOPE_GPU    ? &c->control_throughput
+                                 : &c->host_throughput;
+}
+
+static const char *scope_label(const struct tb_model_case *c, enum compared_scope scope) {
+  return scope == SCOPE_GAP_FREE ? c->gap_free_mode : scope == SCOPE_GPU ? "GPU" : "host";
 }
 
 /* compare has always judged a case by its first 4096 samples at most. */
@@ -51,8 +72,8 @@ int tb_compare_models(const struct tb_results_model *a, const struct tb_results_
     if (cb == NULL || ca->has_round) {
       continue;
     }
-    int gpu = ca->control_complete && cb->control_complete;
-    const struct tb_model_scope *sa = samples_of(ca, gpu), *sb = samples_of(cb, gpu);
+    enum compared_scope scope = scope_of(ca, cb);
+    const struct tb_model_scope *sa = samples_of(ca, scope), *sb = samples_of(cb, scope);
     if (sa->count == 0 || sb->count == 0) {
       continue;
     }
@@ -62,7 +83,7 @@ int tb_compare_models(const struct tb_results_model *a, const struct tb_results_
     enum tb_verdict verdict = tb_verdict_of_ranges(ra.min, ra.max, rb.min, rb.max);
     faster += verdict == TB_VERDICT_LOWER;
     slower += verdict == TB_VERDICT_HIGHER;
-    printf("%-44s %6s %12.3f %12.3f %8.3f  %s\n", ca->id, gpu ? "GPU" : "host", ra.p50 / 1e3,
+    printf("%-44s %6s %12.3f %12.3f %8.3f  %s\n", ca->id, scope_label(ca, scope), ra.p50 / 1e3,
            rb.p50 / 1e3, rb.p50 / ra.p50, tb_verdict_text(verdict, &tb_compare_verdict_words));
   }
   printf("\n%zu shared cases: B faster in %zu, slower in %zu, inconclusive in %zu\n", shared,

@@ -57,6 +57,9 @@ static const char usage[] =
     "  --out DIR            new or empty results directory (default runs/<UTC time>)\n"
     "  --probe on|off       the instrumented CUPTI probe in the device phase (default on;\n"
     "                       off under tools that are CUPTI clients themselves)\n"
+    "  --batch LIST         how the device phase's throughput batch reaches the GPU: eager\n"
+    "                       (always), graph (one CUDA-graph replay), held (queued behind a\n"
+    "                       blocking kernel); default eager,graph,held\n"
     "  --quiet              no progress line\n";
 
 static const char replay_usage[] =
@@ -90,7 +93,28 @@ struct run_options {
   double warmup_ms, sample_ms;
   int quiet;
   int probe;
+  unsigned batch_modes; /* bit 1 << enum tb_batch_mode */
 };
+
+/* --batch: a set of modes; eager is always timed, so it may be left out. */
+static enum tb_status parse_batch_modes(const char *text, unsigned *modes, struct tb_error *err) {
+  struct tb_strlist list = {0};
+  if (tb_strlist_split(text, "--batch", &list, err) != TB_OK) {
+    return err->status;
+  }
+  *modes = 0;
+  enum tb_status status = TB_OK;
+  for (size_t i = 0; i < list.count && status == TB_OK; ++i) {
+    enum tb_batch_mode mode;
+    status = tb_batch_mode_parse(list.items[i], &mode, err);
+    if (status == TB_OK && (*modes & (1u << mode))) {
+      status = tb_fail(err, TB_ERR_USAGE, "--batch lists %s twice", list.items[i]);
+    }
+    *modes |= status == TB_OK ? 1u << mode : 0;
+  }
+  tb_strlist_free(&list);
+  return status;
+}
 
 static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
                                   struct tb_error *err) {
@@ -108,6 +132,7 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
                                           {"help", no_argument, NULL, 'h'},
                                           {"variants", required_argument, NULL, 'V'},
                                           {"probe", required_argument, NULL, 'P'},
+                                          {"batch", required_argument, NULL, 'B'},
                                           {"rounds", required_argument, NULL, 'R'},
                                           {"frozen", required_argument, NULL, 'F'},
                                           {"matrix-realization", required_argument, NULL, 'X'},
@@ -118,7 +143,7 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
   const char *shapes = o->replay ? DEFAULT_REDUCTION_SHAPES : DEFAULT_SHAPES;
   const char *views = o->replay ? "packed" : "packed,strided";
   const char *providers = "native", *variants = o->replay ? "reference,candidate" : "automatic";
-  const char *realizations = "simt";
+  const char *realizations = "simt", *batch = "eager,graph,held";
   int opt;
   optind = 1;
   opterr = 0;
@@ -154,6 +179,7 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
       }
       o->probe = strcmp(optarg, "on") == 0;
       break;
+    case 'B': batch = optarg; break;
     case 'b': o->backend = optarg; break;
     case 'O': o->out = optarg; break;
     case 'q': o->quiet = 1; break;
@@ -191,7 +217,7 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
       tb_strlist_split(realizations, "--matrix-realization", &o->realizations, err) != TB_OK) {
     return err->status;
   }
-  return TB_OK;
+  return parse_batch_modes(batch, &o->batch_modes, err);
 }
 
 /* Resolves --backend; auto takes the GPU only when the CUDA backend can use
@@ -351,6 +377,7 @@ static enum tb_status build_campaign(struct run_options *o, struct tb_campaign *
   c->measure.warmup_ms = o->warmup_ms;
   c->measure.sample_ms = o->sample_ms;
   c->measure.probe = o->probe;
+  c->measure.batch_modes = o->batch_modes;
   c->progress = !o->quiet && isatty(STDERR_FILENO);
   return tb_campaign_check_memory(c, err);
 }
@@ -388,6 +415,7 @@ static struct tb_run_facts run_facts(const struct run_options *o, const struct t
                                .warmup_ms = c->measure.warmup_ms,
                                .sample_ms = c->measure.sample_ms,
                                .probe = c->measure.probe,
+                               .batch_modes = c->measure.batch_modes,
                                .variants = variants,
                                .variant_count = c->variant_count,
                                .profile = c->profile,

@@ -81,6 +81,13 @@ static json_t *run_json(const struct tb_run_facts *f) {
                 f->backend_reason, "seed", (json_int_t)f->seed, "measure", "samples",
                 (json_int_t)f->samples, "warmup_ms", f->warmup_ms, "sample_ms", f->sample_ms);
   json_object_set_new(json_object_get(info, "measure"), "probe", json_boolean(f->probe));
+  json_t *modes = json_array();
+  for (int mode = 0; mode < TB_BATCH_MODE_COUNT; ++mode) {
+    if (mode == TB_BATCH_EAGER || (f->batch_modes & (1u << mode))) {
+      json_array_append_new(modes, json_string(tb_batch_mode_name(mode)));
+    }
+  }
+  json_object_set_new(json_object_get(info, "measure"), "batch_modes", modes);
   json_object_set_new(info, "variants", names_json(f->variants, f->variant_count));
   json_object_set_new(info, "planner_profile", json_string(f->profile));
   json_object_set_new(info, "matrix_realizations",

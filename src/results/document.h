@@ -32,6 +32,7 @@ struct tb_run_facts {
   unsigned samples;
   double warmup_ms, sample_ms;
   bool probe;
+  unsigned batch_modes;        /* bit 1 << enum tb_batch_mode */
   const char *const *variants; /* names */
   size_t variant_count;
   const char *profile;

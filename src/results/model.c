@@ -78,10 +78,26 @@ static bool flags(const json_t *array, struct tb_model_case *c) {
   return c->flags != NULL;
 }
 
+/* The scope device.throughput.gap_free names, when there is one. */
+static bool gap_free(const json_t *throughput, struct tb_model_case *c) {
+  c->gap_free_throughput.p50_ns = NAN;
+  const char *mode = text(AT(throughput, "gap_free", "mode"));
+  const json_t *control = mode == NULL ? NULL
+                          : strcmp(mode, "eager") == 0
+                              ? json_object_get(throughput, "control")
+                              : AT(throughput, "batch_modes", mode, "control");
+  if (!json_is_object(control)) {
+    return true;
+  }
+  c->gap_free_mode = mode;
+  return scope(control, &c->gap_free_throughput);
+}
+
 static bool device(const json_t *d, struct tb_model_case *c) {
   c->control_complete = json_is_true(json_object_get(d, "control_complete"));
   probe(json_object_get(d, "throughput"), &c->probe);
-  return scope(AT(d, "throughput", "control"), &c->control_throughput) &&
+  return gap_free(json_object_get(d, "throughput"), c) &&
+         scope(AT(d, "throughput", "control"), &c->control_throughput) &&
          scope(AT(d, "latency", "control"), &c->control_latency) &&
          flags(json_object_get(d, "flags"), c);
 }
@@ -282,6 +298,7 @@ static void free_case(struct tb_model_case *c) {
   free(c->host_throughput.per_call_ns);
   free(c->host_latency.per_call_ns);
   free(c->control_throughput.per_call_ns);
+  free(c->gap_free_throughput.per_call_ns);
   free(c->control_latency.per_call_ns);
   free(c->flags);
 }

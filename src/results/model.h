@@ -49,6 +49,11 @@ struct tb_model_case {
   struct tb_model_scope host_throughput, host_latency;
   bool control_complete; /* device.control_complete is true */
   struct tb_model_scope control_throughput, control_latency;
+  /* The host-gap-free GPU control of the throughput batch (schema 3:
+   * device.throughput.gap_free): its mode ("graph", "held", "eager") and
+   * samples; mode NULL and p50 NaN when the record has none. */
+  const char *gap_free_mode;
+  struct tb_model_scope gap_free_throughput;
   struct tb_model_probe probe;
   const char **flags; /* device.flags, NULL for an entry that is not a string */
   size_t flag_count;

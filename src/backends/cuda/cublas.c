@@ -25,6 +25,7 @@ struct tb_cublas {
   int (*get_version)(cublas_handle, int *);
   int (*sgemm)(cublas_handle, int, int, int, int, int, const float *, const float *, int,
                const float *, int, const float *, float *, int);
+  int (*set_workspace)(cublas_handle, void *, size_t); /* optional */
 };
 
 static int bind(struct tb_cublas *c) {
@@ -34,6 +35,7 @@ static int bind(struct tb_cublas *c) {
   *(void **)&c->set_math_mode = dlsym(c->library, "cublasSetMathMode");
   *(void **)&c->get_version = dlsym(c->library, "cublasGetVersion_v2");
   *(void **)&c->sgemm = dlsym(c->library, "cublasSgemm_v2");
+  *(void **)&c->set_workspace = dlsym(c->library, "cublasSetWorkspace_v2");
   return c->create && c->destroy && c->set_stream && c->set_math_mode && c->get_version && c->sgemm;
 }
 
@@ -74,6 +76,15 @@ enum tb_status tb_cublas_set_realization(struct tb_cublas *c, enum tb_realizatio
   }
   c->math_mode = mode;
   return TB_OK;
+}
+
+enum tb_status tb_cublas_set_workspace(struct tb_cublas *c, CUdeviceptr workspace, size_t bytes,
+                                       struct tb_error *err) {
+  if (c->set_workspace == NULL) {
+    return tb_fail(err, TB_ERR_UNAVAILABLE, "cuBLAS lacks cublasSetWorkspace_v2");
+  }
+  int rc = c->set_workspace(c->handle, (void *)(uintptr_t)workspace, bytes);
+  return rc == 0 ? TB_OK : tb_fail(err, TB_ERR_RUN, "cublasSetWorkspace_v2 failed: status %d", rc);
 }
 
 int tb_cublas_gemm(struct tb_cublas *c, size_t m, size_t n, size_t k, CUdeviceptr a, size_t sa,

@@ -21,6 +21,11 @@ enum tb_status tb_cublas_set_realization(struct tb_cublas *c, enum tb_realizatio
 
 /* out (m x n) = a (m x k, leading dimension sa) . b (k x n, leading
  * dimension sb), all row-major; returns the cublasStatus_t (0: success). */
+/* Gives cuBLAS its workspace, so a call captured into a graph allocates
+ * nothing (the graph mode; the buffer outlives every graph of the handle). */
+enum tb_status tb_cublas_set_workspace(struct tb_cublas *c, CUdeviceptr workspace, size_t bytes,
+                                       struct tb_error *err);
+
 int tb_cublas_gemm(struct tb_cublas *c, size_t m, size_t n, size_t k, CUdeviceptr a, size_t sa,
                    CUdeviceptr b, size_t sb, CUdeviceptr out);
 

@@ -7,9 +7,13 @@
 #include "backends/cuda/cublas.h"
 #include "backends/cuda/cuda_device.h"
 
+/* cuBLAS's own workspace (its default on Hopper is 32 MiB). */
+#define CUBLAS_WORKSPACE_BYTES ((size_t)32 << 20)
+
 struct cublas_state {
   struct tb_cuda_device dev; /* first: the shared device ops take the state as one */
   struct tb_cublas *blas;
+  CUdeviceptr workspace;
   int status; /* cublasStatus_t of the last call */
 };
 
@@ -76,9 +80,21 @@ static void cublas_destroy(struct tb_provider *p) {
   struct cublas_state *s = p->state;
   cublas_release(p);
   tb_cublas_close(s->blas); /* before the stream it is bound to */
+  if (s->workspace != 0) {
+    s->dev.cu->cuMemFree(s->workspace);
+  }
   tb_cuda_device_close(&s->dev);
   free(s);
   free(p);
+}
+
+static enum tb_status set_workspace(struct cublas_state *s, struct tb_error *err) {
+  CUresult rc = s->dev.cu->cuMemAlloc(&s->workspace, CUBLAS_WORKSPACE_BYTES);
+  if (rc != CUDA_SUCCESS) {
+    s->workspace = 0;
+    return tb_cuda_fail(err, "cuMemAlloc (the cuBLAS workspace)", rc);
+  }
+  return tb_cublas_set_workspace(s->blas, s->workspace, CUBLAS_WORKSPACE_BYTES, err);
 }
 
 static const struct tb_provider_ops cublas_ops = {
@@ -89,6 +105,9 @@ static const struct tb_provider_ops cublas_ops = {
     .poison_output = tb_cuda_device_op_poison,
     .read_output = tb_cuda_device_op_read_output,
     .device_stream = tb_cuda_device_op_stream,
+    .capture_graph = tb_cuda_device_op_capture_graph,
+    .replay_graph = tb_cuda_device_op_replay_graph,
+    .release_graph = tb_cuda_device_op_release_graph,
     .has_device = tb_cuda_device_op_has_device,
     .launches_per_call = cublas_launches_per_call,
     .details = cublas_details,
@@ -107,7 +126,7 @@ enum tb_status tb_cuda_cublas_provider_create(struct tb_provider **out, struct t
     return tb_fail(err, TB_ERR_SYSTEM, "out of memory creating the cublas provider");
   }
   if (tb_cuda_device_open(&s->dev, err) != TB_OK ||
-      tb_cublas_open(s->dev.stream, &s->blas, err) != TB_OK) {
+      tb_cublas_open(s->dev.stream, &s->blas, err) != TB_OK || set_workspace(s, err) != TB_OK) {
     cublas_destroy(p);
     return err->status;
   }

@@ -50,6 +50,9 @@ void tb_cuda_device_unload_case(struct tb_cuda_device *d) {
   if (d->buffers.count > 0) {
     d->cu->cuStreamSynchronize(d->stream);
   }
+  if (d->cu != NULL) {
+    tb_cuda_graph_destroy(d->cu, &d->graph);
+  }
   tb_device_buffers_free(d->cu, &d->buffers);
   d->data = NULL;
 }
@@ -137,4 +140,27 @@ struct tb_provider *tb_cuda_provider_new(const struct tb_provider_ops *ops, cons
   p->plans_reductions = plans_reductions;
   p->state = state;
   return p;
+}
+
+/* The provider's launch op, as the calls a capture records. */
+static enum tb_status launch_for_capture(void *provider, unsigned long calls,
+                                         struct tb_error *err) {
+  struct tb_provider *p = provider;
+  return p->ops->launch(p, calls, err);
+}
+
+enum tb_status tb_cuda_device_op_capture_graph(struct tb_provider *p, unsigned long calls,
+                                               struct tb_error *err) {
+  struct tb_cuda_device *d = p->state;
+  return tb_cuda_graph_capture(d->cu, d->stream, launch_for_capture, p, calls, &d->graph, err);
+}
+
+enum tb_status tb_cuda_device_op_replay_graph(struct tb_provider *p, struct tb_error *err) {
+  struct tb_cuda_device *d = p->state;
+  return tb_cuda_graph_launch(d->cu, &d->graph, d->stream, err);
+}
+
+void tb_cuda_device_op_release_graph(struct tb_provider *p) {
+  struct tb_cuda_device *d = p->state;
+  tb_cuda_graph_destroy(d->cu, &d->graph);
 }

@@ -10,6 +10,7 @@
 #include "backends/cuda/device_buffers.h"
 #include "backends/cuda/device_info.h"
 #include "backends/cuda/driver.h"
+#include "backends/cuda/graph.h"
 #include "providers/provider.h"
 
 struct tb_cuda_device {
@@ -22,6 +23,7 @@ struct tb_cuda_device {
   struct tb_device_buffers buffers;
   unsigned cursor; /* next buffer set */
   size_t view_offset;
+  struct tb_cuda_graph graph; /* a batch of the case's calls, for the graph mode */
 };
 
 /* A call's device pointers: x (or a), y (b), weight, bias with the view's
@@ -59,6 +61,12 @@ enum tb_status tb_cuda_device_op_read_output(struct tb_provider *p, float *dst, 
                                              struct tb_error *err);
 void *tb_cuda_device_op_stream(const struct tb_provider *p);
 bool tb_cuda_device_op_has_device(const struct tb_provider *p);
+/* The graph mode (provider.h): the provider's own launch op captured on the
+ * device's stream; the graph goes with the case. */
+enum tb_status tb_cuda_device_op_capture_graph(struct tb_provider *p, unsigned long calls,
+                                               struct tb_error *err);
+enum tb_status tb_cuda_device_op_replay_graph(struct tb_provider *p, struct tb_error *err);
+void tb_cuda_device_op_release_graph(struct tb_provider *p);
 /* No generated source (a library call). */
 const char *tb_cuda_device_op_no_source(const struct tb_provider *p, const char **sha256);
 
