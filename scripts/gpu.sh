@@ -2,7 +2,7 @@
 # Everything GPU-side in one call (run on the GPU machine, from the repo root,
 # after scripts/gpu-pack.sh here; the device tool carries .device/):
 #   scripts/gpu.sh [tests] [validate] [sanitize] [perf] [floor] [replay] [torch] [torch-all]
-#                  [gemm] [gemm-tiles] [ab] [cupti-variants] [ncu]
+#                  [batch] [gemm] [gemm-tiles] [ab] [cupti-variants] [ncu]
 #   (default: tests validate sanitize perf)
 # Writes full results under $OUT (bundled: the tool returns few files) and
 # prints a short table last.
@@ -121,6 +121,28 @@ if has torch-all; then
         --receipt "$WORK/torch-all/$shape/receipt.json" 2>&1 | tail -1 | tee -a "$SUMMARY"
   done
   tar -C "$WORK" -czf "$OUT/torch-all.tgz" torch-all
+fi
+
+if has batch; then
+  # Issue 18: every scope of every case (eager, graph, held; probe on eager and
+  # graph), native vs torch vs torch.compile, one run per shape, audited; then
+  # torch.compile's graph figures against an independent CUDA-graph replay.
+  mkdir -p "$WORK/batch"
+  for shape in ${BATCH_SHAPES:-37x769 17x257 64x4096 1024x1024 4096x1024 16384x257 8x65536 32768x8192}; do
+    if (( SECONDS > ${BATCH_DEADLINE_S:-380} )); then note "batch $shape: not started (deadline)"; continue; fi
+    timeout "${BATCH_SHAPE_TIMEOUT_S:-150}" "$BIN/tilebench" run --backend cuda \
+      --providers native,torch,torch-compile --ops softmax,rmsnorm,layernorm,gelu_add --shapes "$shape" \
+      --input-views packed --samples 5 --warmup-ms 20 --quiet --out "$WORK/batch/$shape" > "$WORK/batch/$shape.log" 2>&1
+    note "batch $shape (exit $?, ${SECONDS}s): $(grep -E 'cases valid' "$WORK/batch/$shape.log" || tail -1 "$WORK/batch/$shape.log")"
+    [[ -f "$WORK/batch/$shape/results.json" ]] &&
+      python3 "$ROOT/tools/audit/tilebench_audit.py" "$WORK/batch/$shape" \
+        --receipt "$WORK/batch/$shape/receipt.json" 2>&1 | tail -1 | tee -a "$SUMMARY"
+  done
+  timeout "${GRAPH_CHECK_TIMEOUT_S:-200}" python3 "$ROOT/tests/gpu/graph_replay_check.py" \
+    "$WORK/batch/graph_replay_check.json" "$WORK"/batch/*/ > "$WORK/batch/graph_replay_check.log" 2>&1
+  note "independent graph replay of torch.compile: $(tail -1 "$WORK/batch/graph_replay_check.log")"
+  grep -E '^(PASS|FAIL)' "$WORK/batch/graph_replay_check.log" | tee -a "$SUMMARY"
+  tar -C "$WORK" -czf "$OUT/batch.tgz" batch
 fi
 
 if has gemm; then

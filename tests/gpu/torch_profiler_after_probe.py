@@ -45,9 +45,9 @@ def main():
         check(False, f"the package loads the library: {e}")
         print(f"{results['passed']} passed, {results['failed']} failed")
         return 1
-    check(lib.abi_version() == 1, "ABI version 1 through ctypes (tilebench package)")
-    check(ctypes.sizeof(timing.TimingResult) == 152 and lib.cdll.tb_timing_result_struct_size() == 152,
-          "struct layout matches the header and the library (152 bytes)")
+    check(lib.abi_version() == 2, "ABI version 2 through ctypes (tilebench package)")
+    check(ctypes.sizeof(timing.TimingResult) == 160 and lib.cdll.tb_timing_result_struct_size() == 160,
+          "struct layout matches the header and the library (160 bytes)")
     x = torch.randn(4096, 4096, device="cuda")
     fn = lambda: torch.softmax(x, dim=-1)
     fn()

@@ -46,13 +46,19 @@ enum tb_status tb_cuda_device_load_case(struct tb_cuda_device *d, const struct t
                                   err);
 }
 
+static void release_graphs(struct tb_cuda_device *d) {
+  for (unsigned g = 0; d->cu != NULL && g < d->graph_count; ++g) {
+    tb_cuda_graph_destroy(d->cu, &d->graphs[g]);
+  }
+  d->graph_count = 0;
+  d->next_graph = 0;
+}
+
 void tb_cuda_device_unload_case(struct tb_cuda_device *d) {
   if (d->buffers.count > 0) {
     d->cu->cuStreamSynchronize(d->stream);
   }
-  if (d->cu != NULL) {
-    tb_cuda_graph_destroy(d->cu, &d->graph);
-  }
+  release_graphs(d);
   tb_device_buffers_free(d->cu, &d->buffers);
   d->data = NULL;
 }
@@ -152,15 +158,38 @@ static enum tb_status launch_for_capture(void *provider, unsigned long calls,
 enum tb_status tb_cuda_device_op_capture_graph(struct tb_provider *p, unsigned long calls,
                                                struct tb_error *err) {
   struct tb_cuda_device *d = p->state;
-  return tb_cuda_graph_capture(d->cu, d->stream, launch_for_capture, p, calls, &d->graph, err);
+  release_graphs(d);
+  unsigned long sets = d->buffers.count > 0 ? d->buffers.count : 1;
+  unsigned long wanted = (sets + calls - 1) / calls;
+  unsigned count = wanted < TB_CUDA_MAX_GRAPHS ? (unsigned)wanted : TB_CUDA_MAX_GRAPHS;
+  for (unsigned g = 0; g < count; ++g) {
+    if (tb_cuda_graph_capture(d->cu, d->stream, launch_for_capture, p, calls, &d->graphs[g], err) !=
+        TB_OK) {
+      release_graphs(d);
+      return err->status;
+    }
+    d->graph_count = g + 1;
+  }
+  /* one untimed launch each: a graph's first launch also uploads it */
+  for (unsigned g = 0; g < d->graph_count; ++g) {
+    if (tb_cuda_graph_launch(d->cu, &d->graphs[g], d->stream, err) != TB_OK) {
+      release_graphs(d);
+      return err->status;
+    }
+  }
+  return TB_OK;
 }
 
 enum tb_status tb_cuda_device_op_replay_graph(struct tb_provider *p, struct tb_error *err) {
   struct tb_cuda_device *d = p->state;
-  return tb_cuda_graph_launch(d->cu, &d->graph, d->stream, err);
+  if (d->graph_count == 0) {
+    return tb_fail(err, TB_ERR_RUN, "no graph has been captured");
+  }
+  const struct tb_cuda_graph *g = &d->graphs[d->next_graph];
+  d->next_graph = (d->next_graph + 1) % d->graph_count;
+  return tb_cuda_graph_launch(d->cu, g, d->stream, err);
 }
 
 void tb_cuda_device_op_release_graph(struct tb_provider *p) {
-  struct tb_cuda_device *d = p->state;
-  tb_cuda_graph_destroy(d->cu, &d->graph);
+  release_graphs(p->state);
 }

@@ -13,6 +13,8 @@
 #include "backends/cuda/graph.h"
 #include "providers/provider.h"
 
+#define TB_CUDA_MAX_GRAPHS 64
+
 struct tb_cuda_device {
   const struct tb_cuda *cu;
   struct tb_device_info info;
@@ -23,7 +25,12 @@ struct tb_cuda_device {
   struct tb_device_buffers buffers;
   unsigned cursor; /* next buffer set */
   size_t view_offset;
-  struct tb_cuda_graph graph; /* a batch of the case's calls, for the graph mode */
+  /* The graph mode's batches: consecutive graphs of `calls` calls that
+   * together walk the whole rotation, replayed in turn, so that replays see
+   * the buffer sets as cold as eager batches do (one graph alone would keep
+   * re-reading the same few sets, warm in L2). */
+  struct tb_cuda_graph graphs[TB_CUDA_MAX_GRAPHS];
+  unsigned graph_count, next_graph;
 };
 
 /* A call's device pointers: x (or a), y (b), weight, bias with the view's
@@ -62,7 +69,8 @@ enum tb_status tb_cuda_device_op_read_output(struct tb_provider *p, float *dst, 
 void *tb_cuda_device_op_stream(const struct tb_provider *p);
 bool tb_cuda_device_op_has_device(const struct tb_provider *p);
 /* The graph mode (provider.h): the provider's own launch op captured on the
- * device's stream; the graph goes with the case. */
+ * device's stream, as many graphs as the rotation needs (at most
+ * TB_CUDA_MAX_GRAPHS); a replay launches the next one. They go with the case. */
 enum tb_status tb_cuda_device_op_capture_graph(struct tb_provider *p, unsigned long calls,
                                                struct tb_error *err);
 enum tb_status tb_cuda_device_op_replay_graph(struct tb_provider *p, struct tb_error *err);
