@@ -333,6 +333,26 @@ static void plan_case_mismatch_refused(void **state) {
   assert_int_equal(tb_codegen_reduction(&plan, &c, &g, &err), TB_ERR_RUN);
 }
 
+/* A mapping the generator has no template for is an error, never another
+ * mapping's kernel. */
+static void unknown_mapping_refused(void **state) {
+  struct tb_case c = {.op = tb_op_info(TB_OP_SOFTMAX),
+                      .shape = {4, 4, 0},
+                      .view = tb_view_for(TB_VIEW_PACKED, 4),
+                      .provider = "native",
+                      .planned = true,
+                      .variant = TB_VARIANT_AUTOMATIC};
+  struct tb_plan plan;
+  struct tb_error err = {0};
+  assert_int_equal(
+      tb_plan_reduction(TB_OP_SOFTMAX, 4, 4, TB_VARIANT_AUTOMATIC, NULL, NULL, &plan, &err), TB_OK);
+  plan.mapping = (enum tb_mapping)(TB_MAPPING_CLUSTER_ROW + 1);
+  struct tb_generated g;
+  assert_int_equal(tb_codegen_reduction(&plan, &c, &g, &err), TB_ERR_RUN);
+  assert_non_null(strstr(err.message, "mapping"));
+  assert_null(g.source);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(reductions),
@@ -342,6 +362,7 @@ int main(void) {
       cmocka_unit_test(gemm_wide_tile_offsets),
       cmocka_unit_test(gemm_user_blocks),
       cmocka_unit_test(plan_case_mismatch_refused),
+      cmocka_unit_test(unknown_mapping_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

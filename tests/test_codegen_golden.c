@@ -37,6 +37,11 @@
  * bytes is intended and its GPU A/B (no case slower) is in evidence/; the
  * commit that changes this file names that evidence.
  *     TB_GOLDEN_UPDATE=1 ./build/tests/test_codegen_golden
+ *
+ * Dumping: with TB_GOLDEN_DUMP=<directory> every generated source is also
+ * written there as <label>.cu ('/' in the label written '+'), for
+ * tools/codegen-equivalence/, which compiles the sources of two generators
+ * with NVRTC and compares what comes out.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -79,7 +84,31 @@ static struct {
   size_t duplicates;
 } reached;
 
+/* TB_GOLDEN_DUMP (see the top comment): the source as <dir>/<label>.cu. */
+static void dump_source(const char *label, const char *source) {
+  const char *dir = getenv("TB_GOLDEN_DUMP");
+  if (dir == NULL || dir[0] == '\0') {
+    return;
+  }
+  char path[4096];
+  int len = snprintf(path, sizeof path, "%s/%s.cu", dir, label);
+  assert_true(len > 0 && (size_t)len < sizeof path);
+  for (char *p = path + strlen(dir) + 1; *p; ++p) {
+    *p = *p == '/' ? '+' : *p;
+  }
+  FILE *f = fopen(path, "w");
+  bool written = f != NULL && fputs(source, f) >= 0;
+  if (f != NULL && fclose(f) != 0) {
+    written = false;
+  }
+  if (!written) {
+    print_error("cannot write %s: %s\n", path, strerror(errno));
+    fail();
+  }
+}
+
 static void add_entry(const char *label, const struct tb_generated *g) {
+  dump_source(label, g->source);
   char sha[TB_SHA256_HEX_LEN];
   tb_sha256_buffer(g->source, strlen(g->source), sha);
   if (strcmp(sha, g->sha256) != 0) {

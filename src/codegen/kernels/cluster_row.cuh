@@ -1,0 +1,111 @@
+
+// ---- mapping: cluster rows (one launch, Hopper) --------------------------
+// Row `row` is cluster `row`: its K blocks of THREADS threads, chunk = rank,
+// CHUNK elements each. Each block reduces its chunk and publishes its
+// statistics in shared memory; after a cluster barrier K * words threads fetch
+// the row's K * words floats at once into this block's shared memory, and
+// every thread merges them in rank order. The barrier's second half waits at
+// the very end: a block leaves only when the whole cluster has read its
+// statistics, and writes its chunk meanwhile. CHUNK_CACHED: the chunk stays
+// in registers (ITERS groups of 4 a thread: read once from memory), else it
+// is streamed twice. TB_CLUSTER_DIMS (the generator's) fixes the cluster.
+
+// The two halves of a cluster barrier (arrive releases this block's shared
+// writes, wait acquires every block's), and the address of a shared variable's
+// counterpart in cluster block `rank` (distributed shared memory, read with
+// ordinary loads, which the compiler may overlap).
+static __device__ __forceinline__ void tb_cluster_arrive() {
+  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
+}
+static __device__ __forceinline__ void tb_cluster_wait() {
+  asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+static __device__ __forceinline__ const float *tb_cluster_map(const float *local, unsigned rank) {
+  unsigned long long remote;
+  asm("mapa.u64 %0, %1, %2;" : "=l"(remote) : "l"(local), "r"(rank));
+  return reinterpret_cast<const float *>(remote);
+}
+
+// The thread's ITERS groups of 4 of [lo, hi) (a chunk in registers): k, e
+// and `in`, whether the group lies inside the chunk (it lies wholly inside or
+// outside: lo and CHUNK are multiples of 4).
+#define TB_FOR_CHUNK_GROUPS(...)                                                         \
+  _Pragma("unroll") for (int k = 0; k < ITERS; ++k) {                                    \
+    const long long e = lo + 4LL * (threadIdx.x + k * THREADS);                          \
+    const bool in = e < hi;                                                              \
+    __VA_ARGS__                                                                          \
+  }
+// ... and their elements: also i and `ok`, inside the chunk and the row.
+#define TB_FOR_CHUNK_ELEMENTS(...)                                                       \
+  TB_FOR_CHUNK_GROUPS(_Pragma("unroll") for (int i = 0; i < 4; ++i) {                    \
+    const bool ok = in && e + i < N;                                                     \
+    __VA_ARGS__                                                                          \
+  })
+
+template <class Op>
+static __device__ __forceinline__ void tb_cluster_row(const float *__restrict__ x,
+                                                      const float *__restrict__ weight,
+                                                      const float *__restrict__ bias,
+                                                      float *__restrict__ out) {
+  TB_CHUNK_BOUNDS
+  __shared__ float tb_block_stats[Op::words];
+#if CHUNK_CACHED
+  // every load of the chunk issued before any use (a loop bounded at run
+  // time would wait out one memory latency per trip); not a byte of the next
+  // chunk
+  float cache[ITERS][4];
+  TB_FOR_CHUNK_GROUPS(TB_LOAD4(t, xr, e, vec, in &&)
+                      _Pragma("unroll") for (int i = 0; i < 4; ++i) cache[k][i] = t[i];)
+#endif
+  // the block's own statistics in a scope of their own: the merge below
+  // declares the row's under the same name
+  {
+#if CHUNK_CACHED
+    typename Op::stats s = Op::init();
+    TB_FOR_CHUNK_ELEMENTS(Op::chunk_first(s, cache[k][i], ok);)
+    if constexpr (Op::chunk_passes == 2) {
+      Op::chunk_between(s);
+      TB_FOR_CHUNK_ELEMENTS(Op::chunk_second(s, cache[k][i], ok);)
+    }
+#else
+    TB_STAT_PASS(Op, s, lo, hi, THREADS)
+#endif
+    TB_BLOCK_COMBINE(Op, s, THREADS, 0)
+    if (threadIdx.x == 0) {
+      Op::store(s, tb_block_stats, 0);
+    }
+  }
+  tb_cluster_arrive();
+  tb_cluster_wait();
+  __shared__ float tb_row_stats[K * Op::words];
+  if (threadIdx.x < K * Op::words)
+    tb_row_stats[threadIdx.x] =
+        tb_cluster_map(tb_block_stats, threadIdx.x / Op::words)[threadIdx.x % Op::words];
+  tb_cluster_arrive();
+  tb_barrier<1>();
+  const float *p = tb_row_stats;
+  const typename Op::stats s = tb_merge_partials<Op>(p);
+#if CHUNK_CACHED
+  if constexpr (Op::has_row_output) {
+    const typename Op::finished f = Op::finish(s);
+    float *orow = out + row * N;
+    const bool ovec = tb_aligned16(orow);
+    TB_FOR_CHUNK_GROUPS(if (!in) continue; TB_LOAD_PARAMS(Op, p, e)
+                        TB_OUTPUT_GROUP(Op, output, orow, e, ovec, f, p, cache[k][i]))
+  } else
+#endif
+  {
+    TB_ROW_RESULT(Op, s, lo, hi, THREADS, chunk == 0 && threadIdx.x == 0)
+  }
+  tb_cluster_wait();
+}
+
+// At least 1 block per SM: ptxas may take the registers the merge of a
+// cluster's statistics needs (it spilled at its default 64 for layernorm in
+// clusters of 16; the plan has about one block per SM anyway).
+extern "C" __global__ void TB_CLUSTER_DIMS __launch_bounds__(THREADS, 1) tb_main(
+    const float *__restrict__ x, const float *__restrict__ y,
+    const float *__restrict__ weight, const float *__restrict__ bias,
+    float *__restrict__ out, float *__restrict__ workspace) {
+  tb_cluster_row<tb_row_op>(x, weight, bias, out);
+}

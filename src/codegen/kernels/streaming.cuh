@@ -1,0 +1,77 @@
+
+// ---- streamed statistics: block streaming, split rows, cluster rows ------
+// A row (or its chunk [lo, hi)) is read in groups of 4 by `threads` threads;
+// each thread keeps statistics (Op::stats), merged across the block.
+
+// The passes unroll so several 16-byte loads are in flight before the first
+// use; less at 1024 threads, where a thread has only 64 registers.
+#define TB_PRAGMA(text) _Pragma(#text)
+#define TB_PASS(e, lo, hi, threads)                                                      \
+  TB_PRAGMA(unroll (threads >= 1024 ? 4 : 8))                                            \
+  for (long long e = lo + 4LL * threadIdx.x; e < hi; e += 4LL * threads)
+
+// s = the thread's statistics of elements [lo, hi) of row `xr`.
+#define TB_STAT_PASS(Op, s, lo, hi, threads)                                             \
+  typename Op::stats s = Op::init();                                                     \
+  TB_PASS(e, lo, hi, threads) {                                                          \
+    TB_LOAD4(t, xr, e, vec, )                                                            \
+    _Pragma("unroll") for (int i = 0; i < 4; ++i) {                                      \
+      if (e + i >= hi) break;                                                            \
+      const float val = t[i];                                                            \
+      Op::accumulate(s, val);                                                            \
+    }                                                                                    \
+  }
+
+// The output of elements [lo, hi) of row `row`, the row streamed again, from
+// the row's finished statistics f.
+#define TB_OUTPUT_PASS(Op, f, lo, hi, threads)                                           \
+  {                                                                                      \
+    float *orow = out + row * N;                                                         \
+    const bool ovec = tb_aligned16(orow);                                                \
+    TB_PASS(e, lo, hi, threads) {                                                        \
+      TB_LOAD4(t, xr, e, vec, )                                                          \
+      TB_LOAD_PARAMS(Op, p, e)                                                           \
+      TB_OUTPUT_GROUP(Op, output, orow, e, ovec, f, p, t[i])                             \
+    }                                                                                    \
+  }
+
+// With the row's statistics s in every thread: the output of [lo, hi),
+// streamed again, or (an operation with one value a row) that value, stored
+// where `writer`.
+#define TB_ROW_RESULT(Op, s, lo, hi, threads, writer)                                    \
+  if constexpr (Op::has_row_output) {                                                    \
+    const typename Op::finished f = Op::finish(s);                                       \
+    TB_OUTPUT_PASS(Op, f, lo, hi, threads)                                               \
+  } else {                                                                               \
+    if (writer) out[row] = Op::row_value(Op::finish(s));                                 \
+  }
+
+// (split rows and cluster rows) Row `row`'s chunk [lo, hi).
+#define TB_CHUNK_BOUNDS                                                                  \
+  const long long row = blockIdx.x / K, chunk = blockIdx.x % K;                          \
+  const long long lo = chunk * CHUNK, hi = lo + CHUNK < N ? lo + CHUNK : N;              \
+  const float *xr = x + row * SX;                                                        \
+  const bool vec = tb_aligned16(xr);
+
+// Merges the statistics s of the lanes, then of the warps through shared
+// memory (barrier `site`); every thread ends with the block's statistics,
+// merged in the same order: identical results. (A macro: its shared array is
+// declared where it is used, so the arrays keep their order in the block.)
+#define TB_BLOCK_COMBINE(Op, s, threads, site)                                           \
+  Op::warp_merge(s);                                                                     \
+  __shared__ float tb_stats[Op::words * (threads / 32)];                                 \
+  if ((threadIdx.x & 31) == 0) {                                                         \
+    Op::store(s, tb_stats, Op::words * (threadIdx.x / 32));                              \
+  }                                                                                      \
+  tb_barrier<site>();                                                                    \
+  s = Op::load(tb_stats, 0);                                                             \
+  for (int w = 1; w < threads / 32; ++w) Op::merge(s, Op::load(tb_stats, Op::words * w));
+
+// Merges the K partial statistics p[0 .. K * words) of a row in order, so
+// every thread that merges them gets the same bits.
+template <class Op>
+static __device__ __forceinline__ typename Op::stats tb_merge_partials(const float *p) {
+  typename Op::stats s = Op::load(p, 0);
+  for (long long k = 1; k < K; ++k) Op::merge(s, Op::load(p, Op::words * k));
+  return s;
+}
