@@ -126,7 +126,7 @@ static CUresult f_cuMemHostAlloc(void **p, size_t size, unsigned int flags) {
   if (failing("cuMemHostAlloc")) {
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
-  *p = calloc(1, size); /* kept, like the library's: one per context */
+  *p = calloc(1, size); /* kept, like the library's: one per process */
   return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }
 static CUresult f_cuMemHostGetDevicePointer(CUdeviceptr *d, void *p, unsigned int flags) {

@@ -38,32 +38,34 @@ CUresult tb_hold_prepare(struct tb_hold *h, const struct tb_timing_api *api, CUc
   if (h->kernel != NULL && h->context == context) {
     return CUDA_SUCCESS;
   }
-  /* A new context: what an earlier one loaded stays with it (a module is
-   * freed with its context; the mapped words are a few bytes). */
+  /* A new context loads the module again (an earlier one's stays with its
+   * context); the words are portable, mapped once for every context. */
   h->kernel = NULL;
   h->context = context;
-  CUresult rc = api->cuModuleLoadData(&h->module, hold_ptx);
-  *step = "cuModuleLoadData (the hold kernel)";
-  if (rc == CUDA_SUCCESS) {
-    rc = api->cuModuleGetFunction(&h->kernel, h->module, "tb_timing_hold");
-    *step = "cuModuleGetFunction (the hold kernel)";
-  }
-  void *words = NULL;
-  if (rc == CUDA_SUCCESS) {
+  CUresult rc = CUDA_SUCCESS;
+  if (h->words == NULL) {
+    void *words = NULL;
+    *step = "cuMemHostAlloc (the hold flag)";
     rc = api->cuMemHostAlloc(&words, 2 * sizeof(uint32_t),
                              CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE);
-    *step = "cuMemHostAlloc (the hold flag)";
+    h->words = rc == CUDA_SUCCESS ? words : NULL;
   }
   if (rc == CUDA_SUCCESS) {
-    rc = api->cuMemHostGetDevicePointer(&h->device_words, words, 0);
     *step = "cuMemHostGetDevicePointer (the hold flag)";
+    rc = api->cuMemHostGetDevicePointer(&h->device_words, (void *)h->words, 0);
+  }
+  if (rc == CUDA_SUCCESS) {
+    *step = "cuModuleLoadData (the hold kernel)";
+    rc = api->cuModuleLoadData(&h->module, hold_ptx);
+  }
+  if (rc == CUDA_SUCCESS) {
+    *step = "cuModuleGetFunction (the hold kernel)";
+    rc = api->cuModuleGetFunction(&h->kernel, h->module, "tb_timing_hold");
   }
   if (rc != CUDA_SUCCESS) {
     h->kernel = NULL;
-    return rc;
   }
-  h->words = words;
-  return CUDA_SUCCESS;
+  return rc;
 }
 
 CUresult tb_hold_launch(struct tb_hold *h, const struct tb_timing_api *api, CUstream stream,

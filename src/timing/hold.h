@@ -12,7 +12,8 @@
 
 /* The hold kernel's module for one context and its two host-mapped words:
  * [0] the release flag the host sets, [1] set by the kernel when its
- * time-out released the stream. Loaded once per context and kept. */
+ * time-out released the stream. The module is loaded once per context, the
+ * words (portable) once per process; both are kept. */
 struct tb_hold {
   CUcontext context;
   CUmodule module;
