@@ -276,7 +276,13 @@ class EvidenceTest(unittest.TestCase):
                           "gemm/block-64,128,16", "gemm/block-64,64,16")]
         runs += [os.path.join("2026-11-29-h200-final-3/sanitizer", "run-%s-%s" % (tool, case))
                  for tool in ("memcheck", "racecheck") for case in checks]
-        runs += [os.path.join("2026-12-01-h200-after-issues-15-16", r) for r in ("validation", "torch")]
+        runs += [os.path.join("2026-12-01-h200-after-issues-15-16", "torch")]
+        runs += [os.path.join("2026-12-01-h200-batch-modes", r) for r in ab]
+        runs += [os.path.join("2026-12-01-h200-batch-modes/batch", s) for s in
+                 ("17x257", "37x769", "64x4096", "1024x1024", "4096x1024", "16384x257", "8x65536",
+                  "32768x8192")]
+        runs += [os.path.join("2026-12-01-h200-templates-validation-ab", r)
+                 for r in ("validation",) + ab]
         runs += [os.path.join("2026-11-29-h200-final-4/gemm", r)
                  for r in ("run", "strided", "block-128,128,32", "block-128,256,16",
                            "block-128,128,16", "block-128,64,32")]
@@ -290,9 +296,6 @@ class EvidenceTest(unittest.TestCase):
                            "gemm/block-128,128,16", "gemm/block-128,64,32") + ab]
         runs += [os.path.join("2026-11-29-h200-final-5/sanitizer", "run-%s-%s" % (tool, shape))
                  for tool in ("memcheck", "racecheck") for shape in ("2048x1536x40", "2048x2048x100")]
-        runs += [os.path.join("2026-11-29-h200-torch-all", s) for s in
-                 ("17x257", "37x769", "64x4096", "1024x1024", "4096x1024", "16384x257", "8x65536",
-                  "262144x257", "8192x32768", "32768x8192")]
         runs += [os.path.join("2026-11-29-h200-simt-tiles", "%d-%s" % (rep, tile))
                  for rep in (1, 2) for tile in ("128x256x32", "128x128x32", "rule")]
         runs += [os.path.join("2026-11-29-h200-param-prefetch", r) for r in ab + ("ncu/run-1", "ncu/run-2")]

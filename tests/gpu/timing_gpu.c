@@ -551,7 +551,8 @@ static void batch_modes(void) {
   CHECK(fabs(m[1] / m[0] - 1.0) <= 0.01, "graph control of a 1 ms kernel vs eager: %.4f",
         m[1] / m[0]);
   batch_modes_for(&g, 2.0, 64, m);
-  CHECK(m[1] < m[0] && m[1] >= m[3],
+  /* (the events and CUPTI's kernel timestamps agree to ~1 %) */
+  CHECK(m[1] < m[0] && m[1] >= 0.99 * m[3],
         "graph control of a ~2 µs kernel below eager and at or "
         "above the probe's kernel time: graph %.3f, eager %.3f, kernel %.3f µs",
         m[1] / 1e3, m[0] / 1e3, m[3] / 1e3);
