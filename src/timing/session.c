@@ -296,18 +296,32 @@ uint32_t tb_timing_gpu_state_struct_size(void) {
   return (uint32_t)sizeof(struct tb_timing_gpu_state);
 }
 
-int tb_timing_begin_control(void *cuda_stream) {
+/* Every begin: refuses a bad argument (its text, or NULL), checks the
+ * stream and the library are ready, opens the session in `state` with
+ * open(arg) and restores everything if that fails. */
+static int begin_session(void *cuda_stream, const char *bad_argument, enum session_state state,
+                         int (*open)(uint64_t), uint64_t arg) {
   pthread_mutex_lock(&session_lock);
-  int rc = check_ready(cuda_stream);
+  int rc = bad_argument != NULL ? fail(TB_TIMING_E_ARGUMENT, "%s", bad_argument)
+                                : check_ready(cuda_stream);
   if (rc == TB_TIMING_OK) {
-    S.state = CONTROL;
-    rc = start_events();
+    S.state = state;
+    rc = open(arg);
     if (rc != TB_TIMING_OK) {
       restore();
     }
   }
   pthread_mutex_unlock(&session_lock);
   return rc == TB_TIMING_OK ? succeed() : rc;
+}
+
+static int open_control(uint64_t unused) {
+  (void)unused;
+  return start_events();
+}
+
+int tb_timing_begin_control(void *cuda_stream) {
+  return begin_session(cuda_stream, NULL, CONTROL, open_control, 0);
 }
 
 /* Holds the stream, then records the start event behind the hold. */
@@ -326,18 +340,8 @@ static int open_held(uint64_t timeout_ns) {
 }
 
 int tb_timing_begin_control_held(void *cuda_stream, uint64_t timeout_ns) {
-  pthread_mutex_lock(&session_lock);
-  int rc = timeout_ns == 0 ? fail(TB_TIMING_E_ARGUMENT, "a hold needs a time-out above 0 ns")
-                           : check_ready(cuda_stream);
-  if (rc == TB_TIMING_OK) {
-    S.state = CONTROL;
-    rc = open_held(timeout_ns);
-    if (rc != TB_TIMING_OK) {
-      restore();
-    }
-  }
-  pthread_mutex_unlock(&session_lock);
-  return rc == TB_TIMING_OK ? succeed() : rc;
+  return begin_session(cuda_stream, timeout_ns == 0 ? "a hold needs a time-out above 0 ns" : NULL,
+                       CONTROL, open_held, timeout_ns);
 }
 
 /* Offset of CUPTI's clock from CLOCK_MONOTONIC: the narrowest of several
@@ -385,7 +389,7 @@ static int subscribe(void) {
 }
 
 /* Steps 1-9 of begin_probe; the caller restores on failure. */
-static int open_probe(unsigned capacity) {
+static int open_probe(uint64_t capacity) {
   const char *why = NULL;
   if (tb_timing_api_cupti(&why) == NULL) {
     return fail(TB_TIMING_E_CUPTI_MISSING, "%s", why ? why : "CUPTI is not available");
@@ -408,8 +412,8 @@ static int open_probe(unsigned capacity) {
   if (status != TB_TIMING_OK || (status = calibrate(&S.offset_begin_ns, &S.width_begin_ns)) != 0) {
     return status;
   }
-  if (!tb_probe_state_init(&S.probe, capacity)) {
-    return fail(TB_TIMING_E_CUPTI, "out of memory for %u probe records", capacity);
+  if (!tb_probe_state_init(&S.probe, (unsigned)capacity)) {
+    return fail(TB_TIMING_E_CUPTI, "out of memory for %u probe records", (unsigned)capacity);
   }
   tb_probe_bind(&S.probe);
   if ((crc = S.api->cuptiActivityRegisterCallbacks(tb_probe_buffer_requested,
@@ -434,18 +438,8 @@ static int open_probe(unsigned capacity) {
 }
 
 int tb_timing_begin_probe(void *cuda_stream, unsigned capacity) {
-  pthread_mutex_lock(&session_lock);
-  int rc = capacity == 0 ? fail(TB_TIMING_E_ARGUMENT, "probe capacity must be at least 1")
-                         : check_ready(cuda_stream);
-  if (rc == TB_TIMING_OK) {
-    S.state = PROBE;
-    rc = open_probe(capacity);
-    if (rc != TB_TIMING_OK) {
-      restore();
-    }
-  }
-  pthread_mutex_unlock(&session_lock);
-  return rc == TB_TIMING_OK ? succeed() : rc;
+  return begin_session(cuda_stream, capacity == 0 ? "probe capacity must be at least 1" : NULL,
+                       PROBE, open_probe, capacity);
 }
 
 int tb_timing_declare_calls(uint64_t count) {

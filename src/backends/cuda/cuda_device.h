@@ -78,6 +78,15 @@ void tb_cuda_device_op_release_graph(struct tb_provider *p);
 /* No generated source (a library call). */
 const char *tb_cuda_device_op_no_source(const struct tb_provider *p, const char **sha256);
 
+/* The provider ops every CUDA provider takes from the device base, for its
+ * struct tb_provider_ops initializer. */
+#define TB_CUDA_DEVICE_OPS                                                                         \
+  .synchronize = tb_cuda_device_op_synchronize, .poison_output = tb_cuda_device_op_poison,         \
+  .read_output = tb_cuda_device_op_read_output, .device_stream = tb_cuda_device_op_stream,         \
+  .capture_graph = tb_cuda_device_op_capture_graph,                                                \
+  .replay_graph = tb_cuda_device_op_replay_graph,                                                  \
+  .release_graph = tb_cuda_device_op_release_graph, .has_device = tb_cuda_device_op_has_device
+
 /* A provider struct named `name` on the CUDA backend with `state` (which
  * starts with a struct tb_cuda_device), or NULL when out of memory. */
 struct tb_provider *tb_cuda_provider_new(const struct tb_provider_ops *ops, const char *name,
