@@ -35,10 +35,18 @@ static __device__ __forceinline__ const float *tb_cluster_map(const float *local
     const bool in = e < hi;                                                              \
     __VA_ARGS__                                                                          \
   }
-// ... and their elements: also i and `ok`, inside the chunk and the row.
+// ... and their elements: also i, `ok` (inside the chunk and the row) and
+// its weight w (1.0f where ok, else 0.0f). Both forms of the mask are made
+// here, in place, for the same reason as the index arithmetic (row_common.cuh):
+// a member that selects on a bool parameter (layernorm's `ok ? 1.0f : 0.0f`,
+// `ok ? v - mean : 0.0f`) is simplified before it is inlined, into other
+// operations than the same select in place (layernorm's chunk in registers
+// took 5 to 8 registers more), while a float weight computed here keeps them;
+// softmax's `if (ok)` compiles best on the bool. The unused one costs nothing.
 #define TB_FOR_CHUNK_ELEMENTS(...)                                                       \
   TB_FOR_CHUNK_GROUPS(_Pragma("unroll") for (int i = 0; i < 4; ++i) {                    \
     const bool ok = in && e + i < N;                                                     \
+    const float w = ok ? 1.0f : 0.0f;                                                    \
     __VA_ARGS__                                                                          \
   })
 
@@ -62,10 +70,10 @@ static __device__ __forceinline__ void tb_cluster_row(const float *__restrict__ 
   {
 #if CHUNK_CACHED
     typename Op::stats s = Op::init();
-    TB_FOR_CHUNK_ELEMENTS(Op::chunk_first(s, cache[k][i], ok);)
+    TB_FOR_CHUNK_ELEMENTS(Op::chunk_first(s, cache[k][i], ok, w);)
     if constexpr (Op::chunk_passes == 2) {
       Op::chunk_between(s);
-      TB_FOR_CHUNK_ELEMENTS(Op::chunk_second(s, cache[k][i], ok);)
+      TB_FOR_CHUNK_ELEMENTS(Op::chunk_second(s, cache[k][i], ok, w);)
     }
 #else
     TB_STAT_PASS(Op, s, lo, hi, THREADS)

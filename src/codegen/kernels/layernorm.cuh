@@ -69,15 +69,17 @@ struct tb_layernorm {
   }
 
   // A chunk in registers: independent operations (a count and mean, then
-  // squares) instead of the streamed updates' chain.
-  static __device__ __forceinline__ void chunk_first(stats &s, float v, bool ok) {
-    s.c0 += ok ? 1.0f : 0.0f; s.mu0 += v;
+  // squares) instead of the streamed updates' chain. The mask is the weight
+  // w, not ok: a select on the bool parameter compiles to more registers
+  // (cluster_row.cuh, TB_FOR_CHUNK_ELEMENTS).
+  static __device__ __forceinline__ void chunk_first(stats &s, float v, bool, float w) {
+    s.c0 += w; s.mu0 += v;
   }
   static __device__ __forceinline__ void chunk_between(stats &s) {
     s.mu0 = s.c0 > 0.0f ? s.mu0 / s.c0 : 0.0f;
   }
-  static __device__ __forceinline__ void chunk_second(stats &s, float v, bool ok) {
-    const float d = ok ? v - s.mu0 : 0.0f;
+  static __device__ __forceinline__ void chunk_second(stats &s, float v, bool, float w) {
+    const float d = w != 0.0f ? v - s.mu0 : 0.0f;
     s.q0 += d * d;
   }
 };

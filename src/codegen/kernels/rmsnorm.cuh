@@ -40,5 +40,7 @@ struct tb_rmsnorm {
   static __device__ __forceinline__ finished register_finish(float first, float, float) {
     return finish({first});
   }
-  static __device__ __forceinline__ void chunk_first(stats &s, float v, bool) { s.a0 += v * v; }
+  static __device__ __forceinline__ void chunk_first(stats &s, float v, bool, float) {
+    s.a0 += v * v;
+  }
 };

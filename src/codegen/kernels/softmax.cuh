@@ -78,11 +78,11 @@ struct tb_softmax {
 
   // A chunk in registers: independent operations (its max, then the
   // exponentials) instead of the streamed updates' chain.
-  static __device__ __forceinline__ void chunk_first(stats &s, float v, bool ok) {
+  static __device__ __forceinline__ void chunk_first(stats &s, float v, bool ok, float) {
     if (ok) s.m0 = fmaxf(s.m0, v);
   }
   static __device__ __forceinline__ void chunk_between(stats &) {}
-  static __device__ __forceinline__ void chunk_second(stats &s, float v, bool ok) {
+  static __device__ __forceinline__ void chunk_second(stats &s, float v, bool ok, float) {
     if (ok) s.s0 += __expf(v - s.m0);
   }
 };

@@ -22,7 +22,9 @@
 //       register_caches_term), pivot = register_between(first); then
 //       register_finish, and register_row_output of what the cache holds
 //   cluster rows with the chunk in registers: chunk_first, then with
-//       chunk_passes = 2 chunk_between and chunk_second
+//       chunk_passes = 2 chunk_between and chunk_second, each of (s, v, ok,
+//       w): ok whether v lies inside the chunk and the row, w = ok ? 1 : 0
+//       (use whichever compiles better: cluster_row.cuh says why both)
 struct tb_sum {
   enum { has_row_output = 0, has_weight = 0, has_bias = 0, words = 1 };
   struct stats {
@@ -53,5 +55,5 @@ struct tb_sum {
   static __device__ __forceinline__ finished register_finish(float first, float, float) {
     return {first};
   }
-  static __device__ __forceinline__ void chunk_first(stats &s, float v, bool) { s.a0 += v; }
+  static __device__ __forceinline__ void chunk_first(stats &s, float v, bool, float) { s.a0 += v; }
 };
