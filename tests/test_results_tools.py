@@ -283,6 +283,7 @@ class EvidenceTest(unittest.TestCase):
                   "32768x8192")]
         runs += [os.path.join("2026-12-01-h200-templates-validation-ab", r)
                  for r in ("validation",) + ab]
+        runs += [os.path.join("2026-12-01-h200-templates-fix-ab", r) for r in ab]
         runs += [os.path.join("2026-11-29-h200-final-4/gemm", r)
                  for r in ("run", "strided", "block-128,128,32", "block-128,256,16",
                            "block-128,128,16", "block-128,64,32")]
