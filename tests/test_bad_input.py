@@ -94,6 +94,21 @@ class BadInputTest(unittest.TestCase):
             skipped = json.load(f)["run"]["skipped_pairs"]
         self.assertEqual(skipped, [{"op": "gemm", "shape": "64x64", "reason": "gemm takes MxNxK shapes"}])
 
+    def test_batch_modes_refused_and_recorded(self):
+        out = os.path.join(self.tmp, "batch-refused")
+        for value, fragment in (("foo", "unknown batch mode 'foo' (known: eager, graph, held)"),
+                                ("graph,graph", "--batch names 'graph' twice"),
+                                ("", "--batch"), ("graph,", "--batch")):
+            self.assert_usage(tb("run", "--batch", value, *FAST, "--out", out), fragment)
+            self.assertFalse(os.path.exists(out), "a refused run left its --out behind")
+        out = os.path.join(self.tmp, "batch-graph")
+        r = tb("run", "--ops", "sum", "--shapes", "3x5", "--batch", "graph", *FAST, "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, "results.json")) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["run"]["measure"]["batch_modes"], ["eager", "graph"])
+        self.assertEqual(doc["schema_version"], 3)
+
     def test_empty_out_refused(self):
         self.assert_usage(tb("run", "--out", "", *FAST), "--out needs a directory name")
 

@@ -318,13 +318,18 @@ static void gemm_user_blocks(void **state) {
   }
 }
 
+/* A planned native 4x4 case of `op`, packed. */
+static struct tb_case small_case(enum tb_op op) {
+  return (struct tb_case){.op = tb_op_info(op),
+                          .shape = {4, 4, 0},
+                          .view = tb_view_for(TB_VIEW_PACKED, 4),
+                          .provider = "native",
+                          .planned = true,
+                          .variant = TB_VARIANT_AUTOMATIC};
+}
+
 static void plan_case_mismatch_refused(void **state) {
-  struct tb_case c = {.op = tb_op_info(TB_OP_SUM),
-                      .shape = {4, 4, 0},
-                      .view = tb_view_for(TB_VIEW_PACKED, 4),
-                      .provider = "native",
-                      .planned = true,
-                      .variant = TB_VARIANT_AUTOMATIC};
+  struct tb_case c = small_case(TB_OP_SUM);
   struct tb_plan plan;
   struct tb_error err = {0};
   assert_int_equal(
@@ -336,12 +341,7 @@ static void plan_case_mismatch_refused(void **state) {
 /* A mapping the generator has no template for is an error, never another
  * mapping's kernel. */
 static void unknown_mapping_refused(void **state) {
-  struct tb_case c = {.op = tb_op_info(TB_OP_SOFTMAX),
-                      .shape = {4, 4, 0},
-                      .view = tb_view_for(TB_VIEW_PACKED, 4),
-                      .provider = "native",
-                      .planned = true,
-                      .variant = TB_VARIANT_AUTOMATIC};
+  struct tb_case c = small_case(TB_OP_SOFTMAX);
   struct tb_plan plan;
   struct tb_error err = {0};
   assert_int_equal(

@@ -105,12 +105,15 @@ static enum tb_status parse_batch_modes(const char *text, unsigned *modes, struc
   *modes = 0;
   enum tb_status status = TB_OK;
   for (size_t i = 0; i < list.count && status == TB_OK; ++i) {
-    enum tb_batch_mode mode;
+    enum tb_batch_mode mode = TB_BATCH_EAGER;
     status = tb_batch_mode_parse(list.items[i], &mode, err);
-    if (status == TB_OK && (*modes & (1u << mode))) {
-      status = tb_fail(err, TB_ERR_USAGE, "--batch lists %s twice", list.items[i]);
+    if (status != TB_OK) {
+      break;
     }
-    *modes |= status == TB_OK ? 1u << mode : 0;
+    if (*modes & (1u << mode)) {
+      status = tb_fail(err, TB_ERR_USAGE, "--batch names '%s' twice", list.items[i]);
+    }
+    *modes |= 1u << mode;
   }
   tb_strlist_free(&list);
   return status;

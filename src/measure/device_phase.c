@@ -173,8 +173,9 @@ static void take_samples(const struct phase *ph, struct tb_metric_result *m,
   }
 }
 
-/* Makes the graph of one throughput batch ready (captured, one untimed
- * replay); the reason goes to the mode when it cannot be. */
+/* Makes the graphs of one throughput batch ready (captured, each launched
+ * once by the provider, finished); the reason goes to the mode when they
+ * cannot be. */
 static bool prepare_graph(const struct phase *ph, struct tb_mode_samples *mode, unsigned calls) {
   struct tb_provider *p = ph->p;
   if (p->ops->device_sample != NULL) {
@@ -185,8 +186,7 @@ static bool prepare_graph(const struct phase *ph, struct tb_mode_samples *mode, 
     snprintf(mode->reason, sizeof mode->reason, "the provider cannot be captured into a graph");
     return false;
   }
-  if (p->ops->capture_graph(p, calls, &err) != TB_OK || p->ops->replay_graph(p, &err) != TB_OK ||
-      p->ops->synchronize(p, &err) != TB_OK) {
+  if (p->ops->capture_graph(p, calls, &err) != TB_OK || p->ops->synchronize(p, &err) != TB_OK) {
     snprintf(mode->reason, sizeof mode->reason, "graph capture failed: %s", err.message);
     p->ops->release_graph(p);
     return false;

@@ -67,7 +67,8 @@ struct tb_provider_ops {
    * of `calls` calls, rotating over the buffer sets exactly as launch does,
    * into CUDA graphs on device_stream (as many as one pass over the rotation
    * takes, so replays find the sets as cold as eager batches do),
-   * instantiated and ready; capturing again replaces them. A call that
+   * instantiated and each launched once untimed (a graph's first launch
+   * uploads it), maybe still running; capturing again replaces them. A call that
    * cannot be captured fails with the reason and leaves no capture open. */
   enum tb_status (*capture_graph)(struct tb_provider *p, unsigned long calls, struct tb_error *err);
   /* Launches the next captured graph on device_stream (asynchronous). */
