@@ -1,25 +1,12 @@
 
 // ---- operation: rmsnorm, out = x / sqrt(mean(x^2) + EPS) * weight ---------
 // (the members as sum.cuh's comment lists them)
-struct tb_rmsnorm {
-  enum { has_row_output = 1, has_weight = 1, has_bias = 0, words = 1 };
-  struct stats {
-    float a0; // sum of squares
-  };
+struct tb_rmsnorm : tb_one_sum_stats { // the sum of squares
+  enum { has_row_output = 1, has_weight = 1, has_bias = 0 };
   struct finished {
     float inv;
   };
-  static __device__ __forceinline__ stats init() { return {0.0f}; }
   static __device__ __forceinline__ void accumulate(stats &s, float val) { s.a0 += val * val; }
-  static __device__ __forceinline__ void warp_merge(stats &s) { s.a0 = tb_warp_sum(s.a0); }
-  static __device__ __forceinline__ void merge(stats &s, const stats &o) { s.a0 += o.a0; }
-  template <class Index> static __device__ __forceinline__ stats load(const float *p, Index at) {
-    return {p[at + 0]};
-  }
-  template <class Index>
-  static __device__ __forceinline__ void store(const stats &s, float *p, Index at) {
-    p[at + 0] = s.a0;
-  }
   static __device__ __forceinline__ finished finish(const stats &s) {
     return {rsqrtf(s.a0 / (float)N + EPS)};
   }

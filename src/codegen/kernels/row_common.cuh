@@ -16,6 +16,26 @@ struct tb_sum_reduction {
   static __device__ __forceinline__ float identity() { return 0.0f; }
 };
 
+// The statistics of an operator whose row needs one running sum (sum,
+// rmsnorm): one float, merged by addition. Such an operator derives from this
+// and says only how an element is accumulated and what the sum gives.
+struct tb_one_sum_stats {
+  enum { words = 1 };
+  struct stats {
+    float a0;
+  };
+  static __device__ __forceinline__ stats init() { return {0.0f}; }
+  static __device__ __forceinline__ void warp_merge(stats &s) { s.a0 = tb_warp_sum(s.a0); }
+  static __device__ __forceinline__ void merge(stats &s, const stats &o) { s.a0 += o.a0; }
+  template <class Index> static __device__ __forceinline__ stats load(const float *p, Index at) {
+    return {p[at + 0]};
+  }
+  template <class Index>
+  static __device__ __forceinline__ void store(const stats &s, float *p, Index at) {
+    p[at + 0] = s.a0;
+  }
+};
+
 // A block barrier by site number. The generator defines one specialization
 // per site of the mapping (reduction.c), so the text holds exactly one block
 // barrier per site (the audit counts them against the plan); a site used but

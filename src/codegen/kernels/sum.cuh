@@ -6,7 +6,8 @@
 //   has_row_output, has_weight, has_bias, words   (enumerators, not static
 //       members: those would be variables in the module)
 //   stats            a thread's, block's or chunk's partial statistics;
-//                    `words` floats in shared memory or the workspace
+//                    `words` floats in shared memory or the workspace (one
+//                    running sum: derive from tb_one_sum_stats, row_common.cuh)
 //   init, accumulate the statistics streamed, element by element
 //   warp_merge       the 32 lanes' statistics merged by a shuffle tree
 //   merge            two partials merged (the mappings fix the order)
@@ -25,25 +26,12 @@
 //       chunk_passes = 2 chunk_between and chunk_second, each of (s, v, ok,
 //       w): ok whether v lies inside the chunk and the row, w = ok ? 1 : 0
 //       (use whichever compiles better: cluster_row.cuh says why both)
-struct tb_sum {
-  enum { has_row_output = 0, has_weight = 0, has_bias = 0, words = 1 };
-  struct stats {
-    float a0;
-  };
+struct tb_sum : tb_one_sum_stats {
+  enum { has_row_output = 0, has_weight = 0, has_bias = 0 };
   struct finished {
     float sum;
   };
-  static __device__ __forceinline__ stats init() { return {0.0f}; }
   static __device__ __forceinline__ void accumulate(stats &s, float val) { s.a0 += val; }
-  static __device__ __forceinline__ void warp_merge(stats &s) { s.a0 = tb_warp_sum(s.a0); }
-  static __device__ __forceinline__ void merge(stats &s, const stats &o) { s.a0 += o.a0; }
-  template <class Index> static __device__ __forceinline__ stats load(const float *p, Index at) {
-    return {p[at + 0]};
-  }
-  template <class Index>
-  static __device__ __forceinline__ void store(const stats &s, float *p, Index at) {
-    p[at + 0] = s.a0;
-  }
   static __device__ __forceinline__ finished finish(const stats &s) { return {s.a0}; }
   static __device__ __forceinline__ float row_value(const finished &f) { return f.sum; }
 
