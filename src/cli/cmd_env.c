@@ -43,15 +43,10 @@ int tb_cmd_env(int argc, char **argv) {
   int as_json = 0, opt;
   optind = 1;
   while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-    if (opt == 'j') {
-      as_json = 1;
-    } else if (opt == 'h') {
-      fputs(usage, stdout);
-      return 0;
-    } else {
-      fputs(usage, stderr);
-      return 2;
+    if (opt != 'j') {
+      return tb_cli_help_or_misuse(opt, usage);
     }
+    as_json = 1;
   }
   if (optind < argc) {
     fprintf(stderr, "tilebench env: unexpected argument '%s'\n%s", argv[optind], usage);

@@ -24,15 +24,10 @@ int tb_cmd_report(int argc, char **argv) {
   int opt;
   optind = 1;
   while ((opt = getopt_long(argc, argv, "o:", options, NULL)) != -1) {
-    if (opt == 'o') {
-      output = optarg;
-    } else if (opt == 'h') {
-      fputs(usage, stdout);
-      return 0;
-    } else {
-      fputs(usage, stderr);
-      return 2;
+    if (opt != 'o') {
+      return tb_cli_help_or_misuse(opt, usage);
     }
+    output = optarg;
   }
   if (argc - optind != 1) {
     fprintf(stderr, "tilebench report: give exactly one run directory\n%s", usage);

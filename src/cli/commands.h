@@ -21,5 +21,9 @@ int tb_compare_models(const struct tb_results_model *a, const struct tb_results_
 
 /* Prints "tilebench: <message>" on stderr and returns the exit code. */
 int tb_cli_fail(const struct tb_error *err);
+/* For an option getopt returned that the command does not handle itself:
+ * 'h' prints the usage and gives exit code 0; anything else (an unknown
+ * option, a missing argument) prints it on stderr and gives 2. */
+int tb_cli_help_or_misuse(int opt, const char *usage);
 
 #endif
