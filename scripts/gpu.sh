@@ -2,7 +2,7 @@
 # Everything GPU-side in one call (run on the GPU machine, from the repo root,
 # after scripts/gpu-pack.sh here; the device tool carries .device/):
 #   scripts/gpu.sh [tests] [validate] [sanitize] [perf] [floor] [replay] [torch] [torch-all]
-#                  [batch] [gemm] [gemm-tiles] [ab] [cupti-variants] [ncu]
+#                  [probe-gaps] [batch] [gemm] [gemm-tiles] [ab] [cupti-variants] [ncu]
 #   (default: tests validate sanitize perf)
 # Writes full results under $OUT (bundled: the tool returns few files) and
 # prints a short table last.
@@ -41,6 +41,14 @@ if has tests; then
     tee "$WORK/gpu-tests/torch_check.log"
   note "ctypes + torch.profiler checks: $(tail -1 "$WORK/gpu-tests/torch_check.log")"
   tar -C "$WORK" -czf "$OUT/gpu-tests.tgz" gpu-tests
+fi
+
+if has probe-gaps; then
+  # Where the probe's extra time lies on short kernels (heads, gaps, sums).
+  mkdir -p "$WORK/probe-gaps"
+  timeout 200 python3 "$ROOT/tests/gpu/probe_gaps.py" "$BIN/libtilebench_timing.so.2" \
+    "$WORK/probe-gaps/probe_gaps.json" 2>&1 | tee "$WORK/probe-gaps/probe_gaps.log" | tee -a "$SUMMARY"
+  tar -C "$WORK" -czf "$OUT/probe-gaps.tgz" probe-gaps
 fi
 
 if has validate; then
