@@ -120,6 +120,8 @@ static CUresult f_cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigne
   }
   hold_words = (volatile uint32_t *)(uintptr_t) * (CUdeviceptr *)params[0];
   F.holds_launched++;
+  /* as on a GPU: under CUPTI the hold is a direct driver launch with a record */
+  fake_launch((uintptr_t)s, FAKE_DRIVER);
   return CUDA_SUCCESS;
 }
 static CUresult f_cuMemHostAlloc(void **p, size_t size, unsigned int flags) {

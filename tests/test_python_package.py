@@ -78,6 +78,10 @@ int tb_timing_begin_probe(void *s, unsigned capacity) {
   if (capacity == 0) return fail(-1, "capacity 0");
   cap = capacity; return begin(s, 2);
 }
+int tb_timing_begin_probe_held(void *s, unsigned capacity, uint64_t timeout_ns) {
+  if (timeout_ns == 0) return fail(-1, "a hold needs a time-out above 0 ns");
+  int rc = tb_timing_begin_probe(s, capacity); if (rc == 0) hold_timeout = timeout_ns; return rc;
+}
 int tb_timing_declare_calls(uint64_t n) {
   if (!state) return fail(-3, "declare_calls without an open session");
   declared += n; err = ""; return 0;
@@ -418,6 +422,19 @@ class SessionTest(unittest.TestCase):
         self.assertEqual(cm.exception.name, "TB_TIMING_E_ARGUMENT")
         with self.assertRaises(ValueError):
             self.lib.control(None, hold_timeout_ns=-1)
+        # the module-level functions take the hold too (docs/python.md)
+        saved = timing._default
+        timing._default = self.lib
+        try:
+            with tilebench.control(0x55, hold_timeout_ns=7) as t:
+                self.assertEqual(self.fake.fake_hold_timeout(), 7)
+                t.declare_calls(1)
+            with tilebench.probe(0x55, 4, hold_timeout_ns=8) as t:
+                self.assertEqual(self.fake.fake_hold_timeout(), 8)
+                t.declare_calls(1)
+        finally:
+            timing._default = saved
+        self.assertEqual(t.result.held, 1)
 
     def test_probe_records(self):
         with self.lib.probe(None, 3, records=True) as t:
@@ -431,6 +448,15 @@ class SessionTest(unittest.TestCase):
         self.assertEqual((t.result.kernels_written, t.result.kernels), (0, ()))
         with self.assertRaises(tilebench.TimingError) as cm:
             with self.lib.probe(None, 0):
+                pass
+        self.assertEqual(cm.exception.name, "TB_TIMING_E_ARGUMENT")
+        # held: the hold's time-out reaches the library, records are kept alike
+        with self.lib.probe(None, 3, records=True, hold_timeout_ns=10**9) as t:
+            self.assertEqual(self.fake.fake_hold_timeout(), 10**9)
+            t.declare_calls(2)
+        self.assertEqual((t.result.scope, t.result.held, t.result.kernels_written), (2, 1, 2))
+        with self.assertRaises(tilebench.TimingError) as cm:
+            with self.lib.probe(None, 3, hold_timeout_ns=0):
                 pass
         self.assertEqual(cm.exception.name, "TB_TIMING_E_ARGUMENT")
 
@@ -455,10 +481,14 @@ class SessionTest(unittest.TestCase):
         self.assertEqual(reply, {"ok": True, "code": -4, "error": "no GPU timing in this worker"})
 
     def test_worker_batch_modes(self):
-        # graph: captured once over the calls, replayed once untimed, then per sample
+        # graph: captured once over the calls, replayed once untimed, then per
+        # sample behind a hold, control and probe alike
         reply, calls, torch = self.worker_sample(self.path, {"mode": "graph", "probe": False, "calls": 3,
                                                              "capacity": 8}, with_torch=True)
-        self.assertEqual((reply["code"], reply["declared_calls"], reply["held"]), (0, 3, 0))
+        self.assertEqual((reply["code"], reply["declared_calls"], reply["held"]), (0, 3, 1))
+        reply, calls, torch = self.worker_sample(self.path, {"mode": "graph", "probe": True, "calls": 3,
+                                                             "capacity": 8}, with_torch=True)
+        self.assertEqual((reply["code"], reply["scope"], reply["held"]), (0, 2, 1))
         self.assertEqual((calls, torch.captures, torch.replays), (3, 1, 2))
         # seven buffer sets, three calls a graph: three graphs walk the rotation
         reply, calls, torch = self.worker_sample(self.path, {"mode": "graph", "probe": False, "calls": 3,

@@ -343,6 +343,43 @@ static void hold_time_out_fails_closed(void **state) {
   assert_probe_works();
 }
 
+/* A held probe: the library's hold launch and its kernel record are left
+ * out (only the calls are counted), the result says it was held, a stuck
+ * hold fails closed, and misuse is refused with nothing left open. */
+static void held_probe_counts_only_the_calls(void **state) {
+  (void)state;
+  assert_int_equal(tb_timing_begin_probe_held((void *)STREAM_A, 16, 1000000000ull), TB_TIMING_OK);
+  assert_int_equal(F.holds_launched, 1);
+  for (int i = 0; i < 3; ++i) {
+    fake_launch(STREAM_A, FAKE_RUNTIME);
+  }
+  assert_int_equal(tb_timing_declare_calls(3), TB_TIMING_OK);
+  struct tb_timing_result r = tb_timing_result_for(NULL, 0);
+  assert_int_equal(tb_timing_end(&r), TB_TIMING_OK);
+  assert_int_equal(r.held, 1);
+  assert_int_equal(r.kernels_seen, 3);
+  assert_int_equal(r.counted_launches, 3);
+  assert_int_equal(r.side_stream_kernels, 0);
+  assert_false(fake_hold_pending_unreleased());
+
+  F.hold_stuck = 1;
+  assert_int_equal(tb_timing_begin_probe_held((void *)STREAM_A, 16, 1000ull), TB_TIMING_OK);
+  fake_launch(STREAM_A, FAKE_RUNTIME);
+  assert_int_equal(tb_timing_declare_calls(1), TB_TIMING_OK);
+  r = tb_timing_result_for(NULL, 0);
+  assert_int_equal(tb_timing_end(&r), TB_TIMING_E_HOLD_TIMEOUT);
+  assert_int_equal(r.kernels_seen, 0);
+  F.hold_stuck = 0;
+
+  assert_int_equal(tb_timing_begin_probe_held((void *)STREAM_A, 0, 1000ull), TB_TIMING_E_ARGUMENT);
+  assert_int_equal(tb_timing_begin_probe_held((void *)STREAM_A, 16, 0), TB_TIMING_E_ARGUMENT);
+  F.fail_at = "cuLaunchKernel";
+  assert_int_equal(tb_timing_begin_probe_held((void *)STREAM_A, 16, 1000ull), TB_TIMING_E_CUDA);
+  F.fail_at = NULL;
+  assert_false(fake_hold_pending_unreleased());
+  assert_probe_works();
+}
+
 /* Misuse of a held begin, and a failure at each of its steps: refused,
  * nothing left open, the hold never left armed, the next session works. */
 static void held_begin_fails_closed(void **state) {
@@ -407,6 +444,7 @@ int main(void) {
       cmocka_unit_test_setup(held_control_times_queued_calls, setup),
       cmocka_unit_test_setup(hold_time_out_fails_closed, setup),
       cmocka_unit_test_setup(held_begin_fails_closed, setup),
+      cmocka_unit_test_setup(held_probe_counts_only_the_calls, setup),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

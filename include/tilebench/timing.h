@@ -4,6 +4,7 @@
  *   IDLE --begin_control------> CONTROL --end--> IDLE
  *   IDLE --begin_control_held-> CONTROL --end--> IDLE   (the stream held)
  *   IDLE --begin_probe--------> PROBE   --end--> IDLE
+ *   IDLE --begin_probe_held---> PROBE   --end--> IDLE   (the stream held)
  *
  * CONTROL: CUDA events recorded on the caller's stream around the work. No
  *   per-kernel hooks, no CUPTI: the uninstrumented GPU time of the interval.
@@ -110,7 +111,7 @@ struct tb_timing_result {
   uint64_t streams_seen;          /* out: probe: distinct streams with kernels */
   uint64_t side_stream_kernels;   /* out: probe: kernels on streams other than the timed one */
   uint32_t timed_stream_id;       /* out: probe: CUPTI id of the timed stream */
-  uint32_t held;                  /* out: 1 when the session held the stream (begin_control_held) */
+  uint32_t held;                  /* out: 1 when the session held the stream (a *_held begin) */
   double clock_offset_begin_ns;   /* out: probe: CUPTI clock - CLOCK_MONOTONIC at begin */
   double clock_offset_end_ns;     /* out: probe: the same at end */
   double clock_drift_ns;          /* out: probe: end - begin offset */
@@ -177,6 +178,16 @@ TB_TIMING_API int tb_timing_begin_control_held(void *cuda_stream, uint64_t timeo
  * records the start event. Run one discarded warm-up pass first: CUPTI
  * instruments modules when they load. */
 TB_TIMING_API int tb_timing_begin_probe(void *cuda_stream, unsigned capacity);
+
+/* A probe session whose stream is held until end, as begin_control_held
+ * holds it (same rules and time-out failure): CUPTI's own work at the first
+ * launches after it starts recording (hundreds of microseconds a session on
+ * the H200) and the launch callbacks' host cost then fall outside the
+ * events, which hold only the GPU's work. The hold kernel is the library's:
+ * it is neither a counted launch nor a kernel of the result. Use it beside a
+ * held control of the same calls, so probe/control compares like with like. */
+TB_TIMING_API int tb_timing_begin_probe_held(void *cuda_stream, unsigned capacity,
+                                             uint64_t timeout_ns);
 
 /* Declares how many calls the open session times (adds up; reported as
  * declared_calls). Control requires at least one; the probe records it

@@ -200,6 +200,8 @@ class Library:
         self._begin_control = sym("tb_timing_begin_control", ctypes.c_int, [ctypes.c_void_p])
         self._begin_probe = sym("tb_timing_begin_probe", ctypes.c_int, [ctypes.c_void_p, ctypes.c_uint])
         self._begin_control_held = sym("tb_timing_begin_control_held", ctypes.c_int, [ctypes.c_void_p, _U64])
+        self._begin_probe_held = sym("tb_timing_begin_probe_held", ctypes.c_int,
+                                     [ctypes.c_void_p, ctypes.c_uint, _U64])
         self._declare_calls = sym("tb_timing_declare_calls", ctypes.c_int, [_U64])
         self._end = sym("tb_timing_end", ctypes.c_int, [ctypes.POINTER(TimingResult)])
         self._abort = sym("tb_timing_abort", ctypes.c_int, [])
@@ -251,10 +253,16 @@ class Library:
                            hold_timeout_ns=_unsigned(hold_timeout_ns, 64, "hold_timeout_ns"))
         return Session(self, "control", stream)
 
-    def probe(self, stream, capacity, records=False):
+    def probe(self, stream, capacity, records=False, hold_timeout_ns=None):
         """A probe session for at most `capacity` kernels; records=True keeps
-        each kernel's record in result.kernels (see Session)."""
-        return Session(self, "probe", stream, _unsigned(capacity, 32, "capacity"), records)
+        each kernel's record in result.kernels (see Session).
+        hold_timeout_ns: hold the stream until the session ends, as control
+        does, so CUPTI's own work at the first launches falls outside."""
+        capacity = _unsigned(capacity, 32, "capacity")
+        if hold_timeout_ns is not None:
+            return Session(self, "held probe", stream, capacity, records,
+                           hold_timeout_ns=_unsigned(hold_timeout_ns, 64, "hold_timeout_ns"))
+        return Session(self, "probe", stream, capacity, records)
 
     def gpu_state(self):
         """An NVML snapshot of the current context's device (GpuState); raises
@@ -294,6 +302,8 @@ class Session:
             code = self.lib._begin_control(self.stream)
         elif self.kind == "held":
             code = self.lib._begin_control_held(self.stream, self.hold_timeout_ns)
+        elif self.kind == "held probe":
+            code = self.lib._begin_probe_held(self.stream, self.capacity, self.hold_timeout_ns)
         else:
             code = self.lib._begin_probe(self.stream, self.capacity)
         if code != OK:
@@ -319,7 +329,7 @@ class Session:
         r = TimingResult()
         r.struct_size = ctypes.sizeof(TimingResult)
         kernels = None
-        if self.kind == "probe" and self.records and self.capacity > 0:
+        if self.kind.endswith("probe") and self.records and self.capacity > 0:
             kernels = (TimingKernel * self.capacity)()
             r.kernels = ctypes.cast(kernels, ctypes.POINTER(TimingKernel))
             r.kernels_capacity = self.capacity
@@ -407,14 +417,14 @@ def abi_version():
     return library().abi_version()
 
 
-def control(stream=None):
+def control(stream=None, hold_timeout_ns=None):
     """with tilebench.control(stream) as t: ...; t.result (see Session)."""
-    return library().control(stream)
+    return library().control(stream, hold_timeout_ns)
 
 
-def probe(stream, capacity, records=False):
+def probe(stream, capacity, records=False, hold_timeout_ns=None):
     """with tilebench.probe(stream, capacity) as t: ...; t.result (see Session)."""
-    return library().probe(stream, capacity, records)
+    return library().probe(stream, capacity, records, hold_timeout_ns)
 
 
 def gpu_state():

@@ -204,12 +204,13 @@ class Worker:
         return graph
 
     def session_for(self, req, stream):
+        # Graph replays are held, probe and control alike, as in the C device
+        # phase (src/measure/device_phase.c, begin_step says why).
         mode = req.get("mode", "eager")
+        hold = HOLD_TIMEOUT_NS if mode != "eager" else None
         if req["probe"]:
-            return self.timing.probe(stream, req["capacity"])
-        if mode == "held":
-            return self.timing.control(stream, hold_timeout_ns=HOLD_TIMEOUT_NS)
-        return self.timing.control(stream)
+            return self.timing.probe(stream, req["capacity"], hold_timeout_ns=hold)
+        return self.timing.control(stream, hold_timeout_ns=hold)
 
     def device_sample(self, req):
         if self.timing is None:

@@ -47,6 +47,22 @@ static enum tb_status issue(struct tb_provider *p, enum tb_batch_mode mode, unsi
   return mode == TB_BATCH_GRAPH ? p->ops->replay_graph(p, err) : p->ops->launch(p, calls, err);
 }
 
+/* Opens the session of step s. A graph replay is held, probe and control
+ * alike: the events then hold the graph's work alone, not the host's launch
+ * of it nor, in the probe, CUPTI's work at its first launches (hundreds of
+ * microseconds a sample on the H200, tests/gpu/probe_gaps.py); held eager
+ * calls have no probe (their queueing under the probe's callbacks would
+ * differ from the control's). */
+static int begin_step(const struct phase *ph, struct step s, void *stream, unsigned capacity) {
+  bool held = s.mode != TB_BATCH_EAGER;
+  if (s.probe) {
+    return held ? tb_timing_begin_probe_held(stream, capacity, ph->hold_timeout_ns)
+                : tb_timing_begin_probe(stream, capacity);
+  }
+  return held ? tb_timing_begin_control_held(stream, ph->hold_timeout_ns)
+              : tb_timing_begin_control(stream);
+}
+
 /* One timed sample: begin, the calls, end. Returns the timing code. */
 static int timed_sample(const struct phase *ph, struct step s, unsigned calls,
                         struct tb_timing_result *r, char *error, size_t error_size) {
@@ -56,9 +72,7 @@ static int timed_sample(const struct phase *ph, struct step s, unsigned calls,
     return p->ops->device_sample(p, s.mode, s.probe, calls, capacity, r, error, error_size);
   }
   void *stream = p->ops->device_stream(p);
-  int rc = s.probe                   ? tb_timing_begin_probe(stream, capacity)
-           : s.mode == TB_BATCH_HELD ? tb_timing_begin_control_held(stream, ph->hold_timeout_ns)
-                                     : tb_timing_begin_control(stream);
+  int rc = begin_step(ph, s, stream, capacity);
   if (rc == TB_TIMING_OK) {
     struct tb_error err = {0};
     if (issue(p, s.mode, calls, &err) != TB_OK) {

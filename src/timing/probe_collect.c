@@ -42,10 +42,12 @@ static int check_counts(const struct tb_probe_state *p, uint64_t kernels, uint64
                 "no timing is reported (raise the capacity or time fewer calls)",
                 (unsigned long long)kernels, (unsigned long long)launches, p->capacity);
   }
-  if (kernels == 0) {
-    return fail(TB_TIMING_E_EMPTY, "the probe saw no kernel: nothing was measured");
-  }
   return TB_TIMING_OK;
+}
+
+/* Whether record r is a held probe's hold kernel (the library's own). */
+static int is_hold(const struct tb_probe_state *p, const struct tb_raw_kernel *r) {
+  return atomic_load(&p->has_hold) && r->correlation_id == atomic_load(&p->hold_id);
 }
 
 int tb_probe_collect(struct tb_probe_state *p, uint32_t timed_stream, double offset_ns,
@@ -61,12 +63,15 @@ int tb_probe_collect(struct tb_probe_state *p, uint32_t timed_stream, double off
    * produced at least one kernel (a graph launch produces several). */
   unsigned char *used = p->launch_used;
   memset(used, 0, p->capacity);
-  uint64_t first_start = UINT64_MAX, last_end = 0, side = 0, before_launch = 0;
+  uint64_t first_start = UINT64_MAX, last_end = 0, side = 0, before_launch = 0, seen = 0;
   uint32_t streams[64];
   unsigned stream_count = 0;
   double sum = 0.0;
   for (uint64_t k = 0; k < kernels; ++k) {
     const struct tb_raw_kernel *r = &p->kernels[k];
+    if (is_hold(p, r)) {
+      continue;
+    }
     if ((r->start == 0 && r->end == 0) || r->end < r->start) {
       return fail(TB_TIMING_E_TIMESTAMPS,
                   "kernel record %llu has no valid timing (start %llu, "
@@ -94,16 +99,20 @@ int tb_probe_collect(struct tb_probe_state *p, uint32_t timed_stream, double off
     if (s == stream_count && stream_count < 64) {
       streams[stream_count++] = r->stream_id;
     }
-    if (out->kernels != NULL && k < out->kernels_capacity) {
-      struct tb_timing_kernel *o = &out->kernels[k];
+    if (out->kernels != NULL && seen < out->kernels_capacity) {
+      struct tb_timing_kernel *o = &out->kernels[seen];
       o->start_ns = (uint64_t)((double)r->start - offset_ns);
       o->end_ns = (uint64_t)((double)r->end - offset_ns);
       o->stream_id = r->stream_id;
       o->correlation_id = r->correlation_id;
       o->device_id = r->device_id;
       o->graph_id = r->graph_id;
-      out->kernels_written = k + 1;
+      out->kernels_written = seen + 1;
     }
+    seen++;
+  }
+  if (seen == 0) {
+    return fail(TB_TIMING_E_EMPTY, "the probe saw no kernel: nothing was measured");
   }
   for (uint64_t i = 0; i < launches; ++i) {
     if (!used[i]) {
@@ -114,7 +123,7 @@ int tb_probe_collect(struct tb_probe_state *p, uint32_t timed_stream, double off
     }
   }
   out->counted_launches = launches;
-  out->kernels_seen = kernels;
+  out->kernels_seen = seen;
   out->kernel_sum_ns = sum;
   out->kernel_span_ns = (double)(last_end - first_start);
   out->streams_seen = stream_count;

@@ -118,6 +118,10 @@ static void record_launch(struct tb_probe_state *s, uint32_t domain, uint32_t cb
   }
 }
 
+void tb_probe_expect_hold(struct tb_probe_state *s) {
+  atomic_store(&s->hold_pending, 1);
+}
+
 void tb_probe_on_launch(uint32_t domain, uint32_t cbid, uint32_t site, uint32_t correlation_id) {
   struct tb_probe_state *s = bound;
   if (s == NULL) {
@@ -142,6 +146,11 @@ void tb_probe_on_launch(uint32_t domain, uint32_t cbid, uint32_t site, uint32_t 
     if (i < s->capacity) {
       s->aliases[i] = (struct tb_alias_record){correlation_id, runtime_launch_id};
     }
+    return;
+  }
+  if (atomic_exchange(&s->hold_pending, 0)) { /* the library's own hold, not a call */
+    atomic_store(&s->hold_id, correlation_id);
+    atomic_store(&s->has_hold, 1);
     return;
   }
   record_launch(s, domain, cbid, correlation_id); /* a direct driver launch */

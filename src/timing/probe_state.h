@@ -40,6 +40,11 @@ struct tb_probe_state {
   atomic_uint_fast64_t kernel_count; /* may exceed capacity: then overflowed */
   atomic_uint_fast64_t launch_count;
   atomic_uint_fast64_t alias_count;
+  /* A held probe's hold kernel: its launch is the library's own, not a
+   * counted call, and its record is left out of the kernels. */
+  atomic_int hold_pending; /* the next direct driver launch is the hold */
+  atomic_int has_hold;
+  atomic_uint_fast32_t hold_id; /* the hold launch's correlation id */
   atomic_int buffer_starved;    /* a request got no slab */
   atomic_int incomplete_record; /* a record could not be read */
   /* Activity buffer arena: slabs handed to CUPTI in order. */
@@ -58,6 +63,9 @@ void tb_probe_bind(struct tb_probe_state *s);
 void tb_probe_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records);
 void tb_probe_buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t *buffer, size_t size,
                                size_t valid_size);
+/* The next direct driver launch is the hold of a held probe (set just
+ * before launching it, on the launching thread). */
+void tb_probe_expect_hold(struct tb_probe_state *s);
 /* Launch accounting from the subscriber callback. */
 void tb_probe_on_launch(uint32_t domain, uint32_t cbid, uint32_t site, uint32_t correlation_id);
 

@@ -8,7 +8,9 @@ probe session and prints the head (event span minus the kernels' span), the
 gaps between kernels (median, max, where the max is) and the kernels' sum,
 beside a control session of the same calls; then the same with the batch
 queued behind a long sleep kernel (torch.cuda._sleep), which keeps the host's
-launch-time costs out of the GPU's view. Writes JSON, prints a table.
+launch-time costs out of the GPU's view, and with both sessions held by the
+timing library (what the device phase does for graph replays). Writes JSON,
+prints a table.
 
     python3 probe_gaps.py LIBTILEBENCH_TIMING OUT.json
 """
@@ -52,21 +54,25 @@ def graph_of(sets, stream):
     return g
 
 
-def one(lib, stream, work, probe, sleep):
+HOLD_NS = 5_000_000_000
+
+
+def one(lib, stream, work, probe, how):
+    hold = HOLD_NS if how == "held" else None
     with torch.cuda.stream(stream):
-        session = lib.probe(stream.cuda_stream, 4 * CALLS + 8, records=True) if probe \
-            else lib.control(stream.cuda_stream)
+        session = lib.probe(stream.cuda_stream, 4 * CALLS + 8, records=True, hold_timeout_ns=hold) \
+            if probe else lib.control(stream.cuda_stream, hold_timeout_ns=hold)
         with session as t:
-            if sleep:
+            if how == "sleep":
                 torch.cuda._sleep(SLEEP_CYCLES)
             work()
             t.declare_calls(CALLS)
     return t.result
 
 
-def describe(result, sleep):
+def describe(result, how):
     kernels = sorted(result.kernels, key=lambda k: k.start_ns)
-    if sleep:
+    if how == "sleep":
         kernels = kernels[1:]  # the sleep kernel
     starts = [k.start_ns for k in kernels]
     ends = [k.end_ns for k in kernels]
@@ -80,34 +86,62 @@ def describe(result, sleep):
             "gap_max_us": max(gaps) / 1e3 if gaps else 0.0, "gap_max_after_kernel": biggest}
 
 
+def control_p50(lib, stream, work, samples=9):
+    return statistics.median(one(lib, stream, work, False, "plain").gpu_elapsed_ns / 1e3 / CALLS
+                             for _ in range(samples))
+
+
+def residue(lib, stream, m=4096, n=1024):
+    """Does a probe session leave graph replays slower after it ends? The
+    same graph's control before any probe of this process, after three probe
+    sessions of it, and a graph instantiated after them; eager alike."""
+    sets = batch_sets(m, n)
+    first = graph_of(sets, stream)
+    eager = lambda: calls(sets)  # noqa: E731
+    before = {"graph": control_p50(lib, stream, first.replay), "eager": control_p50(lib, stream, eager)}
+    for _ in range(3):
+        one(lib, stream, first.replay, True, "plain")
+    after = {"graph": control_p50(lib, stream, first.replay), "eager": control_p50(lib, stream, eager)}
+    second = graph_of(sets, stream)
+    after["new graph"] = control_p50(lib, stream, second.replay)
+    row = {"shape": f"{m}x{n}", "before_any_probe_us_per_call": before,
+           "after_probes_us_per_call": after}
+    print(f"residue {m}x{n}: graph control {before['graph']:.3f} before any probe, "
+          f"{after['graph']:.3f} after three, a graph made after them {after['new graph']:.3f}; "
+          f"eager {before['eager']:.3f} -> {after['eager']:.3f} us/call", flush=True)
+    return row
+
+
 def main():
     lib = timing.load(sys.argv[1])
     stream = torch.cuda.Stream()
+    first = residue(lib, stream)
     rows = []
     for m, n in SHAPES:
         sets = batch_sets(m, n)
         graph = graph_of(sets, stream)
         for mode, work in (("eager", lambda: calls(sets)), ("graph", graph.replay)):
-            for sleep in (False, True):
+            for how in ("plain", "sleep", "held"):
                 work()
                 torch.cuda.synchronize()
                 control, probes = [], []
                 for _ in range(SAMPLES):
-                    control.append(one(lib, stream, work, False, sleep).gpu_elapsed_ns / 1e3)
-                    probes.append(describe(one(lib, stream, work, True, sleep), sleep))
+                    control.append(one(lib, stream, work, False, how).gpu_elapsed_ns / 1e3)
+                    probes.append(describe(one(lib, stream, work, True, how), how))
                 p50 = {k: statistics.median(p[k] for p in probes) for k in probes[0]}
-                row = {"shape": f"{m}x{n}", "mode": mode, "behind_sleep": sleep,
+                row = {"shape": f"{m}x{n}", "mode": mode, "sessions": how,
                        "control_span_us": statistics.median(control), "probe": p50,
                        "probe_samples": probes}
                 rows.append(row)
-                print(f"{m}x{n:<6} {mode:5} sleep={int(sleep)} control {row['control_span_us']:9.1f}"
+                print(f"{m}x{n:<6} {mode:5} {how:5} control {row['control_span_us']:9.1f}"
                       f" probe span {p50['event_span_us']:9.1f} kernels span "
                       f"{p50['kernel_span_us']:9.1f} sum {p50['kernel_sum_us']:9.1f} gap p50 "
                       f"{p50['gap_median_us']:6.2f} max {p50['gap_max_us']:7.1f} "
-                      f"(after kernel {p50['gap_max_after_kernel']:.0f}) us", flush=True)
+                      f"(after kernel {p50['gap_max_after_kernel']:.0f}) us; probe/control "
+                      f"{p50['event_span_us'] / row['control_span_us']:.3f}", flush=True)
         del graph, sets
     with open(sys.argv[2], "w") as f:
-        json.dump({"calls": CALLS, "samples": SAMPLES, "rows": rows}, f, indent=1)
+        json.dump({"calls": CALLS, "samples": SAMPLES, "residue": first, "rows": rows}, f, indent=1)
     print(f"probe gaps: {len(rows)} rows")
 
 
