@@ -164,10 +164,15 @@ class Worker:
             self.torch.cuda.synchronize()
 
     def calls(self, count):
+        # A result the framework allocates is kept with its buffer set until
+        # the set's next call: the allocator then hands each call a block last
+        # written a whole rotation ago, as cold as a preallocated output. A
+        # result dropped at once would come back as the next call's output,
+        # and its writes would stay in L2 (docs/method.md §2.5).
         for _ in range(count):
             current = self.sets[self.cursor]
             self.cursor = (self.cursor + 1) % len(self.sets)
-            self.last = self.fn(current)
+            self.last = current["result"] = self.fn(current)
 
     # ---- primitives ----
     def launch(self, req):
@@ -243,6 +248,7 @@ class Worker:
         """Poisons every set's preallocated output and restarts the rotation,
         so the validated call writes set 0."""
         for s in self.sets:
+            s.pop("result", None)
             if "out" in s:
                 s["out"].view(self.torch.int32).fill_(POISON_BITS)  # 0x7FC0DEAD fits in int32
         self.cursor = 0

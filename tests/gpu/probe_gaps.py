@@ -94,20 +94,21 @@ def control_p50(lib, stream, work, samples=9):
 def residue(lib, stream, m=4096, n=1024):
     """Does a probe session leave graph replays slower after it ends? The
     same graph's control before any probe of this process, after three probe
-    sessions of it, and a graph instantiated after them; eager alike."""
+    sessions of it and three held ones, and a graph instantiated after them;
+    eager alike."""
     sets = batch_sets(m, n)
     first = graph_of(sets, stream)
     eager = lambda: calls(sets)  # noqa: E731
     before = {"graph": control_p50(lib, stream, first.replay), "eager": control_p50(lib, stream, eager)}
-    for _ in range(3):
-        one(lib, stream, first.replay, True, "plain")
+    for how in ("plain", "plain", "plain", "held", "held", "held"):
+        one(lib, stream, first.replay, True, how)
     after = {"graph": control_p50(lib, stream, first.replay), "eager": control_p50(lib, stream, eager)}
     second = graph_of(sets, stream)
     after["new graph"] = control_p50(lib, stream, second.replay)
     row = {"shape": f"{m}x{n}", "before_any_probe_us_per_call": before,
            "after_probes_us_per_call": after}
     print(f"residue {m}x{n}: graph control {before['graph']:.3f} before any probe, "
-          f"{after['graph']:.3f} after three, a graph made after them {after['new graph']:.3f}; "
+          f"{after['graph']:.3f} after six, a graph made after them {after['new graph']:.3f}; "
           f"eager {before['eager']:.3f} -> {after['eager']:.3f} us/call", flush=True)
     return row
 
