@@ -64,6 +64,12 @@ struct tb_model_case {
   double selected_kernel_score; /* execution_plans[0].selected.kernel_score, or NaN */
   const char *device_unavailable_reason;
   const char *error; /* NULL unless something failed */
+  /* The torch worker's version (provider_details.worker.torch), NULL for
+   * other providers; what compare holds two runs' frameworks to. */
+  const char *torch_version;
+  /* The execution_plans array as recorded (borrowed from the document), so
+   * compare pairs only records that ran the same plan; NULL when absent. */
+  const json_t *plans;
 };
 
 struct tb_model_process {
@@ -77,6 +83,12 @@ struct tb_model_background {
   double threshold_cpu_percent; /* 0 when absent */
   struct tb_model_process *processes;
   size_t count;
+};
+
+/* provenance.gpu.devices[] */
+struct tb_model_gpu {
+  const char *name, *compute_capability;
+  const char *uuid; /* NULL: not recorded (no tilebench version records one yet) */
 };
 
 struct tb_model_artifact {
@@ -134,6 +146,12 @@ struct tb_results_model {
   /* provenance */
   const char *git_commit;
   bool git_dirty;
+  bool git_dirty_known;            /* provenance.git.dirty is a boolean (not null) */
+  const char *git_diff_sha256;     /* NULL outside a checkout */
+  bool gpu_available;              /* provenance.gpu.available */
+  const char *driver_cuda_version; /* NULL without a GPU */
+  struct tb_model_gpu *gpus;       /* provenance.gpu.devices, in order */
+  size_t gpu_count;
   const char *host_os, *host_cpu_model;
   long long host_logical_cpus;
   struct tb_model_background background[2]; /* busy_processes_start, busy_processes_end */
