@@ -1,6 +1,6 @@
 """The programs that read results, against real CPU runs: the independent
 audit (passes clean runs and replays, fails naming the field on each planted
-corruption), replay refusals and frozen replays, and compare.
+corruption), replay refusals and frozen replays (compare: test_compare.py).
 Run by CTest with TB_BINARY (the tilebench executable) and TB_AUDIT (the script)."""
 import copy
 import gzip
@@ -415,46 +415,7 @@ class GemmAuditTest(Corruptions, unittest.TestCase):
         self.assert_caught(self.RUN, m, "plan.vector_width")
 
 
-class CompareTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="tb-compare-")
-        cls.a = os.path.join(cls.tmp, "a")
-        assert run("run", "--ops", "softmax,add", "--shapes", "16x64", *FAST, "--out", cls.a).returncode == 0
-        # B: the same run with every sample of one case slower than A's slowest
-        # (by construction, not by a factor: a loaded CI machine can spread
-        # A's own samples by 4x)
-        cls.b = os.path.join(cls.tmp, "b")
-        shutil.copytree(cls.a, cls.b)
-        path = os.path.join(cls.b, "results.json")
-        with open(path) as f:
-            doc = json.load(f)
-        phase = doc["cases"][0]["host"]["throughput"]
-        slowest = max(phase["per_call_ns"])
-        phase["per_call_ns"] = [v + 3 * slowest for v in phase["per_call_ns"]]
-        with open(path, "w") as f:
-            json.dump(doc, f)
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp)
-
-    def test_same_run_is_inconclusive(self):
-        r = run("compare", self.a, self.a, "--fail-on-regression")
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("slower in 0", r.stdout)
-
-    def test_regression_found_from_ranges(self):
-        r = run("compare", self.a, self.b)
-        self.assertEqual(r.returncode, 0)
-        self.assertIn("B slower in every sample", r.stdout)
-        r = run("compare", self.a, self.b, "--fail-on-regression")
-        self.assertEqual(r.returncode, 1)
-        self.assertIn("regressed", r.stderr)
-
-    def test_bad_input(self):
-        self.assertEqual(run("compare", self.a).returncode, 2)
-        self.assertEqual(run("compare", self.a, "/nonexistent").returncode, 2)
+# compare has its own file: tests/test_compare.py.
 
 
 if __name__ == "__main__":

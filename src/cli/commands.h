@@ -15,9 +15,11 @@ int tb_cmd_audit(int argc, char **argv);
 int tb_cmd_compare(int argc, char **argv);
 
 /* compare's table and verdicts for two loaded results files
- * (results/model.h); returns the exit code. */
+ * (results/model.h); returns the exit code: 2 when the runs differ in what
+ * they ran on (unless allow_different) or share no case, 1 when
+ * fail_on_regression and a case is SLOWER. */
 int tb_compare_models(const struct tb_results_model *a, const struct tb_results_model *b,
-                      int fail_on_regression);
+                      int fail_on_regression, int allow_different);
 
 /* Prints "tilebench: <message>" on stderr and returns the exit code. */
 int tb_cli_fail(const struct tb_error *err);
