@@ -1,7 +1,8 @@
 """tilebench compare against real CPU runs and edited copies of them: identical
 reruns are never SLOWER, runs that differ in what they ran on are refused
-unless --allow-different, cases pair only on the same id and plan, and the
-interval verdicts (docs/method.md §3) come out as defined.
+unless --allow-different, cases pair only on the same id and plan, the
+interval verdicts (docs/method.md §3.1) come out as defined, and host-scope
+cases are decided only with --decide-host on quiet runs.
 Run by CTest with TB_BINARY (the tilebench executable)."""
 import copy
 import json
@@ -72,10 +73,38 @@ class CompareTest(unittest.TestCase):
         r = tb("compare", self.a, self.b, "--fail-on-regression")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         found = verdicts(r.stdout)
-        self.assertEqual(len(found), 4, r.stdout)
+        self.assertEqual(len(found), 4, r.stdout)  # every case pairs: same facts, same plans
         for case, verdict in found.items():
             self.assertIn(verdict, ("SAME", "INCONCLUSIVE"), f"{case}: {r.stdout}")
         self.assertIn("4 paired cases: SLOWER 0", r.stdout)
+        self.assertNotIn("not compared", r.stdout)
+
+    def test_host_verdicts_are_held_by_default(self):
+        a = self.edited(lambda d: self.set_samples(d, 0, STEADY))
+        b = self.edited(lambda d: self.set_samples(d, 0, [v * 1.5 for v in STEADY]))
+        r = tb("compare", a, b, "--fail-on-regression")
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertEqual(verdicts(r.stdout)[self.doc["cases"][0]["id"]], "INCONCLUSIVE")
+        self.assertIn("held at INCONCLUSIVE: host times of separate runs drift", r.stdout)
+        self.assertIn("--decide-host", r.stdout)
+        self.assertIn("B slower in every sample", r.stdout)  # the strict line still shown
+        r = tb("compare", a, b, "--fail-on-regression", "--decide-host")
+        self.assertEqual(r.returncode, 1, r.stdout)
+
+    def test_gpu_scope_is_decided_without_vouching(self):
+        def on_gpu(factor):
+            def mutate(d):
+                samples = [v * factor for v in STEADY]
+                control = {"per_call_ns": samples, "per_call_summary_ns": {"p50": samples[0]}}
+                d["cases"][0]["device"] = {"control_complete": True,
+                                           "throughput": {"control": control},
+                                           "latency": {"control": control}}
+            return self.edited(mutate, quiet=False)
+        r = tb("compare", on_gpu(1.0), on_gpu(1.5), "--fail-on-regression")
+        self.assertEqual(r.returncode, 1, r.stdout)
+        case = self.doc["cases"][0]["id"]
+        self.assertEqual(verdicts(r.stdout)[case], "SLOWER")
+        self.assertRegex(r.stdout, re.escape(case) + r" +GPU ")
 
     def test_a_run_against_itself_is_symmetric(self):
         quiet = self.edited(lambda d: None)
@@ -154,22 +183,23 @@ class CompareTest(unittest.TestCase):
         case = self.doc["cases"][0]["id"]
         # 1 % slower, tightly: the interval [1.008, 1.012] excludes 1 yet lies
         # inside the ±2 % band: SAME, and no regression
-        r = tb("compare", steady(1.0, TIGHT), steady(1.01, TIGHT), "--fail-on-regression")
+        r = tb("compare", steady(1.0, TIGHT), steady(1.01, TIGHT), "--fail-on-regression",
+               "--decide-host")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
         self.assertEqual(verdicts(r.stdout)[case], "SAME", r.stdout)
         self.assertRegex(r.stdout, re.escape(case) + r".* 1\.010 +\[1\.008, 1\.012\] +2\.0%")
         # 50 % slower: SLOWER, and the strictest rule agrees
-        r = tb("compare", a, steady(1.5), "--fail-on-regression")
+        r = tb("compare", a, steady(1.5), "--fail-on-regression", "--decide-host")
         self.assertEqual(r.returncode, 1, r.stdout)
         self.assertEqual(verdicts(r.stdout)[case], "SLOWER")
         self.assertIn("B slower in every sample", r.stdout)
         self.assertIn("regressed", r.stderr)
         # 40 % faster: FASTER, which --fail-on-regression lets pass
-        r = tb("compare", a, steady(0.6), "--fail-on-regression")
+        r = tb("compare", a, steady(0.6), "--fail-on-regression", "--decide-host")
         self.assertEqual(r.returncode, 0)
         self.assertEqual(verdicts(r.stdout)[case], "FASTER")
         # 2 % slower: the interval [1.014, 1.026] reaches across the band's edge
-        r = tb("compare", a, steady(1.02), "--fail-on-regression")
+        r = tb("compare", a, steady(1.02), "--fail-on-regression", "--decide-host")
         self.assertEqual(r.returncode, 0)
         self.assertEqual(verdicts(r.stdout)[case], "INCONCLUSIVE", r.stdout)
 
@@ -189,7 +219,8 @@ class CompareTest(unittest.TestCase):
             self.set_samples(d, 0, [v * 1.5 for v in STEADY])
             d["provenance"]["busy_processes_start"]["processes"] = [
                 {"pid": 1, "name": "make", "cpu_percent": 99.0}]
-        r = tb("compare", a, self.edited(busy, quiet=False), "--fail-on-regression")
+        r = tb("compare", a, self.edited(busy, quiet=False), "--fail-on-regression",
+               "--decide-host")
         self.assertEqual(r.returncode, 0, r.stdout)
         self.assertEqual(verdicts(r.stdout)[self.doc["cases"][0]["id"]], "INCONCLUSIVE")
         self.assertIn("held at INCONCLUSIVE: a run recorded other busy processes", r.stdout)

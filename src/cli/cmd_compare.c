@@ -23,12 +23,14 @@
 #include "stats/verdict.h"
 
 static const char usage[] =
-    "usage: tilebench compare A B [--fail-on-regression] [--allow-different]\n"
+    "usage: tilebench compare A B [--fail-on-regression] [--allow-different] [--decide-host]\n"
     "  Compares the cases two runs share (same id and same execution plan), per call: the\n"
     "  host-gap-free GPU control (graph or held) when both runs have it, else the eager GPU\n"
     "  control, else host E2E throughput. Verdict per case from the 95 % interval of the ratio\n"
     "  B/A against the band ±max(2 %, the runs' noise): SAME, FASTER, SLOWER or INCONCLUSIVE;\n"
     "  the last column is the strictest rule (B faster / slower in every sample).\n"
+    "  Host-scope cases stay INCONCLUSIVE (host times drift from run to run) unless\n"
+    "  --decide-host, and then still when a run recorded other busy processes.\n"
     "  Runs that differ in device, backend, driver, torch, seed or build are refused (exit 2)\n"
     "  unless --allow-different, which prints every difference above the table.\n"
     "  --fail-on-regression exits 1 when a case is SLOWER.\n";
@@ -230,16 +232,44 @@ static const char *const unpaired_heading[UNPAIRED_KINDS] = {
 
 struct tally {
   size_t paired, by_verdict[4], every_faster, every_slower;
-  size_t held_for_load; /* host-scope cases INCONCLUSIVE because a run was not quiet */
+  size_t held_host; /* host-scope cases held at INCONCLUSIVE (no --decide-host) */
+  size_t held_load; /* ... and with it, because a run was not quiet */
 };
 
 /* Whether a run recorded other processes busy on its machine at its start
- * or end (provenance.busy_processes_*). Host timings then drift from run to
- * run by far more than their samples spread within a run (±20 % seen on a
- * shared two-core machine), which no within-run interval can see; so a
- * host-scope verdict needs both runs quiet. */
+ * or end (provenance.busy_processes_*). */
 static bool loaded(const struct tb_results_model *m) {
   return m->background[0].count > 0 || m->background[1].count > 0;
+}
+
+/* Host E2E times of separate runs drift with the machine's state by far more
+ * than their samples spread within a run (±60 % between back-to-back
+ * identical CPU runs on a shared two-core machine, every sample of one run
+ * beyond every sample of the other), and the busy-process snapshots at a
+ * run's start and end do not always see the cause. No within-run interval
+ * can tell that drift from a change, so a host-scope case is decided only
+ * when the user vouches for both machines (--decide-host), and even then
+ * not when a run recorded other busy processes. GPU-scope cases are timed
+ * by the device clock and decided as they come. */
+struct host_policy {
+  bool decide;     /* --decide-host */
+  bool under_load; /* either run recorded busy processes */
+};
+
+static enum tb_verdict held_for_host(enum tb_verdict verdict, const struct host_policy *host,
+                                     struct tally *t) {
+  if (verdict == TB_VERDICT_INCONCLUSIVE) {
+    return verdict;
+  }
+  if (!host->decide) {
+    t->held_host++;
+    return TB_VERDICT_INCONCLUSIVE;
+  }
+  if (host->under_load) {
+    t->held_load++;
+    return TB_VERDICT_INCONCLUSIVE;
+  }
+  return verdict;
 }
 
 static void print_header(void) {
@@ -259,7 +289,7 @@ static void interval_text(const struct tb_interval *iv, bool computed, char *out
 }
 
 static void compare_case(const struct tb_model_case *ca, const struct tb_model_case *cb,
-                         bool host_under_load, struct tally *t) {
+                         const struct host_policy *host, struct tally *t) {
   enum compared_scope scope = scope_of(ca, cb);
   const struct tb_model_scope *sa = samples_of(ca, scope), *sb = samples_of(cb, scope);
   size_t na = compared(sa), nb = compared(sb);
@@ -271,9 +301,8 @@ static void compare_case(const struct tb_model_case *ca, const struct tb_model_c
       tb_equivalence_band(tb_robust_cv(sa->per_call_ns, na), tb_robust_cv(sb->per_call_ns, nb));
   enum tb_verdict verdict =
       computed && iv.bounded ? tb_verdict_of_interval(iv.lo, iv.hi, band) : TB_VERDICT_INCONCLUSIVE;
-  if (scope == SCOPE_HOST && host_under_load && verdict != TB_VERDICT_INCONCLUSIVE) {
-    verdict = TB_VERDICT_INCONCLUSIVE;
-    t->held_for_load++;
+  if (scope == SCOPE_HOST) {
+    verdict = held_for_host(verdict, host, t);
   }
   enum tb_verdict strict = tb_verdict_of_ranges(ra.min, ra.max, rb.min, rb.max);
   t->paired++;
@@ -333,13 +362,20 @@ static const struct tb_model_process *first_busy(const struct tb_results_model *
                                       : NULL;
 }
 
-static void print_load_note(const struct tb_results_model *a, const struct tb_results_model *b,
+/* Why host-scope verdicts were held, under the table. */
+static void print_host_note(const struct tb_results_model *a, const struct tb_results_model *b,
                             const struct tally *t) {
-  if (t->held_for_load == 0) {
+  if (t->held_host > 0) {
+    printf("\n%zu host-scope verdict(s) held at INCONCLUSIVE: host times of separate runs drift "
+           "with the machine by more than their samples show; compare GPU scopes, use a replay, "
+           "or pass --decide-host for two runs on a machine known quiet\n",
+           t->held_host);
+  }
+  if (t->held_load == 0) {
     return;
   }
   printf("\n%zu host-scope verdict(s) held at INCONCLUSIVE: a run recorded other busy processes",
-         t->held_for_load);
+         t->held_load);
   const struct tb_results_model *runs[2] = {a, b};
   for (int i = 0; i < 2; ++i) {
     const struct tb_model_process *p = first_busy(runs[i]);
@@ -361,8 +397,8 @@ static void print_tally(const struct tally *t) {
 }
 
 int tb_compare_models(const struct tb_results_model *a, const struct tb_results_model *b,
-                      int fail_on_regression, int allow_different) {
-  if (!allow_different) {
+                      const struct tb_compare_options *options) {
+  if (!options->allow_different) {
     if (differences(a, b, NULL) > 0) {
       fprintf(stderr, "tilebench compare: the runs did not run the same way, so their times do "
                       "not compare:\n");
@@ -380,14 +416,14 @@ int tb_compare_models(const struct tb_results_model *a, const struct tb_results_
   }
   print_header();
   struct tally t = {0};
-  bool host_under_load = loaded(a) || loaded(b);
+  struct host_policy host = {options->decide_host, loaded(a) || loaded(b)};
   for (size_t i = 0; i < a->case_count; ++i) {
     const struct tb_model_case *ca = &a->cases[i];
     if (!ca->has_round && pairing_of(ca, find_case(b, ca->id)) == PAIRED) {
-      compare_case(ca, find_case(b, ca->id), host_under_load, &t);
+      compare_case(ca, find_case(b, ca->id), &host, &t);
     }
   }
-  print_load_note(a, b, &t);
+  print_host_note(a, b, &t);
   for (int kind = ONLY_IN_A; kind < UNPAIRED_KINDS; ++kind) {
     print_unpaired(a, b, (enum unpaired)kind);
   }
@@ -397,7 +433,7 @@ int tb_compare_models(const struct tb_results_model *a, const struct tb_results_
     return 2;
   }
   size_t slower = t.by_verdict[TB_VERDICT_HIGHER];
-  if (fail_on_regression && slower > 0) {
+  if (options->fail_on_regression && slower > 0) {
     fprintf(stderr,
             "tilebench compare: %zu case(s) regressed (SLOWER: the interval of B/A lies "
             "above the band)\n",
@@ -410,16 +446,20 @@ int tb_compare_models(const struct tb_results_model *a, const struct tb_results_
 int tb_cmd_compare(int argc, char **argv) {
   static const struct option options[] = {{"fail-on-regression", no_argument, NULL, 'f'},
                                           {"allow-different", no_argument, NULL, 'd'},
+                                          {"decide-host", no_argument, NULL, 'H'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
-  int fail_on_regression = 0, allow_different = 0, opt;
+  struct tb_compare_options chosen = {0};
+  int opt;
   optind = 1;
   opterr = 0;
   while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
     if (opt == 'f') {
-      fail_on_regression = 1;
+      chosen.fail_on_regression = true;
     } else if (opt == 'd') {
-      allow_different = 1;
+      chosen.allow_different = true;
+    } else if (opt == 'H') {
+      chosen.decide_host = true;
     } else if (opt == 'h') {
       fputs(usage, stdout);
       return 0;
@@ -441,7 +481,7 @@ int tb_cmd_compare(int argc, char **argv) {
     tb_results_model_free(&a);
     return tb_cli_fail(&err);
   }
-  int rc = tb_compare_models(&a, &b, fail_on_regression, allow_different);
+  int rc = tb_compare_models(&a, &b, &chosen);
   tb_results_model_free(&a);
   tb_results_model_free(&b);
   return rc;
