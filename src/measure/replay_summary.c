@@ -6,18 +6,31 @@
 #include <string.h>
 
 #include "stats/case_key.h"
+#include "stats/interval.h"
 #include "stats/stats.h"
 #include "stats/verdict.h"
 
-double tb_replay_metric_value(const struct tb_model_case *c, int metric) {
+/* The raw samples behind tb_replay_metric_value, or NULL. */
+static const struct tb_model_scope *metric_samples(const struct tb_model_case *c, int metric) {
   bool throughput = metric % 2 == 0;
-  if (metric < 2) { /* GPU control: only from a complete device phase */
+  if (metric < 2) {
     if (!c->control_complete) {
-      return NAN;
+      return NULL;
     }
-    return throughput ? c->control_throughput.p50_ns : c->control_latency.p50_ns;
+    return throughput ? &c->control_throughput : &c->control_latency;
   }
-  return throughput ? c->host_throughput.p50_ns : c->host_latency.p50_ns;
+  return throughput ? &c->host_throughput : &c->host_latency;
+}
+
+double tb_replay_metric_value(const struct tb_model_case *c, int metric) {
+  const struct tb_model_scope *s = metric_samples(c, metric);
+  return s != NULL ? s->p50_ns : NAN;
+}
+
+/* How far the record's samples of a metric spread (robust CV), NaN without them. */
+static double metric_noise(const struct tb_model_case *c, int metric) {
+  const struct tb_model_scope *s = metric_samples(c, metric);
+  return s != NULL ? tb_robust_cv(s->per_call_ns, s->count) : NAN;
 }
 
 /* The record's replay round, or -1 when it has none in [0, rounds). */
@@ -38,14 +51,40 @@ static bool grow(void **items, size_t count, size_t size) {
 
 /* ---- the range of per-round ratios ---------------------------------------- */
 
-static void summarise_range(struct tb_replay_range *range, unsigned rounds) {
+/* A side's noise: the median over rounds of its records' robust CVs (one
+ * disturbed round does not widen the band of the whole case). */
+static double median_noise(const double *cv, size_t stride, unsigned rounds) {
+  double finite[TB_REPLAY_MAX_ROUNDS];
+  size_t count = 0;
+  for (unsigned r = 0; r < rounds; ++r) {
+    if (isfinite(cv[r * stride])) {
+      finite[count++] = cv[r * stride];
+    }
+  }
+  return tb_median(finite, count);
+}
+
+/* The range rule, and the interval of the median ratio against the band of
+ * the two sides' noise (docs/method.md §3.2). */
+static void summarise_range(struct tb_replay_range *range, unsigned rounds, double noise_a,
+                            double noise_b) {
   range->summary = tb_summarize(range->per_round, rounds);
   range->verdict = tb_verdict_of_ratios(range->summary.min, range->summary.max);
+  range->noise[0] = noise_a;
+  range->noise[1] = noise_b;
+  range->band = tb_equivalence_band(noise_a, noise_b);
+  range->decision = TB_VERDICT_INCONCLUSIVE;
+  if (tb_paired_interval(range->per_round, rounds, &range->interval)) {
+    range->decision = tb_verdict_of_interval(range->interval.lo, range->interval.hi, range->band);
+  }
 }
+
+/* Why a GPU metric has no figures on the CPU backend, in the record's words. */
+static const char no_gpu_reason[] = "no GPU: device statistics not measured";
 
 /* gain_r = reference_r / candidate_r; withheld from the first round without
  * a positive candidate and a finite gain. */
-static void gain_range(struct tb_replay_case *c, int metric, unsigned rounds,
+static void gain_range(struct tb_replay_case *c, int metric, unsigned rounds, bool no_device,
                        struct tb_replay_gain_counts *k) {
   struct tb_replay_range *g = &c->gain[metric];
   unsigned missing = rounds;
@@ -59,12 +98,17 @@ static void gain_range(struct tb_replay_case *c, int metric, unsigned rounds,
   k->cases++;
   if (missing < rounds) {
     g->withheld = true;
-    snprintf(g->reason, sizeof g->reason, "round %u lacks a complete %s pair", missing,
-             tb_replay_metric_name(metric));
+    if (metric < 2 && no_device) {
+      snprintf(g->reason, sizeof g->reason, "%s", no_gpu_reason);
+    } else {
+      snprintf(g->reason, sizeof g->reason, "round %u lacks a complete %s pair", missing,
+               tb_replay_metric_name(metric));
+    }
     k->withheld++;
     return;
   }
-  summarise_range(g, rounds);
+  summarise_range(g, rounds, median_noise(&c->cv[0][0][metric], TB_REPLAY_METRICS, rounds),
+                  median_noise(&c->cv[1][0][metric], TB_REPLAY_METRICS, rounds));
   k->positive_median += g->summary.p50 > 1.0;
   k->all_pairs_positive += g->verdict == TB_VERDICT_HIGHER;
   k->all_pairs_negative += g->verdict == TB_VERDICT_LOWER;
@@ -94,7 +138,7 @@ static struct tb_replay_case *case_for(struct pairing *p, const char *key) {
   for (int v = 0; v < 2; ++v) {
     for (int r = 0; r < TB_REPLAY_MAX_ROUNDS; ++r) {
       for (int m = 0; m < TB_REPLAY_METRICS; ++m) {
-        c->p50_ns[v][r][m] = NAN;
+        c->p50_ns[v][r][m] = c->cv[v][r][m] = NAN;
       }
     }
     p->scores[out->case_count][v] = NAN;
@@ -125,6 +169,7 @@ static bool pair_records(const struct tb_results_model *m, struct pairing *p) {
     }
     for (int k = 0; k < TB_REPLAY_METRICS; ++k) {
       c->p50_ns[side][round][k] = tb_replay_metric_value(r, k);
+      c->cv[side][round][k] = metric_noise(r, k);
     }
     p->scores[c - p->out->cases][side] = r->selected_kernel_score;
   }
@@ -138,6 +183,7 @@ struct framework_values {
   char base[TB_REPLAY_KEY_SIZE];
   const char *provider;
   double values[TB_REPLAY_MAX_ROUNDS][TB_REPLAY_METRICS]; /* NaN where absent */
+  double cv[TB_REPLAY_MAX_ROUNDS][TB_REPLAY_METRICS];     /* robust CV, NaN where absent */
 };
 
 struct frameworks {
@@ -160,7 +206,7 @@ static struct framework_values *values_for(struct frameworks *f, const char *bas
   v->provider = provider;
   for (int r = 0; r < TB_REPLAY_MAX_ROUNDS; ++r) {
     for (int m = 0; m < TB_REPLAY_METRICS; ++m) {
-      v->values[r][m] = NAN;
+      v->values[r][m] = v->cv[r][m] = NAN;
     }
   }
   return v;
@@ -183,6 +229,7 @@ static bool collect_frameworks(const struct tb_results_model *m, unsigned rounds
     }
     for (int k = 0; k < TB_REPLAY_METRICS; ++k) {
       v->values[round][k] = tb_replay_metric_value(r, k);
+      v->cv[round][k] = metric_noise(r, k);
     }
   }
   return true;
@@ -205,7 +252,7 @@ static struct tb_replay_versus_counts *counts_for(struct tb_replay_record *out,
 }
 
 static void ratio_range(const struct tb_replay_case *c, int side, const struct framework_values *f,
-                        int metric, unsigned rounds, struct tb_replay_range *range,
+                        int metric, unsigned rounds, bool no_device, struct tb_replay_range *range,
                         struct tb_replay_ratio_counts *k) {
   bool missing = false;
   for (unsigned r = 0; r < rounds; ++r) {
@@ -215,11 +262,14 @@ static void ratio_range(const struct tb_replay_case *c, int side, const struct f
   k->cases++;
   if (missing) {
     range->withheld = true;
-    snprintf(range->reason, sizeof range->reason, "a round lacks its native or framework value");
+    snprintf(range->reason, sizeof range->reason, "%s",
+             metric < 2 && no_device ? no_gpu_reason
+                                     : "a round lacks its native or framework value");
     k->withheld++;
     return;
   }
-  summarise_range(range, rounds);
+  summarise_range(range, rounds, median_noise(&c->cv[side][0][metric], TB_REPLAY_METRICS, rounds),
+                  median_noise(&f->cv[0][metric], TB_REPLAY_METRICS, rounds));
   k->native_faster_in_all_pairs += range->verdict == TB_VERDICT_LOWER;
   k->native_slower_in_all_pairs += range->verdict == TB_VERDICT_HIGHER;
 }
@@ -242,7 +292,8 @@ static bool versus_frameworks(struct tb_replay_record *out, struct tb_replay_cas
     v->provider = f->items[i].provider;
     for (int side = 0; side < 2; ++side) {
       for (int m = 0; m < TB_REPLAY_METRICS; ++m) {
-        ratio_range(c, side, &f->items[i], m, out->rounds, &v->ratio[side][m], &k->counts[side][m]);
+        ratio_range(c, side, &f->items[i], m, out->rounds, out->no_device, &v->ratio[side][m],
+                    &k->counts[side][m]);
       }
     }
   }
@@ -255,7 +306,7 @@ static bool summarise_case(struct pairing *p, size_t index, const struct framewo
   struct tb_replay_record *out = p->out;
   struct tb_replay_case *c = &out->cases[index];
   for (int m = 0; m < TB_REPLAY_METRICS; ++m) {
-    gain_range(c, m, out->rounds, &out->counts[m]);
+    gain_range(c, m, out->rounds, out->no_device, &out->counts[m]);
   }
   const double *score = p->scores[index];
   bool has_scores = isfinite(score[0]) && isfinite(score[1]);
@@ -272,6 +323,7 @@ enum tb_status tb_replay_summary(const struct tb_results_model *m, const char *r
   out->variants[0] = reference;
   out->variants[1] = candidate;
   out->rounds = rounds;
+  out->no_device = m->backend != NULL && strcmp(m->backend, "cpu") == 0;
   struct pairing p = {out, NULL};
   struct frameworks f = {0};
   bool ok = pair_records(m, &p) && collect_frameworks(m, rounds, &f);

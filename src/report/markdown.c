@@ -223,15 +223,6 @@ static void markdown_ratios(struct tb_strbuf *b, const struct tb_results_model *
   tb_strbuf_printf(b, "\n");
 }
 
-/* One replay figure: median [min, max] and the verdict, or why withheld. */
-static void replay_figure(char *text, size_t size, const struct tb_model_replay_metric *f) {
-  if (f->withheld != NULL) {
-    snprintf(text, size, "withheld: %s", f->withheld);
-  } else {
-    snprintf(text, size, "%.3f [%.3f, %.3f] %s", f->median, f->min, f->max, tb_or(f->verdict, "?"));
-  }
-}
-
 /* Native vs frameworks in a replay: ratio_r = native_r / framework_r. */
 static void markdown_replay_versus(struct tb_strbuf *b, const struct tb_model_replay *r) {
   if (!r->has_versus_counts) {
@@ -243,8 +234,8 @@ static void markdown_replay_versus(struct tb_strbuf *b, const struct tb_model_re
   for (size_t i = 0; i < r->case_count; ++i) {
     const struct tb_model_replay_case *c = &r->cases[i];
     for (size_t v = 0; v < c->versus_count; ++v) {
-      char text[160];
-      replay_figure(text, sizeof text, &c->versus[v].gpu_throughput);
+      char text[256];
+      tb_fmt_replay_figure(text, sizeof text, &c->versus[v].gpu_throughput);
       char name[512], who[64], which[64];
       tb_strbuf_printf(b, "| %s | %s | %s | %s |\n", tb_md(tb_or(c->name, "?"), name, sizeof name),
                        tb_md(c->versus[v].provider, who, sizeof who),
@@ -266,13 +257,9 @@ static void markdown_replay_cases(struct tb_strbuf *b, const struct tb_model_rep
                      : c->model_predicts > 0 ? "yes"
                                              : "no");
     for (int m = 0; m < TB_MODEL_REPLAY_METRICS; ++m) {
-      const struct tb_model_replay_metric *f = &c->metrics[m];
-      if (f->withheld != NULL) {
-        tb_strbuf_printf(b, " withheld: %s |", f->withheld);
-      } else {
-        tb_strbuf_printf(b, " %.3f [%.3f, %.3f] %s |", f->median, f->min, f->max,
-                         tb_or(f->verdict, "?"));
-      }
+      char text[256];
+      tb_fmt_replay_figure(text, sizeof text, &c->metrics[m]);
+      tb_strbuf_printf(b, " %s |", text);
     }
     tb_strbuf_printf(b, "\n");
   }
@@ -287,7 +274,10 @@ static void markdown_replay(struct tb_strbuf *b, const struct tb_model_replay *r
                    "## Replay: %s (reference) vs %s (candidate), %lld rounds\n\n"
                    "gain_r = reference_r / candidate_r from each round's p50s; > 1 means the "
                    "candidate was faster. Shown as median [min, max] over rounds and a verdict "
-                   "from the range. A metric is withheld when any round lacks its pair.\n\n"
+                   "from the range; then the interval of the median gain, its coverage, the "
+                   "band ±max(2 %%, the variants' noise) and the decision (SAME, FASTER, SLOWER, "
+                   "INCONCLUSIVE; docs/method.md §3.2). A metric is withheld when any round lacks "
+                   "its pair.\n\n"
                    "| case | model favours candidate | GPU throughput | GPU latency | host "
                    "throughput | host latency |\n|---|---|---|---|---|---|\n",
                    tb_or(r->reference, "?"), tb_or(r->candidate, "?"), r->rounds);

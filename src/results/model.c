@@ -195,9 +195,11 @@ static const char *const replay_metrics[TB_MODEL_REPLAY_METRICS] = {
 
 static struct tb_model_replay_metric replay_metric(const json_t *m) {
   return (struct tb_model_replay_metric){
-      text(json_object_get(m, "withheld")), json_number_value(json_object_get(m, "median")),
+      text(json_object_get(m, "withheld")),         json_number_value(json_object_get(m, "median")),
       json_number_value(json_object_get(m, "min")), json_number_value(json_object_get(m, "max")),
-      text(json_object_get(m, "verdict"))};
+      text(json_object_get(m, "verdict")),          number_or_nan(AT(m, "interval", "lo")),
+      number_or_nan(AT(m, "interval", "hi")),       number_or_nan(AT(m, "interval", "coverage")),
+      number_or_nan(json_object_get(m, "band")),    text(json_object_get(m, "decision"))};
 }
 
 /* {provider: {variant: {metric: ...}}} in the document's order. */

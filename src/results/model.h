@@ -100,6 +100,11 @@ struct tb_model_replay_metric {
   const char *withheld;    /* NULL when the figures are given */
   double median, min, max; /* 0 when absent */
   const char *verdict;     /* NULL when absent */
+  /* schema 4: the interval of the median ratio, its coverage, the band and
+   * the decision (SAME, FASTER, SLOWER, INCONCLUSIVE); decision NULL and
+   * the numbers NaN in older records */
+  double lo, hi, coverage, band;
+  const char *decision;
 };
 
 /* native_over_framework[provider][variant].gpu_throughput */
