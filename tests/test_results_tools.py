@@ -418,5 +418,78 @@ class GemmAuditTest(Corruptions, unittest.TestCase):
 # compare has its own file: tests/test_compare.py.
 
 
+class ReplayIntervalTest(Corruptions, unittest.TestCase):
+    """A replay's intervals of the median gain, noise, band and decision (schema 4,
+    docs/method.md §3.2): shown on the terminal, re-derived by the audit, and a tampered
+    figure caught."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="tb-replay-interval-")
+        cls.replay_dir = os.path.join(cls.tmp, "replay")
+        r = run("replay", "--ops", "softmax,rmsnorm", "--shapes", "37x769", "--rounds", "6",
+                "--samples", "5", "--warmup-ms", "1", "--sample-ms", "1", "--out", cls.replay_dir)
+        assert r.returncode == 0, r.stderr
+        cls.stdout = r.stdout
+        with open(os.path.join(cls.replay_dir, "results.json")) as f:
+            cls.doc = json.load(f)
+
+    def test_terminal_gives_each_case_its_range_and_decision(self):
+        for entry in self.doc["replay"]["cases"]:
+            block = self.stdout.split(entry["case"] + "\n", 1)[1]
+            rec = entry["metrics"]["host_throughput"]
+            line = next(l for l in block.splitlines() if l.startswith("  host throughput"))
+            self.assertIn(f"{rec['median']:.3f} [{rec['min']:.3f}, {rec['max']:.3f}]", line)
+            self.assertIn(f"96.9% interval [{rec['interval']['lo']:.3f}, "
+                          f"{rec['interval']['hi']:.3f}], band ±{100 * rec['band']:.1f}%: "
+                          f"{rec['decision']}", line)
+            self.assertIn(rec["decision"], ("SAME", "FASTER", "SLOWER", "INCONCLUSIVE"))
+        # the CPU backend: said once per case, not as a missing round
+        self.assertIn("  GPU              no GPU: device statistics not measured", self.stdout)
+        self.assertNotIn("lacks a complete", self.stdout)
+        gpu = self.doc["replay"]["cases"][0]["metrics"]["gpu_throughput"]
+        self.assertEqual(gpu["withheld"], "no GPU: device statistics not measured")
+
+    def test_recorded_method_and_exact_coverage(self):
+        self.assertEqual(self.doc["schema_version"], 4)
+        self.assertEqual(self.doc["replay"]["method"]["level"], 0.95)
+        self.assertIsNone(self.doc["replay"]["method"]["seed"])
+        rec = self.doc["replay"]["cases"][0]["metrics"]["host_latency"]
+        # 6 rounds: k = 1, P(U = 0) = 1/64, coverage 1 - 2/64
+        self.assertEqual(rec["interval"]["rank"], 1)
+        self.assertAlmostEqual(rec["interval"]["coverage"], 1 - 2 / 64)
+        self.assertEqual(rec["interval"]["lo"], min(rec["gain"]))
+        self.assertGreaterEqual(rec["band"], 0.02)
+
+    def test_clean_replay_audits(self):
+        result = audit(self.replay_dir)
+        self.assertEqual(result.returncode, 0, result.stderr)
+
+    def test_tampered_decision(self):
+        def m(d):
+            rec = d["replay"]["cases"][0]["metrics"]["host_throughput"]
+            rec["decision"] = "SAME" if rec["decision"] != "SAME" else "FASTER"
+        self.assert_caught(self.replay_dir, m, "host_throughput.decision")
+
+    def test_tampered_interval(self):
+        def m(d):
+            d["replay"]["cases"][1]["metrics"]["host_latency"]["interval"]["lo"] *= 0.99
+        self.assert_caught(self.replay_dir, m, "host_latency.interval.lo")
+
+    def test_tampered_band_and_noise(self):
+        def band(d):
+            d["replay"]["cases"][0]["metrics"]["host_throughput"]["band"] = 0.5
+        self.assert_caught(self.replay_dir, band, "host_throughput.band")
+
+        def noise(d):
+            d["replay"]["cases"][0]["metrics"]["host_throughput"]["noise"]["second"] = 0.001
+        self.assert_caught(self.replay_dir, noise, "host_throughput.noise.second")
+
+    def test_tampered_method(self):
+        def m(d):
+            d["replay"]["method"]["seed"] = 7
+        self.assert_caught(self.replay_dir, m, "method")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)

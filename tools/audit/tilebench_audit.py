@@ -42,7 +42,7 @@ import zlib
 AUDIT_VERSION = "2"
 # docs/results-schema.md: 2 adds validation.max_abs_reference; 3 the device
 # throughput's batch modes (graph, held), scope_order and gap_free
-SCHEMA_VERSIONS = (1, 2, 3)
+SCHEMA_VERSIONS = (1, 2, 3, 4)
 
 EXIT_PASSED, EXIT_DISCREPANCY, EXIT_USAGE, EXIT_MALFORMED = 0, 1, 2, 3
 
@@ -278,6 +278,17 @@ def check_pairs(a, rec, field, lists):
     for key in ("median", "min", "max"):
         member(a, rec, field, key, "number|null", optional=True)
     member(a, rec, field, "verdict", "str", optional=True)
+    # schema 4: the interval of the median ratio and its decision (audit_replay_interval)
+    interval = member(a, rec, field, "interval", "object", optional=True)
+    if interval is not None:
+        for key in ("lo", "hi", "coverage"):
+            member(a, interval, f"{field}.interval", key, "number|null")
+        member(a, interval, f"{field}.interval", "rank", "count")
+        noise = member(a, rec, field, "noise", "object")
+        for key in ("first", "second"):
+            member(a, noise, f"{field}.noise", key, "number|null")
+        member(a, rec, field, "band", "number")
+        member(a, rec, field, "decision", "str")
 
 
 def check_provenance(a, prov):
@@ -1276,6 +1287,9 @@ def audit_replay(a, doc, path):
             refs = [metric_value(table[key][(ref, r)], metric) for r in range(rounds)]
             cands = [metric_value(table[key][(cand, r)], metric) for r in range(rounds)]
             audit_gains(a, entry["metrics"][metric], metric, refs, cands, counts[metric])
+            audit_replay_interval(a, entry["metrics"][metric], metric,
+                                  [table[key][(ref, r)] for r in range(rounds)],
+                                  [table[key][(cand, r)] for r in range(rounds)], GAIN_DECISIONS)
         scores = []
         for v in (ref, cand):
             plans = table[key][(v, 0)]["execution_plans"]
@@ -1292,6 +1306,8 @@ def audit_replay(a, doc, path):
             a.same(f"counts.{metric}.{k}", replay["counts"][metric][k], v)
     a.same("model_predicts_candidate_better (count)", replay["model_predicts_candidate_better"], predicted)
     a.same("native_over_framework_counts", replay.get("native_over_framework_counts", {}), versus_counts)
+    if doc["schema_version"] >= 4:
+        a.same("method", replay.get("method"), REPLAY_METHOD)
     audit_provider_balance(a, doc["cases"], rounds)
 
 
@@ -1365,8 +1381,93 @@ def audit_versus(a, entry, native, frameworks, ref, cand, rounds, counts):
                 verdict = ("native faster in all pairs" if max(ratios) < 1 else
                            "native slower in all pairs" if min(ratios) > 1 else "inconclusive")
                 a.same(f"{field}.verdict", rec["verdict"], verdict)
+                audit_replay_interval(a, rec, field, [native[(variant, r)] for r in range(rounds)],
+                                      [per_round[r] for r in range(rounds)], TIME_DECISIONS)
                 count["native_faster_in_all_pairs"] += max(ratios) < 1
                 count["native_slower_in_all_pairs"] += min(ratios) > 1
+
+
+# ---- replay intervals (schema 4; docs/method.md §3.2) ------------------------------
+#
+# Re-derived from the raw samples on this side's own arithmetic: the order-statistic
+# interval of the median of the per-round ratios (sign test), each side's noise (the
+# median over rounds of 1.4826 MAD / median of a record's samples), the band
+# max(2 %, noise) and the decision of the interval against it.
+
+INTERVAL_LEVEL = 0.95
+BAND_FLOOR = 0.02
+REPLAY_METHOD = {"interval": "order statistics of the per-round ratios (sign test)",
+                 "level": INTERVAL_LEVEL, "band_floor": BAND_FLOOR,
+                 "noise": "median over rounds of 1.4826 MAD / median of each record's samples",
+                 "seed": None}
+# (below the band, above it, inside it, neither): gains above 1 are the candidate faster,
+# native / framework ratios below 1 native faster
+GAIN_DECISIONS = ("SLOWER", "FASTER", "SAME", "INCONCLUSIVE")
+TIME_DECISIONS = ("FASTER", "SLOWER", "SAME", "INCONCLUSIVE")
+
+
+def sign_rank(n):
+    """(k, coverage): the largest k with P(Binomial(n, 1/2) <= k - 1) <= 2.5 %, exactly;
+    with none, k = 1 ([min, max]) and its own coverage 1 - 2^(1-n)."""
+    tail = (1 - INTERVAL_LEVEL) / 2
+    below, k = 0, 0  # below: 2^n P(U <= k - 1), an integer
+    while k <= n and (below + math.comb(n, k)) / 2 ** n <= tail:
+        below += math.comb(n, k)
+        k += 1
+    if k == 0:
+        return 1, 1 - 2.0 ** (1 - n)
+    return k, 1 - 2 * below / 2 ** n
+
+
+def robust_cv(values):
+    values = [v for v in values if is_number(v)]
+    mid = median(values)
+    if mid is None or not mid > 0:
+        return None
+    return 1.4826 * median([abs(v - mid) for v in values]) / mid
+
+
+def metric_samples(case, metric):
+    """The raw per-call samples behind metric_value, or None."""
+    if metric.startswith("gpu"):
+        device = case["device"]
+        if device is None or not device["control_complete"]:
+            return None
+        return device["throughput" if metric.endswith("throughput") else "latency"]["control"]["per_call_ns"]
+    if case["host"] is None:
+        return None
+    return case["host"]["throughput" if metric.endswith("throughput") else "latency"]["per_call_ns"]
+
+
+def side_noise(records, metric):
+    cvs = [robust_cv(metric_samples(r, metric) or []) for r in records]
+    return median([c for c in cvs if c is not None])
+
+
+def audit_replay_interval(a, rec, field, firsts, seconds, words):
+    """The interval, noise, band and decision of one shown ratio range (schema 4 records;
+    older ones have none). `rec` already passed audit_gains / audit_versus."""
+    if rec["withheld"] is not None or "interval" not in rec:
+        return
+    ratios = rec["gain"] if "gain" in rec else rec["ratio"]
+    metric = field.rsplit(".", 1)[-1]
+    n = len(ratios)
+    k, coverage = sign_rank(n)
+    ordered = sorted(ratios)
+    lo, hi = ordered[k - 1], ordered[n - k]
+    a.same(f"{field}.interval.rank", rec["interval"]["rank"], k)
+    a.same(f"{field}.interval.coverage", rec["interval"]["coverage"], coverage)
+    a.same(f"{field}.interval.lo", rec["interval"]["lo"], lo)
+    a.same(f"{field}.interval.hi", rec["interval"]["hi"], hi)
+    noise = (side_noise(firsts, metric), side_noise(seconds, metric))
+    a.same(f"{field}.noise.first", rec["noise"]["first"], noise[0])
+    a.same(f"{field}.noise.second", rec["noise"]["second"], noise[1])
+    w = max([BAND_FLOOR] + [x for x in noise if x is not None])
+    a.same(f"{field}.band", rec["band"], w)
+    below, above, inside, neither = words
+    decision = (inside if lo >= 1 / (1 + w) and hi <= 1 + w else above if lo > 1 + w
+                else below if hi < 1 / (1 + w) else neither)
+    a.same(f"{field}.decision", rec["decision"], decision)
 
 
 def audit_provider_balance(a, cases, rounds):
