@@ -491,5 +491,52 @@ class ReplayIntervalTest(Corruptions, unittest.TestCase):
         self.assert_caught(self.replay_dir, m, "method")
 
 
+def torch_python():
+    """The python that has PyTorch for the torch provider, or None."""
+    python = os.environ.get("TILEBENCH_PYTHON", "python3")
+    probe = subprocess.run([python, "-c", "import torch"], capture_output=True)
+    return python if probe.returncode == 0 else None
+
+
+@unittest.skipIf(torch_python() is None, "PyTorch not installed")
+class ReplayPerCallTest(Corruptions, unittest.TestCase):
+    """native / framework per call in the best scope both sides measured (schema 4): on the
+    CPU backend host E2E, re-derived by the audit, a tampered ratio or scope caught."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="tb-replay-per-call-")
+        cls.replay_dir = os.path.join(cls.tmp, "replay")
+        r = subprocess.run([BINARY, "replay", "--ops", "softmax", "--shapes", "37x769",
+                            "--providers", "native,torch", "--rounds", "4", *FAST,
+                            "--out", cls.replay_dir], capture_output=True, text=True,
+                           env={**os.environ, "TILEBENCH_PYTHON": torch_python()})
+        assert r.returncode == 0, r.stderr
+        cls.stdout = r.stdout
+        with open(os.path.join(cls.replay_dir, "results.json")) as f:
+            cls.doc = json.load(f)
+
+    def per_call(self, doc, variant="reference"):
+        return doc["replay"]["cases"][0]["native_over_framework"]["torch"][variant]["per_call"]
+
+    def test_host_scope_on_the_cpu_and_audited(self):
+        rec = self.per_call(self.doc)
+        self.assertEqual(rec["scope"], "host")
+        self.assertIsNone(rec["withheld"])
+        self.assertIn(rec["decision"], ("SAME", "FASTER", "SLOWER", "INCONCLUSIVE"))
+        self.assertIn("native / torch (reference), per call (host): ", self.stdout)
+        result = audit(self.replay_dir)
+        self.assertEqual(result.returncode, 0, result.stderr)
+
+    def test_tampered_ratio_and_scope(self):
+        def ratio(d):
+            self.per_call(d)["ratio"][0] *= 1.01
+        self.assert_caught(self.replay_dir, ratio, "per_call.ratio[0]")
+
+        def scope(d):
+            self.per_call(d, "candidate")["scope"] = "graph"
+        self.assert_caught(self.replay_dir, scope, "candidate.per_call.scope")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)

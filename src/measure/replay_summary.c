@@ -119,6 +119,8 @@ static void gain_range(struct tb_replay_case *c, int metric, unsigned rounds, bo
 struct pairing {
   struct tb_replay_record *out;
   double (*scores)[2]; /* of the register plans, per case, NaN otherwise */
+  /* per case, [variant][round]: the record, NULL where absent */
+  const struct tb_model_case *(*records)[2][TB_REPLAY_MAX_ROUNDS];
 };
 
 static struct tb_replay_case *case_for(struct pairing *p, const char *key) {
@@ -129,9 +131,11 @@ static struct tb_replay_case *case_for(struct pairing *p, const char *key) {
     }
   }
   if (!grow((void **)&out->cases, out->case_count, sizeof *out->cases) ||
-      !grow((void **)&p->scores, out->case_count, sizeof *p->scores)) {
+      !grow((void **)&p->scores, out->case_count, sizeof *p->scores) ||
+      !grow((void **)&p->records, out->case_count, sizeof *p->records)) {
     return NULL;
   }
+  memset(p->records[out->case_count], 0, sizeof *p->records);
   struct tb_replay_case *c = &out->cases[out->case_count];
   memset(c, 0, sizeof *c);
   snprintf(c->key, sizeof c->key, "%s", key);
@@ -172,6 +176,7 @@ static bool pair_records(const struct tb_results_model *m, struct pairing *p) {
       c->cv[side][round][k] = metric_noise(r, k);
     }
     p->scores[c - p->out->cases][side] = r->selected_kernel_score;
+    p->records[c - p->out->cases][side][round] = r;
   }
   return true;
 }
@@ -182,8 +187,9 @@ static bool pair_records(const struct tb_results_model *m, struct pairing *p) {
 struct framework_values {
   char base[TB_REPLAY_KEY_SIZE];
   const char *provider;
-  double values[TB_REPLAY_MAX_ROUNDS][TB_REPLAY_METRICS]; /* NaN where absent */
-  double cv[TB_REPLAY_MAX_ROUNDS][TB_REPLAY_METRICS];     /* robust CV, NaN where absent */
+  double values[TB_REPLAY_MAX_ROUNDS][TB_REPLAY_METRICS];    /* NaN where absent */
+  double cv[TB_REPLAY_MAX_ROUNDS][TB_REPLAY_METRICS];        /* robust CV, NaN where absent */
+  const struct tb_model_case *records[TB_REPLAY_MAX_ROUNDS]; /* NULL where absent */
 };
 
 struct frameworks {
@@ -208,6 +214,7 @@ static struct framework_values *values_for(struct frameworks *f, const char *bas
     for (int m = 0; m < TB_REPLAY_METRICS; ++m) {
       v->values[r][m] = v->cv[r][m] = NAN;
     }
+    v->records[r] = NULL;
   }
   return v;
 }
@@ -231,6 +238,7 @@ static bool collect_frameworks(const struct tb_results_model *m, unsigned rounds
       v->values[round][k] = tb_replay_metric_value(r, k);
       v->cv[round][k] = metric_noise(r, k);
     }
+    v->records[round] = r;
   }
   return true;
 }
@@ -274,8 +282,76 @@ static void ratio_range(const struct tb_replay_case *c, int side, const struct f
   k->native_slower_in_all_pairs += range->verdict == TB_VERDICT_HIGHER;
 }
 
+/* ---- native vs frameworks per call, in the best scope both measured ------- */
+
+enum per_call_kind { PER_CALL_GAP_FREE, PER_CALL_EAGER, PER_CALL_HOST, PER_CALL_KINDS };
+
+/* A record's throughput samples in one kind of scope, or NULL. */
+static const struct tb_model_scope *per_call_samples(const struct tb_model_case *c,
+                                                     enum per_call_kind kind) {
+  const struct tb_model_scope *s = kind == PER_CALL_GAP_FREE ? &c->gap_free_throughput
+                                   : kind == PER_CALL_EAGER  ? &c->control_throughput
+                                                             : &c->host_throughput;
+  bool measured = kind == PER_CALL_GAP_FREE ? c->gap_free_mode != NULL
+                  : kind == PER_CALL_EAGER  ? c->control_complete
+                                            : true;
+  return measured && s->count > 0 && isfinite(s->p50_ns) ? s : NULL;
+}
+
+/* Whether both sides have `kind` in every round (the gap-free one in one
+ * mode throughout, so no ratio mixes graph with held); its name in *scope. */
+static bool per_call_kind_holds(const struct tb_model_case *const *native,
+                                const struct framework_values *f, unsigned rounds,
+                                enum per_call_kind kind, const char **scope) {
+  *scope = kind == PER_CALL_HOST ? "host" : "eager";
+  for (unsigned r = 0; r < rounds; ++r) {
+    const struct tb_model_case *n = native[r], *w = f->records[r];
+    if (n == NULL || w == NULL || per_call_samples(n, kind) == NULL ||
+        per_call_samples(w, kind) == NULL) {
+      return false;
+    }
+    if (kind == PER_CALL_GAP_FREE) {
+      if (strcmp(n->gap_free_mode, w->gap_free_mode) != 0 ||
+          (r > 0 && strcmp(n->gap_free_mode, *scope) != 0)) {
+        return false;
+      }
+      *scope = n->gap_free_mode;
+    }
+  }
+  return true;
+}
+
+static void per_call_range(const struct tb_model_case *const *native,
+                           const struct framework_values *f, unsigned rounds, bool no_device,
+                           struct tb_replay_range *range, char *scope_name, size_t scope_size) {
+  const char *scope = NULL;
+  int kind = PER_CALL_GAP_FREE;
+  while (kind < PER_CALL_KINDS &&
+         !per_call_kind_holds(native, f, rounds, (enum per_call_kind)kind, &scope)) {
+    kind++;
+  }
+  scope_name[0] = '\0';
+  if (kind == PER_CALL_KINDS) {
+    range->withheld = true;
+    snprintf(range->reason, sizeof range->reason, "a round lacks a per-call figure on a side%s",
+             no_device ? " (no GPU: device statistics not measured)" : "");
+    return;
+  }
+  snprintf(scope_name, scope_size, "%s", scope);
+  double cv[2][TB_REPLAY_MAX_ROUNDS];
+  for (unsigned r = 0; r < rounds; ++r) {
+    const struct tb_model_scope *a = per_call_samples(native[r], (enum per_call_kind)kind);
+    const struct tb_model_scope *b = per_call_samples(f->records[r], (enum per_call_kind)kind);
+    range->per_round[r] = a->p50_ns / b->p50_ns;
+    cv[0][r] = tb_robust_cv(a->per_call_ns, a->count);
+    cv[1][r] = tb_robust_cv(b->per_call_ns, b->count);
+  }
+  summarise_range(range, rounds, median_noise(cv[0], 1, rounds), median_noise(cv[1], 1, rounds));
+}
+
 /* The case's native ratios against every framework measured on its base. */
 static bool versus_frameworks(struct tb_replay_record *out, struct tb_replay_case *c,
+                              const struct tb_model_case *(*records)[TB_REPLAY_MAX_ROUNDS],
                               const struct frameworks *f) {
   char base[TB_REPLAY_KEY_SIZE];
   tb_case_base_key(c->key, base, sizeof base);
@@ -295,6 +371,8 @@ static bool versus_frameworks(struct tb_replay_record *out, struct tb_replay_cas
         ratio_range(c, side, &f->items[i], m, out->rounds, out->no_device, &v->ratio[side][m],
                     &k->counts[side][m]);
       }
+      per_call_range(records[side], &f->items[i], out->rounds, out->no_device, &v->per_call[side],
+                     v->per_call_scope[side], sizeof v->per_call_scope[side]);
     }
   }
   return true;
@@ -313,7 +391,7 @@ static bool summarise_case(struct pairing *p, size_t index, const struct framewo
   bool better = has_scores && score[1] < score[0];
   c->model_predicts = has_scores ? better : -1;
   out->model_predicts_candidate_better += better;
-  return versus_frameworks(out, c, f);
+  return versus_frameworks(out, c, p->records[index], f);
 }
 
 enum tb_status tb_replay_summary(const struct tb_results_model *m, const char *reference,
@@ -324,13 +402,14 @@ enum tb_status tb_replay_summary(const struct tb_results_model *m, const char *r
   out->variants[1] = candidate;
   out->rounds = rounds;
   out->no_device = m->backend != NULL && strcmp(m->backend, "cpu") == 0;
-  struct pairing p = {out, NULL};
+  struct pairing p = {out, NULL, NULL};
   struct frameworks f = {0};
   bool ok = pair_records(m, &p) && collect_frameworks(m, rounds, &f);
   for (size_t i = 0; ok && i < out->case_count; ++i) {
     ok = summarise_case(&p, i, &f);
   }
   free(p.scores);
+  free(p.records);
   free(f.items);
   if (!ok) {
     tb_replay_record_free(out);

@@ -229,17 +229,22 @@ static void markdown_replay_versus(struct tb_strbuf *b, const struct tb_model_re
     return;
   }
   tb_strbuf_printf(b, "### Native vs frameworks (ratio_r = native_r / framework_r; < 1 = native "
-                      "faster), GPU control throughput, median [min, max]\n\n"
-                      "| case | framework | variant | ratio |\n|---|---|---|---|\n");
+                      "faster), per call in the best scope both measured (graph or held GPU "
+                      "control, else eager, else host; GPU control throughput in records before "
+                      "schema 4), median [min, max]\n\n"
+                      "| case | framework | variant | scope | ratio |\n|---|---|---|---|---|\n");
   for (size_t i = 0; i < r->case_count; ++i) {
     const struct tb_model_replay_case *c = &r->cases[i];
     for (size_t v = 0; v < c->versus_count; ++v) {
+      const struct tb_model_versus *x = &c->versus[v];
       char text[256];
-      tb_fmt_replay_figure(text, sizeof text, &c->versus[v].gpu_throughput);
-      char name[512], who[64], which[64];
-      tb_strbuf_printf(b, "| %s | %s | %s | %s |\n", tb_md(tb_or(c->name, "?"), name, sizeof name),
-                       tb_md(c->versus[v].provider, who, sizeof who),
-                       tb_md(c->versus[v].variant, which, sizeof which), text);
+      tb_fmt_replay_figure(text, sizeof text, x->has_per_call ? &x->per_call : &x->gpu_throughput);
+      char name[512], who[64], which[64], scope[32];
+      tb_strbuf_printf(
+          b, "| %s | %s | %s | %s | %s |\n", tb_md(tb_or(c->name, "?"), name, sizeof name),
+          tb_md(x->provider, who, sizeof who), tb_md(x->variant, which, sizeof which),
+          tb_md(x->has_per_call ? tb_or(x->per_call_scope, "-") : "GPU", scope, sizeof scope),
+          text);
     }
   }
   tb_strbuf_printf(b, "\n");

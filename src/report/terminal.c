@@ -60,10 +60,12 @@ static void terminal_replay(struct tb_strbuf *b, const struct tb_model_replay *r
       tb_strbuf_printf(b, "  %-16s %s\n", replay_metric_labels[m], text);
     }
     for (size_t v = 0; v < c->versus_count; ++v) {
+      const struct tb_model_versus *x = &c->versus[v];
       char text[256];
-      tb_fmt_replay_figure(text, sizeof text, &c->versus[v].gpu_throughput);
-      tb_strbuf_printf(b, "  %s / %s (%s), GPU throughput: %s\n", "native",
-                       tb_or(c->versus[v].provider, "?"), tb_or(c->versus[v].variant, "?"), text);
+      tb_fmt_replay_figure(text, sizeof text, x->has_per_call ? &x->per_call : &x->gpu_throughput);
+      tb_strbuf_printf(b, "  native / %s (%s), per call (%s): %s\n", tb_or(x->provider, "?"),
+                       tb_or(x->variant, "?"),
+                       x->has_per_call ? tb_or(x->per_call_scope, "-") : "GPU", text);
     }
   }
 }

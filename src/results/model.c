@@ -219,8 +219,14 @@ static bool versus(const json_t *table, struct tb_model_replay_case *c) {
   }
   json_object_foreach((json_t *)table, provider, per_provider) {
     json_object_foreach((json_t *)per_provider, variant, metrics) {
-      c->versus[c->versus_count++] = (struct tb_model_versus){
-          provider, variant, replay_metric(json_object_get(metrics, "gpu_throughput"))};
+      const json_t *per_call = json_object_get(metrics, "per_call");
+      c->versus[c->versus_count++] =
+          (struct tb_model_versus){provider,
+                                   variant,
+                                   replay_metric(json_object_get(metrics, "gpu_throughput")),
+                                   json_is_object(per_call),
+                                   replay_metric(per_call),
+                                   text(json_object_get(per_call, "scope"))};
     }
   }
   return true;

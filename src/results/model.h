@@ -111,6 +111,11 @@ struct tb_model_replay_metric {
 struct tb_model_versus {
   const char *provider, *variant;
   struct tb_model_replay_metric gpu_throughput;
+  /* schema 4: per call in the best scope both sides measured ("graph",
+   * "held", "eager", "host"; NULL when withheld) */
+  bool has_per_call;
+  struct tb_model_replay_metric per_call;
+  const char *per_call_scope;
 };
 
 #define TB_MODEL_REPLAY_METRICS 4 /* gpu_throughput, gpu_latency, host_throughput, host_latency */

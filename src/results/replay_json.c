@@ -86,6 +86,13 @@ static json_t *versus_json(const struct tb_replay_record *r, const struct tb_rep
             metrics, metric_names[m],
             range_json(j, range, &tb_native_ratio_verdict_words, &tb_time_ratio_verdict_words));
       }
+      const struct tb_replay_range *per_call = &c->versus[v].per_call[side];
+      const char *scope = c->versus[v].per_call_scope[side];
+      json_t *j = json_pack("{s:o, s:o}", "ratio", numbers_json(per_call->per_round, r->rounds),
+                            "scope", scope[0] != '\0' ? json_string(scope) : json_null());
+      json_object_set_new(
+          metrics, "per_call",
+          range_json(j, per_call, &tb_native_ratio_verdict_words, &tb_time_ratio_verdict_words));
       json_object_set_new(per_provider, r->variants[side], metrics);
     }
     json_object_set_new(out, c->versus[v].provider, per_provider);

@@ -38,6 +38,12 @@ struct tb_replay_range {
 struct tb_replay_versus {
   const char *provider;
   struct tb_replay_range ratio[2][TB_REPLAY_METRICS];
+  /* Schema 4: per call in the best scope both sides measured in every round:
+   * the host-gap-free GPU control ("graph", "held", "eager": gap_free's
+   * mode), else the eager GPU control ("eager"), else host E2E ("host");
+   * per variant, scope "" when withheld. */
+  struct tb_replay_range per_call[2];
+  char per_call_scope[2][16];
 };
 
 struct tb_replay_case {

@@ -1300,6 +1300,9 @@ def audit_replay(a, doc, path):
         predicted += bool(better)
         audit_versus(a, entry, table[key], frameworks.get(key.rsplit("/", 1)[0], {}), ref, cand,
                      rounds, versus_counts)
+        if doc["schema_version"] >= 4:
+            audit_per_call(a, entry, table[key], frameworks.get(key.rsplit("/", 1)[0], {}),
+                           (ref, cand), rounds)
     a.where = f"{path} replay"
     for metric in METRICS:
         for k, v in counts[metric].items():
@@ -1451,6 +1454,14 @@ def audit_replay_interval(a, rec, field, firsts, seconds, words):
         return
     ratios = rec["gain"] if "gain" in rec else rec["ratio"]
     metric = field.rsplit(".", 1)[-1]
+    audit_interval_of(a, rec, field, ratios,
+                      (side_noise(firsts, metric), side_noise(seconds, metric)), words)
+
+
+def audit_interval_of(a, rec, field, ratios, noise, words):
+    """A shown range's interval, its sides' noise, the band and the decision."""
+    if "interval" not in rec:
+        a.fail(f"{field}.interval", "missing in a schema 4 record")
     n = len(ratios)
     k, coverage = sign_rank(n)
     ordered = sorted(ratios)
@@ -1459,7 +1470,6 @@ def audit_replay_interval(a, rec, field, firsts, seconds, words):
     a.same(f"{field}.interval.coverage", rec["interval"]["coverage"], coverage)
     a.same(f"{field}.interval.lo", rec["interval"]["lo"], lo)
     a.same(f"{field}.interval.hi", rec["interval"]["hi"], hi)
-    noise = (side_noise(firsts, metric), side_noise(seconds, metric))
     a.same(f"{field}.noise.first", rec["noise"]["first"], noise[0])
     a.same(f"{field}.noise.second", rec["noise"]["second"], noise[1])
     w = max([BAND_FLOOR] + [x for x in noise if x is not None])
@@ -1468,6 +1478,70 @@ def audit_replay_interval(a, rec, field, firsts, seconds, words):
     decision = (inside if lo >= 1 / (1 + w) and hi <= 1 + w else above if lo > 1 + w
                 else below if hi < 1 / (1 + w) else neither)
     a.same(f"{field}.decision", rec["decision"], decision)
+
+
+def per_call_figure(case, kind):
+    """(scope name, samples) of a record's throughput in one kind of scope ("gap_free",
+    "eager", "host"), or None: the gap-free figure is the control its gap_free names."""
+    device, host = case["device"], case["host"]
+    throughput = device["throughput"] if device is not None else None
+    if kind == "gap_free":
+        gap = (throughput or {}).get("gap_free")
+        if gap is None:
+            return None
+        mode = gap["mode"]
+        control = throughput["control"] if mode == "eager" else throughput["batch_modes"][mode]["control"]
+        scope, samples = mode, (control or {}).get("per_call_ns") or []
+    elif kind == "eager":
+        if device is None or not device["control_complete"]:
+            return None
+        scope, samples = "eager", throughput["control"]["per_call_ns"]
+    else:
+        if host is None:
+            return None
+        scope, samples = "host", host["throughput"]["per_call_ns"]
+    samples = [v for v in samples if is_number(v)]
+    return (scope, samples) if samples else None
+
+
+def audit_per_call(a, entry, native, frameworks, variants, rounds):
+    """native_over_framework.*.*.per_call: per round native / framework per call in the first
+    scope both sides have in every round (the gap-free one in one mode throughout), then its
+    range, interval and decision."""
+    for provider, per_round in frameworks.items():
+        for variant in variants:
+            field = f"native_over_framework.{provider}.{variant}.per_call"
+            rec = entry["native_over_framework"][provider][variant].get("per_call")
+            if rec is None:
+                a.fail(field, "missing")
+            chosen = None
+            for kind in ("gap_free", "eager", "host"):
+                pairs = [(per_call_figure(native[(variant, r)], kind),
+                          per_call_figure(per_round[r], kind) if r in per_round else None)
+                         for r in range(rounds)]
+                if all(n and f and n[0] == f[0] == pairs[0][0][0] for n, f in pairs):
+                    chosen = pairs
+                    break
+            if chosen is None:
+                if rec["withheld"] is None:
+                    a.fail(f"{field}.withheld", "no scope has both sides in every round")
+                continue
+            if rec["withheld"] is not None:
+                a.fail(f"{field}.withheld", f"both sides have {chosen[0][0][0]} in every round")
+            a.same(f"{field}.scope", rec.get("scope"), chosen[0][0][0])
+            ratios = [median(n[1]) / median(f[1]) for n, f in chosen]
+            a.same(f"{field}.ratio (count)", len(rec["ratio"]), rounds)
+            for r, x in enumerate(ratios):
+                a.same(f"{field}.ratio[{r}]", rec["ratio"][r], x)
+            a.same(f"{field}.median", rec["median"], median(ratios))
+            a.same(f"{field}.min", rec["min"], min(ratios))
+            a.same(f"{field}.max", rec["max"], max(ratios))
+            verdict = ("native faster in all pairs" if max(ratios) < 1 else
+                       "native slower in all pairs" if min(ratios) > 1 else "inconclusive")
+            a.same(f"{field}.verdict", rec["verdict"], verdict)
+            noises = [median([c for c in (robust_cv(p[side][1]) for p in chosen) if c is not None])
+                      for side in (0, 1)]
+            audit_interval_of(a, rec, field, ratios, noises, TIME_DECISIONS)
 
 
 def audit_provider_balance(a, cases, rounds):
