@@ -2,7 +2,8 @@
 reruns are never SLOWER, runs that differ in what they ran on are refused
 unless --allow-different, cases pair only on the same id and plan, the
 interval verdicts (docs/method.md §3.1) come out as defined, and host-scope
-cases are decided only with --decide-host on quiet runs.
+cases are decided only with --decide-host on quiet runs. Also the report's
+spread table, which shows the noise those verdicts weigh.
 Run by CTest with TB_BINARY (the tilebench executable)."""
 import copy
 import json
@@ -233,6 +234,37 @@ class CompareTest(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("unknown option", r.stderr)
 
+
+class ReportSpreadTest(unittest.TestCase):
+    """results.md's spread rows: min, p50, max, the robust CV and the noisy flag."""
+
+    def test_spread_rows(self):
+        tmp = tempfile.mkdtemp(prefix="tb-spread-")
+        self.addCleanup(shutil.rmtree, tmp)
+        run_dir = os.path.join(tmp, "run")
+        r = tb("run", "--ops", "add", "--shapes", "16x64", "--input-views", "packed,strided",
+               "--samples", "5", "--warmup-ms", "1", "--sample-ms", "1", "--quiet", "--out", run_dir)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(run_dir, "results.json")) as f:
+            doc = json.load(f)
+        # median 1004, deviations 4 0 12 4 396: MAD 4, CV 1.4826 * 4 / 1004 = 0.6 %
+        # (the one slow sample shows in max, not in the robust CV)
+        doc["cases"][0]["host"]["throughput"]["per_call_ns"] = [1000, 1004, 992, 1008, 1400]
+        # median 1000, deviations 0 100 200 100 300: MAD 100, CV 14.8 %: noisy
+        doc["cases"][1]["host"]["throughput"]["per_call_ns"] = [1000, 900, 1200, 1100, 700]
+        edited = os.path.join(tmp, "edited")
+        os.mkdir(edited)
+        with open(os.path.join(edited, "results.json"), "w") as f:
+            json.dump(doc, f)
+        out = os.path.join(tmp, "report.md")
+        r = tb("report", edited, "--output", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            text = f.read().split("## Spread", 1)[1]
+        ids = [c["id"] for c in doc["cases"]]
+        self.assertIn(f"| {ids[0]} | host | 5 | 0.992 | 1.004 | 1.400 | 0.6 % |  |", text)
+        self.assertIn(f"| {ids[1]} | host | 5 | 0.700 | 1.000 | 1.200 | 14.8 % | **noisy** |", text)
+        self.assertIn("CV > 5 %", text)
 
 if __name__ == "__main__":
     unittest.main(verbosity=1)

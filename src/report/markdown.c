@@ -9,6 +9,8 @@
 #include "report/native_pairs.h"
 #include "report/report.h"
 #include "report/summary.h"
+#include "stats/interval.h"
+#include "stats/stats.h"
 
 static void markdown_header(struct tb_strbuf *b, const struct tb_results_model *m) {
   tb_strbuf_printf(b, "# tilebench results\n\n");
@@ -53,6 +55,47 @@ static void markdown_cases(struct tb_strbuf *b, const struct tb_results_model *m
     tb_strbuf_printf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
                      tb_md(c->id, id, sizeof id), c->valid ? "yes" : "**NO**", thr, lat, cthr, clat,
                      gbps, frac, tb_or(c->buffer_state, "n/a"), abs_err, rel_err);
+  }
+  tb_strbuf_printf(b, "\n");
+}
+
+/* The samples of the figure bandwidth uses (GPU control throughput when
+ * measured, else host E2E throughput), or NULL when there are none. */
+static const struct tb_model_scope *spread_scope(const struct tb_model_case *c, const char **name) {
+  bool gpu = c->control_complete && c->control_throughput.count > 0;
+  *name = gpu ? "GPU" : "host";
+  const struct tb_model_scope *s = gpu ? &c->control_throughput : &c->host_throughput;
+  return s->count > 0 ? s : NULL;
+}
+
+/* How far each case's samples spread: a p50 alone hides a noisy case. */
+static void markdown_spread(struct tb_strbuf *b, const struct tb_results_model *m) {
+  tb_strbuf_printf(b,
+                   "## Spread\n\n"
+                   "Per case, the throughput samples behind GB/s (GPU control when measured, "
+                   "else host E2E): min, p50 and max per call, and the robust coefficient of "
+                   "variation CV = 1.4826 × median absolute deviation / p50. **noisy** when "
+                   "CV > %.0f %%: differences smaller than the case's own spread cannot be "
+                   "resolved (`docs/method.md` §3.1).\n\n"
+                   "| case | scope | samples | min (µs/call) | p50 (µs/call) | max (µs/call) | "
+                   "CV | noise |\n|---|---|---:|---:|---:|---:|---:|---|\n",
+                   100.0 * TB_NOISY_CV);
+  for (size_t i = 0; i < m->case_count; ++i) {
+    const struct tb_model_case *c = &m->cases[i];
+    const char *scope;
+    const struct tb_model_scope *s = spread_scope(c, &scope);
+    if (s == NULL) {
+      continue;
+    }
+    struct tb_summary sum = tb_summarize(s->per_call_ns, s->count);
+    double cv = tb_robust_cv(s->per_call_ns, s->count);
+    char lo[32], mid[32], hi[32], id[512];
+    tb_fmt_us(lo, sizeof lo, sum.min);
+    tb_fmt_us(mid, sizeof mid, sum.p50);
+    tb_fmt_us(hi, sizeof hi, sum.max);
+    tb_strbuf_printf(b, "| %s | %s | %zu | %s | %s | %s | %.1f %% | %s |\n",
+                     tb_md(c->id, id, sizeof id), scope, s->count, lo, mid, hi, 100.0 * cv,
+                     cv > TB_NOISY_CV ? "**noisy**" : "");
   }
   tb_strbuf_printf(b, "\n");
 }
@@ -314,6 +357,7 @@ char *tb_report_markdown(const struct tb_results_model *m, struct tb_error *err)
   markdown_replay(&b, &m->replay);
   markdown_ratios(&b, m);
   markdown_cases(&b, m, ceiling);
+  markdown_spread(&b, m);
   markdown_gemm(&b, m);
   markdown_probe(&b, m);
   markdown_problems(&b, m);

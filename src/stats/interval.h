@@ -56,4 +56,9 @@ bool tb_paired_interval(const double *ratios, size_t n, struct tb_interval *out)
  * variation); NaN for no samples or a median that is not positive. */
 double tb_robust_cv(const double *values, size_t count);
 
+/* Above this robust CV a case's samples are flagged noisy in the report: its
+ * own spread then exceeds 2.5 times the equivalence band's floor, so compare
+ * cannot resolve differences below it. */
+#define TB_NOISY_CV 0.05
+
 #endif
