@@ -235,6 +235,37 @@ class CompareTest(unittest.TestCase):
         self.assertIn("unknown option", r.stderr)
 
 
+EVIDENCE_AB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                           "evidence", "2026-12-01-h200-templates-fix-ab", "ab")
+
+
+@unittest.skipUnless(os.path.isdir(EVIDENCE_AB), "no committed H200 A/B evidence")
+class EvidenceCompareTest(unittest.TestCase):
+    """Committed H200 runs (evidence/2026-12-01-h200-templates-fix-ab): A1 and A2 are two
+    identical reruns of one build, B1 the next build, in the order A1 B1 B2 A2."""
+
+    def run_dir(self, name):
+        return os.path.join(EVIDENCE_AB, name)
+
+    def test_identical_gpu_reruns_are_same_or_inconclusive(self):
+        r = tb("compare", self.run_dir("A1"), self.run_dir("A2"), "--fail-on-regression")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        found = verdicts(r.stdout)
+        self.assertEqual(len(found), 12, r.stdout)
+        self.assertTrue(set(found.values()) <= {"SAME", "INCONCLUSIVE"}, r.stdout)
+        self.assertGreaterEqual(list(found.values()).count("SAME"), 6, r.stdout)
+        self.assertRegex(r.stdout, r"softmax/100x8195/packed/native/automatic +graph ")
+
+    def test_two_builds_are_refused_then_compared(self):
+        r = tb("compare", self.run_dir("A1"), self.run_dir("B1"))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("build: A no git state; executable sha256", r.stderr)
+        r = tb("compare", self.run_dir("A1"), self.run_dir("B1"), "--allow-different",
+               "--fail-on-regression")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        # the change under test made softmax 100x8195 about 4 % faster (its notes: 0.96)
+        self.assertEqual(verdicts(r.stdout)["softmax/100x8195/packed/native/automatic"], "FASTER")
+
 class ReportSpreadTest(unittest.TestCase):
     """results.md's spread rows: min, p50, max, the robust CV and the noisy flag."""
 

@@ -221,7 +221,7 @@ static bool same_plans(const struct tb_model_case *a, const struct tb_model_case
   return json_equal((json_t *)a->plans, (json_t *)b->plans);
 }
 
-/* Why a case of A is not compared, or NULL when it pairs. */
+/* Why a case is not compared (PAIRED: it is). */
 enum unpaired { PAIRED, ONLY_IN_A, ONLY_IN_B, PLAN_DIFFERS, NO_SAMPLES, UNPAIRED_KINDS };
 
 static const char *const unpaired_heading[UNPAIRED_KINDS] = {
@@ -249,8 +249,9 @@ static bool loaded(const struct tb_results_model *m) {
  * run's start and end do not always see the cause. No within-run interval
  * can tell that drift from a change, so a host-scope case is decided only
  * when the user vouches for both machines (--decide-host), and even then
- * not when a run recorded other busy processes. GPU-scope cases are timed
- * by the device clock and decided as they come. */
+ * not when a run recorded other busy processes. GPU-scope cases, timed by
+ * the device clock (far less exposed to host load), are decided as they
+ * come. */
 struct host_policy {
   bool decide;     /* --decide-host */
   bool under_load; /* either run recorded busy processes */

@@ -13,7 +13,7 @@
 /* The raw samples behind tb_replay_metric_value, or NULL. */
 static const struct tb_model_scope *metric_samples(const struct tb_model_case *c, int metric) {
   bool throughput = metric % 2 == 0;
-  if (metric < 2) {
+  if (metric < 2) { /* GPU control: only from a complete device phase */
     if (!c->control_complete) {
       return NULL;
     }
