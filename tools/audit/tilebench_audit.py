@@ -6,10 +6,11 @@ with code of its own (it shares nothing with the C statistics or planner):
 case ids, sample counts and per-call values, p50/min/max, paired
 probe/control ratios, order alternation, validation and validity, every
 planner fact and pick, generated sources' hashes and properties, replay
-balance, gains, verdicts and counts, and the identity of the environments of
-the runs it is given. Stops at the first problem with a message naming the
-file, case and field. A run that stopped early (run.complete false) is
-audited as far as it got and labelled INCOMPLETE.
+balance, gains, verdicts and counts (and from schema 4 each range's interval,
+noise, band and decision, and the per-call scope), and the identity of the
+environments of the runs it is given. Stops at the first problem with a
+message naming the file, case and field. A run that stopped early
+(run.complete false) is audited as far as it got and labelled INCOMPLETE.
 
 It reads only regular files, and boundedly: a results file (results.json,
 or results.json.gz where committed evidence stores it compressed) of at most
