@@ -139,6 +139,20 @@ class CompareTest(unittest.TestCase):
         self.assertIn("backend: A cpu; B cuda", r.stderr)
         self.assertIn("driver: A none; B CUDA 13.0", r.stderr)
 
+    def test_another_gpu_of_the_same_model_is_refused(self):
+        def on_gpu(uuid):
+            def mutate(d):
+                d["provenance"]["gpu"] = {"available": True, "driver_cuda_version": "13.0",
+                                          "devices": [{"ordinal": 0, "name": "NVIDIA H200",
+                                                       "compute_capability": "9.0",
+                                                       "uuid": uuid}]}
+            return self.edited(mutate)
+        first = "GPU-00010203-0405-0607-0809-0a0b0c0d0e0f"
+        r = tb("compare", on_gpu(first), on_gpu("GPU-f0f1f2f3-f4f5-f6f7-f8f9-fafbfcfdfeff"))
+        self.assertEqual(r.returncode, 2, r.stdout)
+        self.assertIn(f"device (GPUs): A NVIDIA H200 (cc 9.0, uuid {first})", r.stderr)
+        self.assertEqual(tb("compare", on_gpu(first), on_gpu(first)).returncode, 0)
+
     def test_other_builds_and_frameworks_are_refused(self):
         def other_build(d):
             d["provenance"]["git"]["commit"] = "0" * 40

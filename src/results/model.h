@@ -88,7 +88,7 @@ struct tb_model_background {
 /* provenance.gpu.devices[] */
 struct tb_model_gpu {
   const char *name, *compute_capability;
-  const char *uuid; /* NULL: not recorded (no tilebench version records one yet) */
+  const char *uuid; /* NULL: not recorded (before schema 4, or the driver gave none) */
 };
 
 struct tb_model_artifact {

@@ -300,7 +300,7 @@ def check_provenance(a, prov):
     if gpu is not None:
         devices = member(a, gpu, "provenance.gpu", "devices", "list", optional=True) or []
         for i, device in enumerate(items(a, devices, "object", "provenance.gpu.devices")):
-            for key in ("name", "compute_capability"):
+            for key in ("name", "compute_capability", "uuid"):
                 member(a, device, f"provenance.gpu.devices[{i}]", key, "str|null", optional=True)
     artifacts = member(a, prov, "provenance", "artifacts", "list")
     for i, art in enumerate(items(a, artifacts, "object", "provenance.artifacts")):
