@@ -210,7 +210,8 @@ if has ab && [[ ! -x "$ROOT/.device/baseline/tilebench" ]]; then
 elif has ab; then
   # Before and after a change, in one call: the baseline build (BASELINE= for
   # scripts/gpu-pack.sh) and this build run AB_ARGS in the order A B B A, and
-  # `tilebench compare` pairs each baseline run with the build run beside it.
+  # `tilebench compare` pairs each baseline run with the build run beside it
+  # (--allow-different: the two builds differ by design; compare prints how).
   mkdir -p "$WORK/ab"
   cp "$ROOT/.device/baseline/commit" "$WORK/ab/baseline-commit"
   cp "$ROOT/.device/commit" "$WORK/ab/commit"
@@ -224,7 +225,7 @@ elif has ab; then
   done
   for pair in "A1 B1" "A2 B2"; do
     set -- $pair
-    "$BIN/tilebench" compare "$WORK/ab/$1" "$WORK/ab/$2" 2>&1 | tee "$WORK/ab/compare-$1-$2.txt" | tee -a "$SUMMARY"
+    "$BIN/tilebench" compare --allow-different "$WORK/ab/$1" "$WORK/ab/$2" 2>&1 | tee "$WORK/ab/compare-$1-$2.txt" | tee -a "$SUMMARY"
   done
   tar -C "$WORK" -czf "$OUT/ab.tgz" ab
 fi

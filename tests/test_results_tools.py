@@ -1,6 +1,6 @@
 """The programs that read results, against real CPU runs: the independent
 audit (passes clean runs and replays, fails naming the field on each planted
-corruption), replay refusals and frozen replays, and compare.
+corruption), replay refusals and frozen replays (compare: test_compare.py).
 Run by CTest with TB_BINARY (the tilebench executable) and TB_AUDIT (the script)."""
 import copy
 import gzip
@@ -415,46 +415,127 @@ class GemmAuditTest(Corruptions, unittest.TestCase):
         self.assert_caught(self.RUN, m, "plan.vector_width")
 
 
-class CompareTest(unittest.TestCase):
+# compare has its own file: tests/test_compare.py.
+
+
+class ReplayIntervalTest(Corruptions, unittest.TestCase):
+    """A replay's intervals of the median gain, noise, band and decision (schema 4,
+    docs/method.md §3.2): shown on the terminal, re-derived by the audit, and a tampered
+    figure caught."""
+
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="tb-compare-")
-        cls.a = os.path.join(cls.tmp, "a")
-        assert run("run", "--ops", "softmax,add", "--shapes", "16x64", *FAST, "--out", cls.a).returncode == 0
-        # B: the same run with every sample of one case slower than A's slowest
-        # (by construction, not by a factor: a loaded CI machine can spread
-        # A's own samples by 4x)
-        cls.b = os.path.join(cls.tmp, "b")
-        shutil.copytree(cls.a, cls.b)
-        path = os.path.join(cls.b, "results.json")
-        with open(path) as f:
-            doc = json.load(f)
-        phase = doc["cases"][0]["host"]["throughput"]
-        slowest = max(phase["per_call_ns"])
-        phase["per_call_ns"] = [v + 3 * slowest for v in phase["per_call_ns"]]
-        with open(path, "w") as f:
-            json.dump(doc, f)
+        cls.tmp = tempfile.mkdtemp(prefix="tb-replay-interval-")
+        cls.replay_dir = os.path.join(cls.tmp, "replay")
+        r = run("replay", "--ops", "softmax,rmsnorm", "--shapes", "37x769", "--rounds", "6",
+                "--samples", "5", "--warmup-ms", "1", "--sample-ms", "1", "--out", cls.replay_dir)
+        assert r.returncode == 0, r.stderr
+        cls.stdout = r.stdout
+        with open(os.path.join(cls.replay_dir, "results.json")) as f:
+            cls.doc = json.load(f)
+
+    def test_terminal_gives_each_case_its_range_and_decision(self):
+        for entry in self.doc["replay"]["cases"]:
+            block = self.stdout.split(entry["case"] + "\n", 1)[1]
+            rec = entry["metrics"]["host_throughput"]
+            line = next(l for l in block.splitlines() if l.startswith("  host throughput"))
+            self.assertIn(f"{rec['median']:.3f} [{rec['min']:.3f}, {rec['max']:.3f}]", line)
+            self.assertIn(f"96.9% interval [{rec['interval']['lo']:.3f}, "
+                          f"{rec['interval']['hi']:.3f}], band ±{100 * rec['band']:.1f}%: "
+                          f"{rec['decision']}", line)
+            self.assertIn(rec["decision"], ("SAME", "FASTER", "SLOWER", "INCONCLUSIVE"))
+        # the CPU backend: said once per case, not as a missing round
+        self.assertIn("  GPU              no GPU: device statistics not measured", self.stdout)
+        self.assertNotIn("lacks a complete", self.stdout)
+        gpu = self.doc["replay"]["cases"][0]["metrics"]["gpu_throughput"]
+        self.assertEqual(gpu["withheld"], "no GPU: device statistics not measured")
+
+    def test_recorded_method_and_exact_coverage(self):
+        self.assertEqual(self.doc["schema_version"], 4)
+        self.assertEqual(self.doc["replay"]["method"]["level"], 0.95)
+        self.assertIsNone(self.doc["replay"]["method"]["seed"])
+        rec = self.doc["replay"]["cases"][0]["metrics"]["host_latency"]
+        # 6 rounds: k = 1, P(U = 0) = 1/64, coverage 1 - 2/64
+        self.assertEqual(rec["interval"]["rank"], 1)
+        self.assertAlmostEqual(rec["interval"]["coverage"], 1 - 2 / 64)
+        self.assertEqual(rec["interval"]["lo"], min(rec["gain"]))
+        self.assertGreaterEqual(rec["band"], 0.02)
+
+    def test_clean_replay_audits(self):
+        result = audit(self.replay_dir)
+        self.assertEqual(result.returncode, 0, result.stderr)
+
+    def test_tampered_decision(self):
+        def m(d):
+            rec = d["replay"]["cases"][0]["metrics"]["host_throughput"]
+            rec["decision"] = "SAME" if rec["decision"] != "SAME" else "FASTER"
+        self.assert_caught(self.replay_dir, m, "host_throughput.decision")
+
+    def test_tampered_interval(self):
+        def m(d):
+            d["replay"]["cases"][1]["metrics"]["host_latency"]["interval"]["lo"] *= 0.99
+        self.assert_caught(self.replay_dir, m, "host_latency.interval.lo")
+
+    def test_tampered_band_and_noise(self):
+        def band(d):
+            d["replay"]["cases"][0]["metrics"]["host_throughput"]["band"] = 0.5
+        self.assert_caught(self.replay_dir, band, "host_throughput.band")
+
+        def noise(d):
+            d["replay"]["cases"][0]["metrics"]["host_throughput"]["noise"]["second"] = 0.001
+        self.assert_caught(self.replay_dir, noise, "host_throughput.noise.second")
+
+    def test_tampered_method(self):
+        def m(d):
+            d["replay"]["method"]["seed"] = 7
+        self.assert_caught(self.replay_dir, m, "method")
+
+
+def torch_python():
+    """The python that has PyTorch for the torch provider, or None."""
+    python = os.environ.get("TILEBENCH_PYTHON", "python3")
+    probe = subprocess.run([python, "-c", "import torch"], capture_output=True)
+    return python if probe.returncode == 0 else None
+
+
+@unittest.skipIf(torch_python() is None, "PyTorch not installed")
+class ReplayPerCallTest(Corruptions, unittest.TestCase):
+    """native / framework per call in the best scope both sides measured (schema 4): on the
+    CPU backend host E2E, re-derived by the audit, a tampered ratio or scope caught."""
 
     @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp)
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="tb-replay-per-call-")
+        cls.replay_dir = os.path.join(cls.tmp, "replay")
+        r = subprocess.run([BINARY, "replay", "--ops", "softmax", "--shapes", "37x769",
+                            "--providers", "native,torch", "--rounds", "4", *FAST,
+                            "--out", cls.replay_dir], capture_output=True, text=True,
+                           env={**os.environ, "TILEBENCH_PYTHON": torch_python()})
+        assert r.returncode == 0, r.stderr
+        cls.stdout = r.stdout
+        with open(os.path.join(cls.replay_dir, "results.json")) as f:
+            cls.doc = json.load(f)
 
-    def test_same_run_is_inconclusive(self):
-        r = run("compare", self.a, self.a, "--fail-on-regression")
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("slower in 0", r.stdout)
+    def per_call(self, doc, variant="reference"):
+        return doc["replay"]["cases"][0]["native_over_framework"]["torch"][variant]["per_call"]
 
-    def test_regression_found_from_ranges(self):
-        r = run("compare", self.a, self.b)
-        self.assertEqual(r.returncode, 0)
-        self.assertIn("B slower in every sample", r.stdout)
-        r = run("compare", self.a, self.b, "--fail-on-regression")
-        self.assertEqual(r.returncode, 1)
-        self.assertIn("regressed", r.stderr)
+    def test_host_scope_on_the_cpu_and_audited(self):
+        rec = self.per_call(self.doc)
+        self.assertEqual(rec["scope"], "host")
+        self.assertIsNone(rec["withheld"])
+        self.assertIn(rec["decision"], ("SAME", "FASTER", "SLOWER", "INCONCLUSIVE"))
+        self.assertIn("native / torch (reference), per call (host): ", self.stdout)
+        result = audit(self.replay_dir)
+        self.assertEqual(result.returncode, 0, result.stderr)
 
-    def test_bad_input(self):
-        self.assertEqual(run("compare", self.a).returncode, 2)
-        self.assertEqual(run("compare", self.a, "/nonexistent").returncode, 2)
+    def test_tampered_ratio_and_scope(self):
+        def ratio(d):
+            self.per_call(d)["ratio"][0] *= 1.01
+        self.assert_caught(self.replay_dir, ratio, "per_call.ratio[0]")
+
+        def scope(d):
+            self.per_call(d, "candidate")["scope"] = "graph"
+        self.assert_caught(self.replay_dir, scope, "candidate.per_call.scope")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 #ifndef TB_CLI_COMMANDS_H
 #define TB_CLI_COMMANDS_H
 
+#include <stdbool.h>
+
 #include "core/error.h"
 #include "core/numbers.h"
 #include "results/model.h"
@@ -14,10 +16,19 @@ int tb_cmd_replay(int argc, char **argv);
 int tb_cmd_audit(int argc, char **argv);
 int tb_cmd_compare(int argc, char **argv);
 
+/* What `tilebench compare` was asked for. */
+struct tb_compare_options {
+  bool fail_on_regression; /* exit 1 when a case is SLOWER */
+  bool allow_different;    /* compare runs that did not run the same way */
+  bool decide_host;        /* decide host-scope cases too (docs/method.md §3.1) */
+};
+
 /* compare's table and verdicts for two loaded results files
- * (results/model.h); returns the exit code. */
+ * (results/model.h); returns the exit code: 2 when the runs differ in what
+ * they ran on (unless allow_different) or share no case, 1 when
+ * fail_on_regression and a case is SLOWER. */
 int tb_compare_models(const struct tb_results_model *a, const struct tb_results_model *b,
-                      int fail_on_regression);
+                      const struct tb_compare_options *options);
 
 /* Prints "tilebench: <message>" on stderr and returns the exit code. */
 int tb_cli_fail(const struct tb_error *err);

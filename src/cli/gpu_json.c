@@ -11,7 +11,8 @@ static json_t *gpu_json(const struct tb_gpu_facts *g) {
   }
   char capability[16];
   snprintf(capability, sizeof capability, "%d.%d", g->cc_major, g->cc_minor);
-  return json_pack("{s:i, s:s, s:s, s:i, s:i, s:I, s:i}", "ordinal", g->ordinal, "name", g->name,
+  return json_pack("{s:i, s:s, s:o, s:s, s:i, s:i, s:I, s:i}", "ordinal", g->ordinal, "name",
+                   g->name, "uuid", g->uuid[0] != '\0' ? json_string(g->uuid) : json_null(),
                    "compute_capability", capability, "multiprocessors", g->multiprocessors,
                    "l2_bytes", g->l2_bytes, "memory_bytes", (json_int_t)g->memory_bytes,
                    "max_sm_clock_khz", g->max_sm_clock_khz);

@@ -3,8 +3,11 @@
  * metric, per round the p50 of each variant, gain_r = reference_r /
  * candidate_r, the median, min and max of the gains, and a verdict from
  * their range (stats/verdict.h). A metric is withheld for a case when any
- * round lacks one of its two values. With frameworks in the campaign, also
- * native_r / framework_r per framework and variant. */
+ * round lacks one of its two values. Each shown range also gets the interval
+ * of its median, the two sides' noise, the band and a decision (§3.2,
+ * stats/interval.h). With frameworks in the campaign, also native_r /
+ * framework_r per framework and variant, per metric and per call in the best
+ * scope both sides measured. */
 #ifndef TB_MEASURE_REPLAY_SUMMARY_H
 #define TB_MEASURE_REPLAY_SUMMARY_H
 

@@ -81,3 +81,16 @@ void tb_flag_head(const char *flag, char *head, size_t size) {
   snprintf(head, size, "%s", tb_or(flag, "?"));
   head[strcspn(head, ":")] = '\0';
 }
+
+void tb_fmt_replay_figure(char *buf, size_t size, const struct tb_model_replay_metric *f) {
+  if (f->withheld != NULL) {
+    snprintf(buf, size, "withheld: %s", f->withheld);
+    return;
+  }
+  int used = snprintf(buf, size, "%.3f [%.3f, %.3f] %s", f->median, f->min, f->max,
+                      tb_or(f->verdict, "?"));
+  if (f->decision != NULL && used > 0 && (size_t)used < size) {
+    snprintf(buf + used, size - (size_t)used, "; %.1f%% interval [%.3f, %.3f], band ±%.1f%%: %s",
+             100.0 * f->coverage, f->lo, f->hi, 100.0 * f->band, f->decision);
+  }
+}

@@ -43,6 +43,10 @@ bool tb_provider_unavailable(const struct tb_model_case *c);
 /* gemm records carry the realization their products were computed in. */
 bool tb_is_gemm_case(const struct tb_model_case *c);
 
+/* One replay figure: "median [min, max] range-verdict", then from schema 4
+ * "; 96.9% interval [lo, hi], band ±2.0%: DECISION"; or "withheld: why". */
+void tb_fmt_replay_figure(char *buf, size_t size, const struct tb_model_replay_metric *f);
+
 /* The hazard name of a flag: the text before its colon. */
 void tb_flag_head(const char *flag, char *head, size_t size);
 

@@ -9,6 +9,8 @@
 #include "report/native_pairs.h"
 #include "report/report.h"
 #include "report/summary.h"
+#include "stats/interval.h"
+#include "stats/stats.h"
 
 static void markdown_header(struct tb_strbuf *b, const struct tb_results_model *m) {
   tb_strbuf_printf(b, "# tilebench results\n\n");
@@ -53,6 +55,47 @@ static void markdown_cases(struct tb_strbuf *b, const struct tb_results_model *m
     tb_strbuf_printf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
                      tb_md(c->id, id, sizeof id), c->valid ? "yes" : "**NO**", thr, lat, cthr, clat,
                      gbps, frac, tb_or(c->buffer_state, "n/a"), abs_err, rel_err);
+  }
+  tb_strbuf_printf(b, "\n");
+}
+
+/* The samples of the figure bandwidth uses (GPU control throughput when
+ * measured, else host E2E throughput), or NULL when there are none. */
+static const struct tb_model_scope *spread_scope(const struct tb_model_case *c, const char **name) {
+  bool gpu = c->control_complete && c->control_throughput.count > 0;
+  *name = gpu ? "GPU" : "host";
+  const struct tb_model_scope *s = gpu ? &c->control_throughput : &c->host_throughput;
+  return s->count > 0 ? s : NULL;
+}
+
+/* How far each case's samples spread: a p50 alone hides a noisy case. */
+static void markdown_spread(struct tb_strbuf *b, const struct tb_results_model *m) {
+  tb_strbuf_printf(b,
+                   "## Spread\n\n"
+                   "Per case, the throughput samples behind GB/s (GPU control when measured, "
+                   "else host E2E): min, p50 and max per call, and the robust coefficient of "
+                   "variation CV = 1.4826 × median absolute deviation / p50. **noisy** when "
+                   "CV > %.0f %%: differences smaller than the case's own spread cannot be "
+                   "resolved (`docs/method.md` §3.1).\n\n"
+                   "| case | scope | samples | min (µs/call) | p50 (µs/call) | max (µs/call) | "
+                   "CV | noise |\n|---|---|---:|---:|---:|---:|---:|---|\n",
+                   100.0 * TB_NOISY_CV);
+  for (size_t i = 0; i < m->case_count; ++i) {
+    const struct tb_model_case *c = &m->cases[i];
+    const char *scope;
+    const struct tb_model_scope *s = spread_scope(c, &scope);
+    if (s == NULL) {
+      continue;
+    }
+    struct tb_summary sum = tb_summarize(s->per_call_ns, s->count);
+    double cv = tb_robust_cv(s->per_call_ns, s->count);
+    char lo[32], mid[32], hi[32], id[512];
+    tb_fmt_us(lo, sizeof lo, sum.min);
+    tb_fmt_us(mid, sizeof mid, sum.p50);
+    tb_fmt_us(hi, sizeof hi, sum.max);
+    tb_strbuf_printf(b, "| %s | %s | %zu | %s | %s | %s | %.1f %% | %s |\n",
+                     tb_md(c->id, id, sizeof id), scope, s->count, lo, mid, hi, 100.0 * cv,
+                     cv > TB_NOISY_CV ? "**noisy**" : "");
   }
   tb_strbuf_printf(b, "\n");
 }
@@ -223,32 +266,28 @@ static void markdown_ratios(struct tb_strbuf *b, const struct tb_results_model *
   tb_strbuf_printf(b, "\n");
 }
 
-/* One replay figure: median [min, max] and the verdict, or why withheld. */
-static void replay_figure(char *text, size_t size, const struct tb_model_replay_metric *f) {
-  if (f->withheld != NULL) {
-    snprintf(text, size, "withheld: %s", f->withheld);
-  } else {
-    snprintf(text, size, "%.3f [%.3f, %.3f] %s", f->median, f->min, f->max, tb_or(f->verdict, "?"));
-  }
-}
-
 /* Native vs frameworks in a replay: ratio_r = native_r / framework_r. */
 static void markdown_replay_versus(struct tb_strbuf *b, const struct tb_model_replay *r) {
   if (!r->has_versus_counts) {
     return;
   }
   tb_strbuf_printf(b, "### Native vs frameworks (ratio_r = native_r / framework_r; < 1 = native "
-                      "faster), GPU control throughput, median [min, max]\n\n"
-                      "| case | framework | variant | ratio |\n|---|---|---|---|\n");
+                      "faster), per call in the best scope both measured (graph or held GPU "
+                      "control, else eager, else host; GPU control throughput in records before "
+                      "schema 4), median [min, max]\n\n"
+                      "| case | framework | variant | scope | ratio |\n|---|---|---|---|---|\n");
   for (size_t i = 0; i < r->case_count; ++i) {
     const struct tb_model_replay_case *c = &r->cases[i];
     for (size_t v = 0; v < c->versus_count; ++v) {
-      char text[160];
-      replay_figure(text, sizeof text, &c->versus[v].gpu_throughput);
-      char name[512], who[64], which[64];
-      tb_strbuf_printf(b, "| %s | %s | %s | %s |\n", tb_md(tb_or(c->name, "?"), name, sizeof name),
-                       tb_md(c->versus[v].provider, who, sizeof who),
-                       tb_md(c->versus[v].variant, which, sizeof which), text);
+      const struct tb_model_versus *x = &c->versus[v];
+      char text[256];
+      tb_fmt_replay_figure(text, sizeof text, x->has_per_call ? &x->per_call : &x->gpu_throughput);
+      char name[512], who[64], which[64], scope[32];
+      tb_strbuf_printf(
+          b, "| %s | %s | %s | %s | %s |\n", tb_md(tb_or(c->name, "?"), name, sizeof name),
+          tb_md(x->provider, who, sizeof who), tb_md(x->variant, which, sizeof which),
+          tb_md(x->has_per_call ? tb_or(x->per_call_scope, "-") : "GPU", scope, sizeof scope),
+          text);
     }
   }
   tb_strbuf_printf(b, "\n");
@@ -266,13 +305,9 @@ static void markdown_replay_cases(struct tb_strbuf *b, const struct tb_model_rep
                      : c->model_predicts > 0 ? "yes"
                                              : "no");
     for (int m = 0; m < TB_MODEL_REPLAY_METRICS; ++m) {
-      const struct tb_model_replay_metric *f = &c->metrics[m];
-      if (f->withheld != NULL) {
-        tb_strbuf_printf(b, " withheld: %s |", f->withheld);
-      } else {
-        tb_strbuf_printf(b, " %.3f [%.3f, %.3f] %s |", f->median, f->min, f->max,
-                         tb_or(f->verdict, "?"));
-      }
+      char text[256];
+      tb_fmt_replay_figure(text, sizeof text, &c->metrics[m]);
+      tb_strbuf_printf(b, " %s |", text);
     }
     tb_strbuf_printf(b, "\n");
   }
@@ -287,7 +322,10 @@ static void markdown_replay(struct tb_strbuf *b, const struct tb_model_replay *r
                    "## Replay: %s (reference) vs %s (candidate), %lld rounds\n\n"
                    "gain_r = reference_r / candidate_r from each round's p50s; > 1 means the "
                    "candidate was faster. Shown as median [min, max] over rounds and a verdict "
-                   "from the range. A metric is withheld when any round lacks its pair.\n\n"
+                   "from the range; then the interval of the median gain, its coverage, the "
+                   "band ±max(2 %%, the variants' noise) and the decision (SAME, FASTER, SLOWER, "
+                   "INCONCLUSIVE; docs/method.md §3.2). A metric is withheld when any round lacks "
+                   "its pair.\n\n"
                    "| case | model favours candidate | GPU throughput | GPU latency | host "
                    "throughput | host latency |\n|---|---|---|---|---|---|\n",
                    tb_or(r->reference, "?"), tb_or(r->candidate, "?"), r->rounds);
@@ -319,6 +357,7 @@ char *tb_report_markdown(const struct tb_results_model *m, struct tb_error *err)
   markdown_replay(&b, &m->replay);
   markdown_ratios(&b, m);
   markdown_cases(&b, m, ceiling);
+  markdown_spread(&b, m);
   markdown_gemm(&b, m);
   markdown_probe(&b, m);
   markdown_problems(&b, m);

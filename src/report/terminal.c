@@ -2,6 +2,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/strbuf.h"
 #include "report/format.h"
@@ -22,6 +23,50 @@ static void terminal_gemm(struct tb_strbuf *b, const struct tb_results_model *m)
     char rate[32];
     tb_fmt_tflops(rate, sizeof rate, c);
     tb_strbuf_printf(b, "%-44s %-20s %9s\n", c->id, tb_or(c->precision, "?"), rate);
+  }
+}
+
+static const char *const replay_metric_labels[TB_MODEL_REPLAY_METRICS] = {
+    "GPU throughput", "GPU latency", "host throughput", "host latency"};
+
+/* Both GPU metrics withheld for one reason (the CPU backend): one line. */
+static bool gpu_withheld_alike(const struct tb_model_replay_case *c) {
+  const char *a = c->metrics[0].withheld, *b = c->metrics[1].withheld;
+  return a != NULL && b != NULL && strcmp(a, b) == 0;
+}
+
+/* A replay's figures per case below the table: the gain range and its
+ * verdict, the interval of the median gain and its decision. */
+static void terminal_replay(struct tb_strbuf *b, const struct tb_model_replay *r) {
+  if (!r->present) {
+    return;
+  }
+  tb_strbuf_printf(b,
+                   "\nreplay: gain = %s / %s per round (> 1: the candidate faster), median [min, "
+                   "max] over %lld rounds and the range's verdict; the interval of the median, "
+                   "the band and the decision\n",
+                   tb_or(r->reference, "?"), tb_or(r->candidate, "?"), r->rounds);
+  for (size_t i = 0; i < r->case_count; ++i) {
+    const struct tb_model_replay_case *c = &r->cases[i];
+    tb_strbuf_printf(b, "%s\n", tb_or(c->name, "?"));
+    int first = 0;
+    if (gpu_withheld_alike(c)) {
+      tb_strbuf_printf(b, "  %-16s %s\n", "GPU", c->metrics[0].withheld);
+      first = 2;
+    }
+    for (int m = first; m < TB_MODEL_REPLAY_METRICS; ++m) {
+      char text[256];
+      tb_fmt_replay_figure(text, sizeof text, &c->metrics[m]);
+      tb_strbuf_printf(b, "  %-16s %s\n", replay_metric_labels[m], text);
+    }
+    for (size_t v = 0; v < c->versus_count; ++v) {
+      const struct tb_model_versus *x = &c->versus[v];
+      char text[256];
+      tb_fmt_replay_figure(text, sizeof text, x->has_per_call ? &x->per_call : &x->gpu_throughput);
+      tb_strbuf_printf(b, "  native / %s (%s), per call (%s): %s\n", tb_or(x->provider, "?"),
+                       tb_or(x->variant, "?"),
+                       x->has_per_call ? tb_or(x->per_call_scope, "-") : "GPU", text);
+    }
   }
 }
 
@@ -66,6 +111,7 @@ char *tb_report_terminal_table(const struct tb_results_model *m, struct tb_error
               (const char *const[]){c->id, c->valid ? "yes" : "NO", thr, lat, cthr, gbps, frac});
   }
   terminal_gemm(&b, m);
+  terminal_replay(&b, &m->replay);
   struct tb_strbuf summary = {0}; /* set apart by a blank line when there is any */
   tb_report_summary_lines(&summary, m, "tilebench: ", false);
   char *lines = tb_strbuf_take(&summary);

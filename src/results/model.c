@@ -131,6 +131,8 @@ static bool one_case(const json_t *j, struct tb_model_case *c) {
       AT(json_array_get(json_object_get(j, "execution_plans"), 0), "selected", "kernel_score"));
   c->device_unavailable_reason = text(json_object_get(j, "device_unavailable_reason"));
   c->error = text(json_object_get(j, "error"));
+  c->torch_version = text(AT(j, "provider_details", "worker", "torch"));
+  c->plans = json_object_get(j, "execution_plans");
   return scope(AT(j, "host", "throughput"), &c->host_throughput) &&
          scope(AT(j, "host", "latency"), &c->host_latency) &&
          device(json_object_get(j, "device"), c);
@@ -168,6 +170,24 @@ static bool artifacts(const json_t *array, struct tb_results_model *m) {
   return m->artifacts != NULL;
 }
 
+static bool gpus(const json_t *gpu, struct tb_results_model *m) {
+  const json_t *devices = json_object_get(gpu, "devices");
+  m->gpu_available = json_is_true(json_object_get(gpu, "available"));
+  m->driver_cuda_version = text(json_object_get(gpu, "driver_cuda_version"));
+  m->gpu_count = json_array_size(devices);
+  if (m->gpu_count == 0) {
+    return true;
+  }
+  m->gpus = calloc(m->gpu_count, sizeof *m->gpus);
+  for (size_t i = 0; m->gpus != NULL && i < m->gpu_count; ++i) {
+    const json_t *d = json_array_get(devices, i);
+    m->gpus[i] = (struct tb_model_gpu){text(json_object_get(d, "name")),
+                                       text(json_object_get(d, "compute_capability")),
+                                       text(json_object_get(d, "uuid"))};
+  }
+  return m->gpus != NULL;
+}
+
 /* ---- the replay summary --------------------------------------------------- */
 
 static const char *const replay_metrics[TB_MODEL_REPLAY_METRICS] = {
@@ -175,9 +195,11 @@ static const char *const replay_metrics[TB_MODEL_REPLAY_METRICS] = {
 
 static struct tb_model_replay_metric replay_metric(const json_t *m) {
   return (struct tb_model_replay_metric){
-      text(json_object_get(m, "withheld")), json_number_value(json_object_get(m, "median")),
+      text(json_object_get(m, "withheld")),         json_number_value(json_object_get(m, "median")),
       json_number_value(json_object_get(m, "min")), json_number_value(json_object_get(m, "max")),
-      text(json_object_get(m, "verdict"))};
+      text(json_object_get(m, "verdict")),          number_or_nan(AT(m, "interval", "lo")),
+      number_or_nan(AT(m, "interval", "hi")),       number_or_nan(AT(m, "interval", "coverage")),
+      number_or_nan(json_object_get(m, "band")),    text(json_object_get(m, "decision"))};
 }
 
 /* {provider: {variant: {metric: ...}}} in the document's order. */
@@ -197,8 +219,14 @@ static bool versus(const json_t *table, struct tb_model_replay_case *c) {
   }
   json_object_foreach((json_t *)table, provider, per_provider) {
     json_object_foreach((json_t *)per_provider, variant, metrics) {
-      c->versus[c->versus_count++] = (struct tb_model_versus){
-          provider, variant, replay_metric(json_object_get(metrics, "gpu_throughput"))};
+      const json_t *per_call = json_object_get(metrics, "per_call");
+      c->versus[c->versus_count++] =
+          (struct tb_model_versus){provider,
+                                   variant,
+                                   replay_metric(json_object_get(metrics, "gpu_throughput")),
+                                   json_is_object(per_call),
+                                   replay_metric(per_call),
+                                   text(json_object_get(per_call, "scope"))};
     }
   }
   return true;
@@ -264,6 +292,8 @@ static void run_facts(const json_t *doc, struct tb_results_model *m) {
   m->copy_ceiling_gbps = number_or_nan(AT(run, "copy_ceiling", "gbps"));
   m->git_commit = text(AT(prov, "git", "commit"));
   m->git_dirty = json_is_true(AT(prov, "git", "dirty"));
+  m->git_dirty_known = json_is_boolean(AT(prov, "git", "dirty"));
+  m->git_diff_sha256 = text(AT(prov, "git", "diff_sha256"));
   m->host_os = text(AT(prov, "host", "os"));
   m->host_cpu_model = text(AT(prov, "host", "cpu_model"));
   m->host_logical_cpus = (long long)json_integer_value(AT(prov, "host", "logical_cpus"));
@@ -278,6 +308,7 @@ enum tb_status tb_results_model_fill(const json_t *doc, struct tb_results_model 
   bool ok = background(json_object_get(prov, "busy_processes_start"), &m->background[0]) &&
             background(json_object_get(prov, "busy_processes_end"), &m->background[1]) &&
             artifacts(json_object_get(prov, "artifacts"), m) &&
+            gpus(json_object_get(prov, "gpu"), m) &&
             replay(json_object_get(doc, "replay"), &m->replay);
   m->case_count = json_array_size(cases);
   if (ok && m->case_count > 0) {
@@ -315,6 +346,7 @@ void tb_results_model_free(struct tb_results_model *m) {
   free(m->background[0].processes);
   free(m->background[1].processes);
   free(m->artifacts);
+  free(m->gpus);
   json_decref(m->doc);
   memset(m, 0, sizeof *m);
 }

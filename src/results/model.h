@@ -64,6 +64,12 @@ struct tb_model_case {
   double selected_kernel_score; /* execution_plans[0].selected.kernel_score, or NaN */
   const char *device_unavailable_reason;
   const char *error; /* NULL unless something failed */
+  /* The torch worker's version (provider_details.worker.torch), NULL for
+   * other providers; what compare holds two runs' frameworks to. */
+  const char *torch_version;
+  /* The execution_plans array as recorded (borrowed from the document), so
+   * compare pairs only records that ran the same plan; NULL when absent. */
+  const json_t *plans;
 };
 
 struct tb_model_process {
@@ -79,6 +85,12 @@ struct tb_model_background {
   size_t count;
 };
 
+/* provenance.gpu.devices[] */
+struct tb_model_gpu {
+  const char *name, *compute_capability;
+  const char *uuid; /* NULL: not recorded (before schema 4, or the driver gave none) */
+};
+
 struct tb_model_artifact {
   const char *path, *role, *sha256; /* checked strings */
 };
@@ -88,12 +100,22 @@ struct tb_model_replay_metric {
   const char *withheld;    /* NULL when the figures are given */
   double median, min, max; /* 0 when absent */
   const char *verdict;     /* NULL when absent */
+  /* schema 4: the interval of the median ratio, its coverage, the band and
+   * the decision (SAME, FASTER, SLOWER, INCONCLUSIVE); decision NULL and
+   * the numbers NaN in older records */
+  double lo, hi, coverage, band;
+  const char *decision;
 };
 
 /* native_over_framework[provider][variant].gpu_throughput */
 struct tb_model_versus {
   const char *provider, *variant;
   struct tb_model_replay_metric gpu_throughput;
+  /* schema 4: per call in the best scope both sides measured ("graph",
+   * "held", "eager", "host"; NULL when withheld) */
+  bool has_per_call;
+  struct tb_model_replay_metric per_call;
+  const char *per_call_scope;
 };
 
 #define TB_MODEL_REPLAY_METRICS 4 /* gpu_throughput, gpu_latency, host_throughput, host_latency */
@@ -134,6 +156,12 @@ struct tb_results_model {
   /* provenance */
   const char *git_commit;
   bool git_dirty;
+  bool git_dirty_known;            /* provenance.git.dirty is a boolean (not null) */
+  const char *git_diff_sha256;     /* NULL outside a checkout */
+  bool gpu_available;              /* provenance.gpu.available */
+  const char *driver_cuda_version; /* NULL without a GPU */
+  struct tb_model_gpu *gpus;       /* provenance.gpu.devices, in order */
+  size_t gpu_count;
   const char *host_os, *host_cpu_model;
   long long host_logical_cpus;
   struct tb_model_background background[2]; /* busy_processes_start, busy_processes_end */

@@ -30,9 +30,18 @@ static json_t *numbers_json(const double *values, unsigned count) {
   return a;
 }
 
-/* withheld (with the reason) or the range and its verdict, added to j. */
+/* The interval of the median ratio (schema 4): its bounds, rank and coverage. */
+static json_t *interval_json(const struct tb_interval *iv) {
+  return json_pack("{s:o, s:o, s:o, s:i}", "lo", tb_json_number(iv->bounded ? iv->lo : NAN), "hi",
+                   tb_json_number(iv->bounded ? iv->hi : NAN), "coverage",
+                   tb_json_number(iv->coverage), "rank", (int)iv->rank);
+}
+
+/* withheld (with the reason) or the range and its verdict, and the interval
+ * and its decision against the band (schema 4), added to j. */
 static json_t *range_json(json_t *j, const struct tb_replay_range *range,
-                          const struct tb_verdict_words *words) {
+                          const struct tb_verdict_words *words,
+                          const struct tb_verdict_words *decision_words) {
   if (range->withheld) {
     json_object_set_new(j, "withheld", json_string(range->reason));
     return j;
@@ -42,6 +51,12 @@ static json_t *range_json(json_t *j, const struct tb_replay_range *range,
   json_object_set_new(j, "min", tb_json_number(range->summary.min));
   json_object_set_new(j, "max", tb_json_number(range->summary.max));
   json_object_set_new(j, "verdict", json_string(tb_verdict_text(range->verdict, words)));
+  json_object_set_new(j, "interval", interval_json(&range->interval));
+  json_object_set_new(j, "noise",
+                      json_pack("{s:o, s:o}", "first", tb_json_number(range->noise[0]), "second",
+                                tb_json_number(range->noise[1])));
+  json_object_set_new(j, "band", tb_json_number(range->band));
+  json_object_set_new(j, "decision", json_string(tb_verdict_text(range->decision, decision_words)));
   return j;
 }
 
@@ -54,7 +69,7 @@ static json_t *gain_json(const struct tb_replay_case *c, int metric, unsigned ro
   json_t *j = json_pack("{s:o, s:o, s:o}", "reference_p50_ns", numbers_json(ref, rounds),
                         "candidate_p50_ns", numbers_json(cand, rounds), "gain",
                         numbers_json(c->gain[metric].per_round, rounds));
-  return range_json(j, &c->gain[metric], &tb_gain_verdict_words);
+  return range_json(j, &c->gain[metric], &tb_gain_verdict_words, &tb_gain_interval_verdict_words);
 }
 
 /* {provider: {variant: {metric: {ratio, ...}}}} */
@@ -67,9 +82,17 @@ static json_t *versus_json(const struct tb_replay_record *r, const struct tb_rep
       for (int m = 0; m < TB_REPLAY_METRICS; ++m) {
         const struct tb_replay_range *range = &c->versus[v].ratio[side][m];
         json_t *j = json_pack("{s:o}", "ratio", numbers_json(range->per_round, r->rounds));
-        json_object_set_new(metrics, metric_names[m],
-                            range_json(j, range, &tb_native_ratio_verdict_words));
+        json_object_set_new(
+            metrics, metric_names[m],
+            range_json(j, range, &tb_native_ratio_verdict_words, &tb_time_ratio_verdict_words));
       }
+      const struct tb_replay_range *per_call = &c->versus[v].per_call[side];
+      const char *scope = c->versus[v].per_call_scope[side];
+      json_t *j = json_pack("{s:o, s:o}", "ratio", numbers_json(per_call->per_round, r->rounds),
+                            "scope", scope[0] != '\0' ? json_string(scope) : json_null());
+      json_object_set_new(
+          metrics, "per_call",
+          range_json(j, per_call, &tb_native_ratio_verdict_words, &tb_time_ratio_verdict_words));
       json_object_set_new(per_provider, r->variants[side], metrics);
     }
     json_object_set_new(out, c->versus[v].provider, per_provider);
@@ -124,8 +147,16 @@ json_t *tb_replay_record_to_json(const struct tb_replay_record *r) {
   for (int m = 0; m < TB_REPLAY_METRICS; ++m) {
     json_object_set_new(counts, metric_names[m], gain_counts_json(&r->counts[m]));
   }
-  return json_pack("{s:s, s:s, s:i, s:o, s:o, s:i, s:o}", "reference", r->variants[0], "candidate",
-                   r->variants[1], "rounds", (int)r->rounds, "cases", cases, "counts", counts,
-                   "model_predicts_candidate_better", (int)r->model_predicts_candidate_better,
-                   "native_over_framework_counts", versus_counts_json(r));
+  /* how every interval and decision of the summary was made (schema 4):
+   * exact order statistics, so there is no seed to record */
+  json_t *method =
+      json_pack("{s:s, s:f, s:f, s:s, s:n}", "interval",
+                "order statistics of the per-round ratios (sign test)", "level", TB_INTERVAL_LEVEL,
+                "band_floor", TB_BAND_FLOOR, "noise",
+                "median over rounds of 1.4826 MAD / median of each record's samples", "seed");
+  return json_pack("{s:s, s:s, s:i, s:o, s:o, s:i, s:o, s:o}", "reference", r->variants[0],
+                   "candidate", r->variants[1], "rounds", (int)r->rounds, "cases", cases, "counts",
+                   counts, "model_predicts_candidate_better",
+                   (int)r->model_predicts_candidate_better, "native_over_framework_counts",
+                   versus_counts_json(r), "method", method);
 }

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "stats/interval.h"
 #include "stats/stats.h"
 #include "stats/verdict.h"
 
@@ -18,13 +19,18 @@
 /* "gpu_throughput", "gpu_latency", "host_throughput", "host_latency" */
 const char *tb_replay_metric_name(int metric);
 
-/* One metric's ratio per round, and what the range of them says. */
+/* One metric's ratio per round, what the range of them says, and what the
+ * interval of their median says against the equivalence band. */
 struct tb_replay_range {
   double per_round[TB_REPLAY_MAX_ROUNDS];
   bool withheld;    /* a round lacks a value: no figures */
   char reason[128]; /* why, when withheld */
   struct tb_summary summary;
-  enum tb_verdict verdict;
+  enum tb_verdict verdict;     /* the range rule: all pairs on one side of 1 */
+  struct tb_interval interval; /* of the median ratio (tb_paired_interval) */
+  double noise[2];             /* each side's median over rounds of its robust CV */
+  double band;                 /* tb_equivalence_band of the two noises */
+  enum tb_verdict decision;    /* the interval against the band */
 };
 
 /* Native against one framework in one case: ratio_r = native_r / framework_r
@@ -32,12 +38,20 @@ struct tb_replay_range {
 struct tb_replay_versus {
   const char *provider;
   struct tb_replay_range ratio[2][TB_REPLAY_METRICS];
+  /* Schema 4: per call in the best scope both sides measured in every round:
+   * the host-gap-free GPU control ("graph", "held", "eager": gap_free's
+   * mode), else the eager GPU control ("eager"), else host E2E ("host");
+   * per variant, scope "" when withheld. */
+  struct tb_replay_range per_call[2];
+  char per_call_scope[2][16];
 };
 
 struct tb_replay_case {
   char key[TB_REPLAY_KEY_SIZE]; /* the case id without the variant */
   double p50_ns[2][TB_REPLAY_MAX_ROUNDS]
-               [TB_REPLAY_METRICS];               /* [variant][round][metric], NaN absent */
+               [TB_REPLAY_METRICS]; /* [variant][round][metric], NaN absent */
+  double cv[2][TB_REPLAY_MAX_ROUNDS]
+           [TB_REPLAY_METRICS];                   /* robust CV of the same samples, NaN absent */
   struct tb_replay_range gain[TB_REPLAY_METRICS]; /* reference_r / candidate_r */
   int model_predicts; /* candidate's kernel score lower: 1, higher or equal: 0, no scores: -1 */
   struct tb_replay_versus *versus;
@@ -61,6 +75,7 @@ struct tb_replay_versus_counts {
 struct tb_replay_record {
   const char *variants[2]; /* reference, candidate */
   unsigned rounds;
+  bool no_device;               /* the CPU backend: GPU metrics were never measured */
   struct tb_replay_case *cases; /* in the order their first record came */
   size_t case_count;
   struct tb_replay_gain_counts counts[TB_REPLAY_METRICS];

@@ -6,10 +6,11 @@ with code of its own (it shares nothing with the C statistics or planner):
 case ids, sample counts and per-call values, p50/min/max, paired
 probe/control ratios, order alternation, validation and validity, every
 planner fact and pick, generated sources' hashes and properties, replay
-balance, gains, verdicts and counts, and the identity of the environments of
-the runs it is given. Stops at the first problem with a message naming the
-file, case and field. A run that stopped early (run.complete false) is
-audited as far as it got and labelled INCOMPLETE.
+balance, gains, verdicts and counts (and from schema 4 each range's interval,
+noise, band and decision, and the per-call scope), and the identity of the
+environments of the runs it is given. Stops at the first problem with a
+message naming the file, case and field. A run that stopped early
+(run.complete false) is audited as far as it got and labelled INCOMPLETE.
 
 It reads only regular files, and boundedly: a results file (results.json,
 or results.json.gz where committed evidence stores it compressed) of at most
@@ -42,7 +43,7 @@ import zlib
 AUDIT_VERSION = "2"
 # docs/results-schema.md: 2 adds validation.max_abs_reference; 3 the device
 # throughput's batch modes (graph, held), scope_order and gap_free
-SCHEMA_VERSIONS = (1, 2, 3)
+SCHEMA_VERSIONS = (1, 2, 3, 4)
 
 EXIT_PASSED, EXIT_DISCREPANCY, EXIT_USAGE, EXIT_MALFORMED = 0, 1, 2, 3
 
@@ -278,6 +279,17 @@ def check_pairs(a, rec, field, lists):
     for key in ("median", "min", "max"):
         member(a, rec, field, key, "number|null", optional=True)
     member(a, rec, field, "verdict", "str", optional=True)
+    # schema 4: the interval of the median ratio and its decision (audit_replay_interval)
+    interval = member(a, rec, field, "interval", "object", optional=True)
+    if interval is not None:
+        for key in ("lo", "hi", "coverage"):
+            member(a, interval, f"{field}.interval", key, "number|null")
+        member(a, interval, f"{field}.interval", "rank", "count")
+        noise = member(a, rec, field, "noise", "object")
+        for key in ("first", "second"):
+            member(a, noise, f"{field}.noise", key, "number|null")
+        member(a, rec, field, "band", "number")
+        member(a, rec, field, "decision", "str")
 
 
 def check_provenance(a, prov):
@@ -288,7 +300,7 @@ def check_provenance(a, prov):
     if gpu is not None:
         devices = member(a, gpu, "provenance.gpu", "devices", "list", optional=True) or []
         for i, device in enumerate(items(a, devices, "object", "provenance.gpu.devices")):
-            for key in ("name", "compute_capability"):
+            for key in ("name", "compute_capability", "uuid"):
                 member(a, device, f"provenance.gpu.devices[{i}]", key, "str|null", optional=True)
     artifacts = member(a, prov, "provenance", "artifacts", "list")
     for i, art in enumerate(items(a, artifacts, "object", "provenance.artifacts")):
@@ -1276,6 +1288,9 @@ def audit_replay(a, doc, path):
             refs = [metric_value(table[key][(ref, r)], metric) for r in range(rounds)]
             cands = [metric_value(table[key][(cand, r)], metric) for r in range(rounds)]
             audit_gains(a, entry["metrics"][metric], metric, refs, cands, counts[metric])
+            audit_replay_interval(a, entry["metrics"][metric], metric,
+                                  [table[key][(ref, r)] for r in range(rounds)],
+                                  [table[key][(cand, r)] for r in range(rounds)], GAIN_DECISIONS)
         scores = []
         for v in (ref, cand):
             plans = table[key][(v, 0)]["execution_plans"]
@@ -1286,12 +1301,17 @@ def audit_replay(a, doc, path):
         predicted += bool(better)
         audit_versus(a, entry, table[key], frameworks.get(key.rsplit("/", 1)[0], {}), ref, cand,
                      rounds, versus_counts)
+        if doc["schema_version"] >= 4:
+            audit_per_call(a, entry, table[key], frameworks.get(key.rsplit("/", 1)[0], {}),
+                           (ref, cand), rounds)
     a.where = f"{path} replay"
     for metric in METRICS:
         for k, v in counts[metric].items():
             a.same(f"counts.{metric}.{k}", replay["counts"][metric][k], v)
     a.same("model_predicts_candidate_better (count)", replay["model_predicts_candidate_better"], predicted)
     a.same("native_over_framework_counts", replay.get("native_over_framework_counts", {}), versus_counts)
+    if doc["schema_version"] >= 4:
+        a.same("method", replay.get("method"), REPLAY_METHOD)
     audit_provider_balance(a, doc["cases"], rounds)
 
 
@@ -1365,8 +1385,164 @@ def audit_versus(a, entry, native, frameworks, ref, cand, rounds, counts):
                 verdict = ("native faster in all pairs" if max(ratios) < 1 else
                            "native slower in all pairs" if min(ratios) > 1 else "inconclusive")
                 a.same(f"{field}.verdict", rec["verdict"], verdict)
+                audit_replay_interval(a, rec, field, [native[(variant, r)] for r in range(rounds)],
+                                      [per_round[r] for r in range(rounds)], TIME_DECISIONS)
                 count["native_faster_in_all_pairs"] += max(ratios) < 1
                 count["native_slower_in_all_pairs"] += min(ratios) > 1
+
+
+# ---- replay intervals (schema 4; docs/method.md §3.2) ------------------------------
+#
+# Re-derived from the raw samples on this side's own arithmetic: the order-statistic
+# interval of the median of the per-round ratios (sign test), each side's noise (the
+# median over rounds of 1.4826 MAD / median of a record's samples), the band
+# max(2 %, noise) and the decision of the interval against it.
+
+INTERVAL_LEVEL = 0.95
+BAND_FLOOR = 0.02
+REPLAY_METHOD = {"interval": "order statistics of the per-round ratios (sign test)",
+                 "level": INTERVAL_LEVEL, "band_floor": BAND_FLOOR,
+                 "noise": "median over rounds of 1.4826 MAD / median of each record's samples",
+                 "seed": None}
+# (below the band, above it, inside it, neither): gains above 1 are the candidate faster,
+# native / framework ratios below 1 native faster
+GAIN_DECISIONS = ("SLOWER", "FASTER", "SAME", "INCONCLUSIVE")
+TIME_DECISIONS = ("FASTER", "SLOWER", "SAME", "INCONCLUSIVE")
+
+
+def sign_rank(n):
+    """(k, coverage): the largest k with P(Binomial(n, 1/2) <= k - 1) <= 2.5 %, exactly;
+    with none, k = 1 ([min, max]) and its own coverage 1 - 2^(1-n)."""
+    tail = (1 - INTERVAL_LEVEL) / 2
+    below, k = 0, 0  # below: 2^n P(U <= k - 1), an integer
+    while k <= n and (below + math.comb(n, k)) / 2 ** n <= tail:
+        below += math.comb(n, k)
+        k += 1
+    if k == 0:
+        return 1, 1 - 2.0 ** (1 - n)
+    return k, 1 - 2 * below / 2 ** n
+
+
+def robust_cv(values):
+    values = [v for v in values if is_number(v)]
+    mid = median(values)
+    if mid is None or not mid > 0:
+        return None
+    return 1.4826 * median([abs(v - mid) for v in values]) / mid
+
+
+def metric_samples(case, metric):
+    """The raw per-call samples behind metric_value, or None."""
+    if metric.startswith("gpu"):
+        device = case["device"]
+        if device is None or not device["control_complete"]:
+            return None
+        return device["throughput" if metric.endswith("throughput") else "latency"]["control"]["per_call_ns"]
+    if case["host"] is None:
+        return None
+    return case["host"]["throughput" if metric.endswith("throughput") else "latency"]["per_call_ns"]
+
+
+def side_noise(records, metric):
+    cvs = [robust_cv(metric_samples(r, metric) or []) for r in records]
+    return median([c for c in cvs if c is not None])
+
+
+def audit_replay_interval(a, rec, field, firsts, seconds, words):
+    """The interval, noise, band and decision of one shown ratio range (schema 4 records;
+    older ones have none). `rec` already passed audit_gains / audit_versus."""
+    if rec["withheld"] is not None or "interval" not in rec:
+        return
+    ratios = rec["gain"] if "gain" in rec else rec["ratio"]
+    metric = field.rsplit(".", 1)[-1]
+    audit_interval_of(a, rec, field, ratios,
+                      (side_noise(firsts, metric), side_noise(seconds, metric)), words)
+
+
+def audit_interval_of(a, rec, field, ratios, noise, words):
+    """A shown range's interval, its sides' noise, the band and the decision."""
+    if "interval" not in rec:
+        a.fail(f"{field}.interval", "missing in a schema 4 record")
+    n = len(ratios)
+    k, coverage = sign_rank(n)
+    ordered = sorted(ratios)
+    lo, hi = ordered[k - 1], ordered[n - k]
+    a.same(f"{field}.interval.rank", rec["interval"]["rank"], k)
+    a.same(f"{field}.interval.coverage", rec["interval"]["coverage"], coverage)
+    a.same(f"{field}.interval.lo", rec["interval"]["lo"], lo)
+    a.same(f"{field}.interval.hi", rec["interval"]["hi"], hi)
+    a.same(f"{field}.noise.first", rec["noise"]["first"], noise[0])
+    a.same(f"{field}.noise.second", rec["noise"]["second"], noise[1])
+    w = max([BAND_FLOOR] + [x for x in noise if x is not None])
+    a.same(f"{field}.band", rec["band"], w)
+    below, above, inside, neither = words
+    decision = (inside if lo >= 1 / (1 + w) and hi <= 1 + w else above if lo > 1 + w
+                else below if hi < 1 / (1 + w) else neither)
+    a.same(f"{field}.decision", rec["decision"], decision)
+
+
+def per_call_figure(case, kind):
+    """(scope name, samples) of a record's throughput in one kind of scope ("gap_free",
+    "eager", "host"), or None: the gap-free figure is the control its gap_free names."""
+    device, host = case["device"], case["host"]
+    throughput = device["throughput"] if device is not None else None
+    if kind == "gap_free":
+        gap = (throughput or {}).get("gap_free")
+        if gap is None:
+            return None
+        mode = gap["mode"]
+        control = throughput["control"] if mode == "eager" else throughput["batch_modes"][mode]["control"]
+        scope, samples = mode, (control or {}).get("per_call_ns") or []
+    elif kind == "eager":
+        if device is None or not device["control_complete"]:
+            return None
+        scope, samples = "eager", throughput["control"]["per_call_ns"]
+    else:
+        if host is None:
+            return None
+        scope, samples = "host", host["throughput"]["per_call_ns"]
+    samples = [v for v in samples if is_number(v)]
+    return (scope, samples) if samples else None
+
+
+def audit_per_call(a, entry, native, frameworks, variants, rounds):
+    """native_over_framework.*.*.per_call: per round native / framework per call in the first
+    scope both sides have in every round (the gap-free one in one mode throughout), then its
+    range, interval and decision."""
+    for provider, per_round in frameworks.items():
+        for variant in variants:
+            field = f"native_over_framework.{provider}.{variant}.per_call"
+            rec = entry["native_over_framework"][provider][variant].get("per_call")
+            if rec is None:
+                a.fail(field, "missing")
+            chosen = None
+            for kind in ("gap_free", "eager", "host"):
+                pairs = [(per_call_figure(native[(variant, r)], kind),
+                          per_call_figure(per_round[r], kind) if r in per_round else None)
+                         for r in range(rounds)]
+                if all(n and f and n[0] == f[0] == pairs[0][0][0] for n, f in pairs):
+                    chosen = pairs
+                    break
+            if chosen is None:
+                if rec["withheld"] is None:
+                    a.fail(f"{field}.withheld", "no scope has both sides in every round")
+                continue
+            if rec["withheld"] is not None:
+                a.fail(f"{field}.withheld", f"both sides have {chosen[0][0][0]} in every round")
+            a.same(f"{field}.scope", rec.get("scope"), chosen[0][0][0])
+            ratios = [median(n[1]) / median(f[1]) for n, f in chosen]
+            a.same(f"{field}.ratio (count)", len(rec["ratio"]), rounds)
+            for r, x in enumerate(ratios):
+                a.same(f"{field}.ratio[{r}]", rec["ratio"][r], x)
+            a.same(f"{field}.median", rec["median"], median(ratios))
+            a.same(f"{field}.min", rec["min"], min(ratios))
+            a.same(f"{field}.max", rec["max"], max(ratios))
+            verdict = ("native faster in all pairs" if max(ratios) < 1 else
+                       "native slower in all pairs" if min(ratios) > 1 else "inconclusive")
+            a.same(f"{field}.verdict", rec["verdict"], verdict)
+            noises = [median([c for c in (robust_cv(p[side][1]) for p in chosen) if c is not None])
+                      for side in (0, 1)]
+            audit_interval_of(a, rec, field, ratios, noises, TIME_DECISIONS)
 
 
 def audit_provider_balance(a, cases, rounds):

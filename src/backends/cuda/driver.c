@@ -69,6 +69,10 @@ static enum tb_status load_driver(struct tb_error *err) {
     return tb_fail(err, TB_ERR_UNAVAILABLE, "libcuda.so.1 lacks a required entry point: %s",
                    dlerror());
   }
+  /* optional: a driver without it still runs, its GPUs just carry no UUID */
+  if (!BIND(cuDeviceGetUuid, "cuDeviceGetUuid_v2")) {
+    (void)BIND(cuDeviceGetUuid, "cuDeviceGetUuid");
+  }
   CUresult rc = api.cuInit(0);
   if (rc != CUDA_SUCCESS) {
     return tb_fail(err, TB_ERR_UNAVAILABLE, "the CUDA driver did not initialise: %s",
@@ -102,6 +106,14 @@ void tb_cuda_driver_install(const struct tb_cuda *table) {
   api_state = 1;
 }
 
+/* nvidia-smi's form of a device UUID: "GPU-" and 16 bytes in 8-4-4-4-12 hex. */
+static void uuid_text(const CUuuid *u, char *out, size_t size) {
+  const unsigned char *b = (const unsigned char *)u->bytes;
+  snprintf(out, size, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+           b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+           b[14], b[15]);
+}
+
 static void read_gpu(int ordinal, struct tb_gpu_facts *g) {
   CUdevice dev;
   g->ordinal = ordinal;
@@ -117,6 +129,10 @@ static void read_gpu(int ordinal, struct tb_gpu_facts *g) {
   api.cuDeviceGetAttribute(&g->l2_bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, dev);
   api.cuDeviceGetAttribute(&g->max_sm_clock_khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev);
   api.cuDeviceTotalMem(&g->memory_bytes, dev);
+  CUuuid uuid;
+  if (api.cuDeviceGetUuid != NULL && api.cuDeviceGetUuid(&uuid, dev) == CUDA_SUCCESS) {
+    uuid_text(&uuid, g->uuid, sizeof g->uuid);
+  }
 }
 
 void tb_cuda_inventory_read(struct tb_gpu_inventory *out) {

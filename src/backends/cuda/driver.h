@@ -50,6 +50,9 @@ struct tb_cuda {
   CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
   CUresult (*cuGraphExecDestroy)(CUgraphExec);
   CUresult (*cuGraphDestroy)(CUgraph);
+  /* optional (NULL when the driver lacks it): the device's UUID, which tells
+   * two GPUs of one model apart in the provenance */
+  CUresult (*cuDeviceGetUuid)(CUuuid *, CUdevice);
 };
 
 /* The loaded table, or NULL when there is no usable driver. */
@@ -78,6 +81,8 @@ struct tb_gpu_facts {
   int ordinal;
   bool ok; /* false: cuDeviceGet failed, only the ordinal is known */
   char name[256];
+  /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" as nvidia-smi prints it; "" unknown */
+  char uuid[48];
   int cc_major, cc_minor, multiprocessors, l2_bytes, max_sm_clock_khz;
   size_t memory_bytes;
 };
@@ -91,8 +96,9 @@ struct tb_gpu_inventory {
   struct tb_gpu_facts devices[TB_MAX_GPUS];
 };
 
-/* Driver version and every device's name, compute capability, SM count, L2
- * size and memory (cli/gpu_json.h writes them); or why not available. */
+/* Driver version and every device's name, UUID (where the driver gives it),
+ * compute capability, SM count, L2 size and memory (cli/gpu_json.h writes
+ * them); or why not available. */
 void tb_cuda_inventory_read(struct tb_gpu_inventory *out);
 
 #endif
