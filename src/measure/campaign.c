@@ -285,8 +285,10 @@ static enum tb_status measure_run(struct campaign_run *run, const struct tb_camp
   struct tb_case k = tb_campaign_run_case(c, cur);
   k.provider = run->providers[cur->provider]->name;
   struct tb_case_result result;
+  struct tb_measure_options opt = c->measure;
+  opt.seed = c->seed; /* the fresh-inputs defence derives its seed from it */
   enum tb_status st =
-      tb_run_case(run->providers[cur->provider], &k, data, reference, &c->measure, &result);
+      tb_run_case(run->providers[cur->provider], &k, data, reference, &opt, &result);
   check_frozen_source(c, &result);
   if (result.source != NULL && c->out_dir != NULL) {
     tb_archive_source(c->out_dir, result.source_sha256, result.source, err);

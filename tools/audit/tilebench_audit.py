@@ -338,9 +338,26 @@ def check_case(a, case, version, rounds):
     validation = member(a, case, "", "validation", "object|null")
     if validation is not None:
         check_validation(a, validation, version)
+    defences = member(a, case, "", "defences", "object|null", optional=True)  # older runs lack it
+    if defences is not None:
+        check_defences(a, defences)
     plans = member(a, case, "", "execution_plans", "list")
     for i, record in enumerate(items(a, plans, "object", "execution_plans")):
         check_plan(a, record, f"execution_plans[{i}]")
+
+
+DEFENCES = ("inputs_unchanged", "guard_zones", "every_call", "fresh_inputs")
+
+
+def check_defences(a, defences):
+    """docs/method.md §8: one record per defence, each passed, failed or not run."""
+    for name in DEFENCES:
+        record = member(a, defences, "defences", name, "object")
+        one_of(a, member(a, record, f"defences.{name}", "outcome", "str"),
+               ("passed", "failed", "not_run"), f"defences.{name}.outcome")
+        member(a, record, f"defences.{name}", "detail", "str")
+    for name in defences:
+        one_of(a, name, DEFENCES, "defences (key)")
 
 
 def check_phase(a, phase, name):
@@ -619,7 +636,13 @@ def audit_validity(a, case, samples, version):
         expected = case["m"] * (1 if case["op"] == "sum" else case["n"])
         a.same("validation.checked_elements", v["checked_elements"], expected)
         audit_validation_figures(a, v, version)
-    valid = host is not None and v is not None and passed and device_ok
+    # a case that validated carries its defences (schema 2 runs before them do not), and
+    # any defence that failed makes it invalid however right its output
+    defences = case.get("defences")
+    if defences is None and v is not None and "defences" in case:
+        a.fail("defences", "a validated case records its defences")
+    defended = defences is None or all(d["outcome"] != "failed" for d in defences.values())
+    valid = host is not None and v is not None and passed and device_ok and defended
     a.same("valid", case["valid"], valid)
     if valid and case["error"] is not None:
         a.fail("error", "a valid case carries an error")
