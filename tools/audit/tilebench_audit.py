@@ -42,7 +42,7 @@ import zlib
 AUDIT_VERSION = "2"
 # docs/results-schema.md: 2 adds validation.max_abs_reference; 3 the device
 # throughput's batch modes (graph, held), scope_order and gap_free
-SCHEMA_VERSIONS = (1, 2, 3)
+SCHEMA_VERSIONS = (1, 2, 3, 4)
 
 EXIT_PASSED, EXIT_DISCREPANCY, EXIT_USAGE, EXIT_MALFORMED = 0, 1, 2, 3
 
@@ -338,7 +338,8 @@ def check_case(a, case, version, rounds):
     validation = member(a, case, "", "validation", "object|null")
     if validation is not None:
         check_validation(a, validation, version)
-    defences = member(a, case, "", "defences", "object|null", optional=True)  # older runs lack it
+    # version 4 records the defences of method §8 on every case
+    defences = member(a, case, "", "defences", "object|null", optional=version < 4)
     if defences is not None:
         check_defences(a, defences)
     plans = member(a, case, "", "execution_plans", "list")
@@ -636,11 +637,11 @@ def audit_validity(a, case, samples, version):
         expected = case["m"] * (1 if case["op"] == "sum" else case["n"])
         a.same("validation.checked_elements", v["checked_elements"], expected)
         audit_validation_figures(a, v, version)
-    # a case that validated carries its defences (schema 2 runs before them do not), and
-    # any defence that failed makes it invalid however right its output
+    # from version 4 a case that validated carries its defences, and any defence that
+    # failed makes it invalid however right its output
     defences = case.get("defences")
-    if defences is None and v is not None and "defences" in case:
-        a.fail("defences", "a validated case records its defences")
+    if version >= 4 and (defences is None) != (v is None):
+        a.fail("defences", "recorded exactly when the output was validated")
     defended = defences is None or all(d["outcome"] != "failed" for d in defences.values())
     valid = host is not None and v is not None and passed and device_ok and defended
     a.same("valid", case["valid"], valid)
