@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backends/cpu/user_library.h"
 #include "backends/cuda/driver.h"
 #ifdef TB_HAVE_TIMING
 #include "measure/copy_ceiling.h"
@@ -40,7 +41,10 @@ static const char usage[] =
     "                       start at element 1, so kernels cannot assume packed or aligned rows\n"
     "  --providers LIST     native, torch, torch-compile, cublas (default: native); the torch\n"
     "                       providers run PyTorch in a worker process (TILEBENCH_PYTHON picks\n"
-    "                       the python); cublas runs gemm through cublasSgemm\n"
+    "                       the python); cublas runs gemm through cublasSgemm; user runs the\n"
+    "                       library given with --kernel (docs/user-kernels.md)\n"
+    "  --kernel PATH        the user provider's shared library (include/tilebench/kernel.h);\n"
+    "                       only with user in --providers, CPU backend\n"
     "  --variants LIST      plans of native row reductions: reference (1 warp x 8 rows),\n"
     "                       candidate (2 warps x 4 rows), automatic (default; the planner's pick)\n"
     "  --profile P          the planner's cost profile: calibrated (default; measured on the\n"
@@ -84,6 +88,7 @@ struct run_options {
   const char *frozen; /* pilot run directory to replay exactly */
   struct tb_strlist ops, shapes, views, providers, variants, realizations;
   const char *gemm_block;
+  const char *kernel;  /* --kernel: the user provider's library */
   const char *profile; /* the planner's cost profile */
   const char *backend;
   const char *out;
@@ -141,6 +146,7 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
                                           {"matrix-realization", required_argument, NULL, 'X'},
                                           {"gemm-block", required_argument, NULL, 'G'},
                                           {"profile", required_argument, NULL, 'C'},
+                                          {"kernel", required_argument, NULL, 'K'},
                                           {NULL, 0, NULL, 0}};
   const char *ops = o->replay ? "softmax,rmsnorm,layernorm" : tb_op_names();
   const char *shapes = o->replay ? DEFAULT_REDUCTION_SHAPES : DEFAULT_SHAPES;
@@ -160,6 +166,7 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
     case 'X': realizations = optarg; break;
     case 'G': o->gemm_block = optarg; break;
     case 'C': o->profile = optarg; break;
+    case 'K': o->kernel = optarg; break;
     case 'R':
     case 'F':
       if (!o->replay) {
@@ -251,6 +258,38 @@ static enum tb_status choose_backend(const char *requested, const char **chosen,
   return tb_fail(err, TB_ERR_USAGE, "unknown backend '%s' (known: cpu,cuda,auto)", requested);
 }
 
+/* --kernel and the user provider come together; the library is loaded once
+ * here, so a missing file, another ABI or an operation it lacks is refused
+ * before anything runs (the provider loads it again for the campaign). */
+static enum tb_status check_kernel(const struct run_options *o, struct tb_campaign *c,
+                                   struct tb_error *err) {
+  bool wants_user = false;
+  for (size_t i = 0; i < o->providers.count; ++i) {
+    wants_user = wants_user || strcmp(o->providers.items[i], "user") == 0;
+  }
+  if (wants_user && o->kernel == NULL) {
+    return tb_fail(err, TB_ERR_USAGE,
+                   "--providers user needs --kernel PATH: the shared library to measure "
+                   "(docs/user-kernels.md)");
+  }
+  if (!wants_user && o->kernel != NULL) {
+    return tb_fail(err, TB_ERR_USAGE,
+                   "--kernel is the user provider's library: add user to --providers (for "
+                   "example --providers native,user)");
+  }
+  if (!wants_user) {
+    return TB_OK;
+  }
+  struct tb_user_library lib;
+  if (tb_user_library_open(o->kernel, &lib, err) != TB_OK) {
+    return err->status;
+  }
+  tb_user_library_check_ops(&lib, c->ops, c->op_count, err);
+  tb_user_library_close(&lib);
+  c->kernel_library = o->kernel;
+  return err->status;
+}
+
 /* Checks every list item before anything runs, so bad input costs nothing. */
 static enum tb_status build_campaign(struct run_options *o, struct tb_campaign *c,
                                      struct tb_error *err) {
@@ -309,6 +348,9 @@ static enum tb_status build_campaign(struct run_options *o, struct tb_campaign *
         return tb_fail(err, TB_ERR_USAGE, "--providers names '%s' twice", o->providers.items[i]);
       }
     }
+  }
+  if (check_kernel(o, c, err) != TB_OK) {
+    return err->status;
   }
   for (size_t i = 0; i < o->variants.count; ++i) {
     enum tb_variant v;

@@ -332,9 +332,12 @@ static enum tb_status run_one_case(struct campaign_run *run, struct tb_campaign_
 static void create_providers(struct campaign_run *run, struct tb_error *err) {
   const struct tb_campaign *c = run->c;
   for (size_t p = 0; p < c->provider_count && !tb_interrupted(); ++p) {
-    if (tb_provider_create(c->providers[p], c->backend, &run->providers[p], &run->failures[p]) !=
-            TB_OK &&
-        strcmp(c->providers[p], "native") == 0) {
+    enum tb_status st = strcmp(c->providers[p], "user") == 0
+                            ? tb_user_provider_create(c->kernel_library, c->backend,
+                                                      &run->providers[p], &run->failures[p])
+                            : tb_provider_create(c->providers[p], c->backend, &run->providers[p],
+                                                 &run->failures[p]);
+    if (st != TB_OK && strcmp(c->providers[p], "native") == 0) {
       tb_fail(err, run->failures[p].status, "%s", run->failures[p].message);
     }
   }

@@ -122,12 +122,20 @@ static json_t *torch_json(const struct tb_torch_details *d) {
   return j;
 }
 
+static json_t *user_json(const struct tb_user_details *d) {
+  return json_pack("{s:s, s:s, s:s, s:s, s:i, s:b, s:b, s:s}", "library", d->library, "file_name",
+                   d->file_name, "sha256", d->sha256, "symbol", d->symbol, "abi_version",
+                   d->abi_version, "abi_declared", d->abi_declared, "accepts_strided_rows",
+                   d->accepts_strided, "description", d->description);
+}
+
 json_t *tb_provider_details_to_json(const struct tb_provider_details *d) {
   switch (d->kind) {
   case TB_DETAILS_CPU: return cpu_json(&d->as.cpu);
   case TB_DETAILS_CUDA_NATIVE: return cuda_native_json(&d->as.cuda);
   case TB_DETAILS_CUBLAS: return cublas_json(&d->as.cublas);
   case TB_DETAILS_TORCH: return torch_json(&d->as.torch);
+  case TB_DETAILS_USER: return user_json(&d->as.user);
   case TB_DETAILS_NONE: break;
   }
   return json_null();
