@@ -96,6 +96,16 @@ class UserKernelTest(unittest.TestCase):
         self.assertIn(f"libmykernel.so sha256:{digest[:16]}", report)
         self.audit(out)
 
+    def test_audit_checks_the_library_record(self):
+        _, out, doc = self.run_user(self.example)
+        case = self.user_cases(doc)[0]
+        case["provider_details"]["file_name"] = "other.so"
+        with open(os.path.join(out, "results.json"), "w") as f:
+            json.dump(doc, f)
+        r = subprocess.run(["python3", AUDIT, out], capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        self.assertIn("provider_details.file_name", r.stdout + r.stderr)
+
     def assert_caught(self, kernel, defence, fragment):
         r, out, doc = self.run_user(self.build(kernel))
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)

@@ -324,6 +324,8 @@ def check_case(a, case, version, rounds):
     details = member(a, case, "", "provider_details", "object|null", optional=True) or {}
     member(a, details, "provider_details", "cublas", "object", optional=True)
     member(a, details, "provider_details", "implementation", "str|null", optional=True)
+    if case.get("provider") == "user" and case.get("provider_details") is not None:
+        check_user_library(a, details)
     if rounds is None and "round" in case:
         a.malformed("round", "a case of a run that is not a replay has no round")
     if rounds is not None and member(a, case, "", "round", "count") >= rounds:
@@ -345,6 +347,19 @@ def check_case(a, case, version, rounds):
     plans = member(a, case, "", "execution_plans", "list")
     for i, record in enumerate(items(a, plans, "object", "execution_plans")):
         check_plan(a, record, f"execution_plans[{i}]")
+
+
+def check_user_library(a, details):
+    """docs/user-kernels.md: which file ran, by its resolved path and digest."""
+    library = member(a, details, "provider_details", "library", "str")
+    member(a, details, "provider_details", "sha256", "sha256")
+    member(a, details, "provider_details", "symbol", "str")
+    member(a, details, "provider_details", "abi_version", "positive")
+    for key in ("abi_declared", "accepts_strided_rows"):
+        member(a, details, "provider_details", key, "bool")
+    name = member(a, details, "provider_details", "file_name", "str")
+    if not library.startswith("/") or library.rsplit("/", 1)[-1][:255] != name:
+        a.malformed("provider_details.file_name", "the last component of an absolute library path")
 
 
 DEFENCES = ("inputs_unchanged", "guard_zones", "every_call", "fresh_inputs")
