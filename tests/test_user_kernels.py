@@ -91,6 +91,9 @@ class UserKernelTest(unittest.TestCase):
         for case in doc["cases"]:
             self.assertEqual({d["outcome"] for d in case["defences"].values()}, {"passed"},
                              case["id"])
+        # loaded before provenance was taken: an artifact with its digest
+        artifacts = {x["path"]: x["sha256"] for x in doc["provenance"]["artifacts"]}
+        self.assertEqual(artifacts.get(os.path.realpath(self.example)), digest)
         with open(os.path.join(out, "results.md")) as f:
             report = f.read()
         self.assertIn(f"libmykernel.so sha256:{digest[:16]}", report)

@@ -88,7 +88,10 @@ struct run_options {
   const char *frozen; /* pilot run directory to replay exactly */
   struct tb_strlist ops, shapes, views, providers, variants, realizations;
   const char *gemm_block;
-  const char *kernel;  /* --kernel: the user provider's library */
+  const char *kernel; /* --kernel: the user provider's library */
+  /* open from the check to the end of the run, so provenance lists it
+   * among the mapped libraries with its SHA-256 */
+  struct tb_user_library user_lib;
   const char *profile; /* the planner's cost profile */
   const char *backend;
   const char *out;
@@ -258,10 +261,11 @@ static enum tb_status choose_backend(const char *requested, const char **chosen,
   return tb_fail(err, TB_ERR_USAGE, "unknown backend '%s' (known: cpu,cuda,auto)", requested);
 }
 
-/* --kernel and the user provider come together; the library is loaded once
- * here, so a missing file, another ABI or an operation it lacks is refused
- * before anything runs (the provider loads it again for the campaign). */
-static enum tb_status check_kernel(const struct run_options *o, struct tb_campaign *c,
+/* --kernel and the user provider come together; the library is loaded here,
+ * so a missing file, another ABI or an operation it lacks is refused before
+ * anything runs, and stays loaded for the run, so that provenance lists it
+ * (the provider opens the same file again: dlopen counts references). */
+static enum tb_status check_kernel(struct run_options *o, struct tb_campaign *c,
                                    struct tb_error *err) {
   bool wants_user = false;
   for (size_t i = 0; i < o->providers.count; ++i) {
@@ -280,14 +284,12 @@ static enum tb_status check_kernel(const struct run_options *o, struct tb_campai
   if (!wants_user) {
     return TB_OK;
   }
-  struct tb_user_library lib;
-  if (tb_user_library_open(o->kernel, &lib, err) != TB_OK) {
+  if (tb_user_library_open(o->kernel, &o->user_lib, err) != TB_OK ||
+      tb_user_library_check_ops(&o->user_lib, c->ops, c->op_count, err) != TB_OK) {
     return err->status;
   }
-  tb_user_library_check_ops(&lib, c->ops, c->op_count, err);
-  tb_user_library_close(&lib);
   c->kernel_library = o->kernel;
-  return err->status;
+  return TB_OK;
 }
 
 /* Checks every list item before anything runs, so bad input costs nothing. */
@@ -658,6 +660,7 @@ static int run_or_replay(int argc, char **argv, int replay) {
     rc = run_campaign(&o, &c, argc, argv, &err);
   }
   free(c.shapes);
+  tb_user_library_close(&o.user_lib);
   tb_strlist_free(&o.ops);
   tb_strlist_free(&o.shapes);
   tb_strlist_free(&o.views);
