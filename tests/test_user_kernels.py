@@ -109,6 +109,19 @@ class UserKernelTest(unittest.TestCase):
         self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
         self.assertIn("provider_details.file_name", r.stdout + r.stderr)
 
+    def test_every_operation_of_the_abi(self):
+        ops = "sum,softmax,rmsnorm,layernorm,add,gelu_add"
+        r, out, doc = self.run_user(self.build("every_op"), ops=ops, shapes="3x5,17x257",
+                                    views="packed,strided")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        cases = self.user_cases(doc)
+        self.assertEqual(sorted({c["op"] for c in cases}), sorted(ops.split(",")))
+        self.assertEqual(len(cases), 6 * 2 * 2)
+        for case in cases:
+            self.assertTrue(case["valid"], case["error"])
+            self.assertIn("every ABI 1 operation", case["provider_details"]["description"])
+        self.audit(out)
+
     def assert_caught(self, kernel, defence, fragment):
         r, out, doc = self.run_user(self.build(kernel))
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
