@@ -79,7 +79,7 @@ static const char replay_usage[] =
     "                       refused when any differs\n"
     "  --ops LIST           row reductions (default: softmax,rmsnorm,layernorm)\n"
     "  --input-views LIST   default: packed\n"
-    "  and --shapes, --providers, --profile, --backend, --seed, --samples, --warmup-ms,\n"
+    "  and --shapes, --providers, --kernel, --profile, --backend, --seed, --samples, --warmup-ms,\n"
     "  --sample-ms, --probe, --out, --quiet as for `tilebench run`.\n";
 
 struct run_options {
