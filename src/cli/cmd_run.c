@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backends/cpu/user_library.h"
+#include "backends/user_library.h"
 #include "backends/cuda/driver.h"
 #ifdef TB_HAVE_TIMING
 #include "measure/copy_ceiling.h"

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/cpu/user_library.h"
+#include "backends/user_library.h"
 #include "inputs/guard.h"
 #include "inputs/poison.h"
 
@@ -51,12 +51,7 @@ static const float *first_element(const struct user_state *s, const struct tb_ca
 static void fill_args(struct user_state *s, const struct tb_case *c,
                       const struct tb_case_data *data) {
   struct tb_kernel_args *a = &s->args;
-  memset(a, 0, sizeof *a);
-  a->abi_version = TB_KERNEL_ABI_VERSION;
-  a->struct_size = sizeof *a;
-  a->m = (int64_t)c->shape.m;
-  a->n = (int64_t)c->shape.n;
-  a->row_stride = (int64_t)data->inputs[0].row_stride;
+  tb_user_kernel_args_init(c, data, a);
   a->x = first_element(s, data, 0);
   size_t next = 1;
   if (c->op->has_second_matrix) {
@@ -64,41 +59,19 @@ static void fill_args(struct user_state *s, const struct tb_case *c,
   }
   if (c->op->has_weight) {
     a->weight = first_element(s, data, next++);
-    a->eps = (float)(c->op->op == TB_OP_RMSNORM ? TB_RMSNORM_EPS : TB_LAYERNORM_EPS);
   }
   if (c->op->has_bias) {
     a->bias = first_element(s, data, next++);
   }
   a->out = s->out.data;
-  a->stream = NULL;
-}
-
-/* What the library or the case rules out before anything is allocated. */
-static enum tb_status refuse_case(const struct user_state *s, const struct tb_case *c,
-                                  const struct tb_case_data *data, struct tb_error *err) {
-  if (c->op->is_matmul || s->lib.fns[c->op->op] == NULL) {
-    return tb_fail(err, TB_ERR_UNAVAILABLE, "%s exports no tb_user_%s", s->lib.file_name,
-                   c->op->name);
-  }
-  if (c->view.kind != TB_VIEW_PACKED && !s->lib.accepts_strided) {
-    return tb_fail(err, TB_ERR_UNAVAILABLE,
-                   "refused: %s declares packed rows only (no TB_KERNEL_ACCEPTS_STRIDED_ROWS in "
-                   "tb_user_kernel_flags), so its %s view is not measured; run it with "
-                   "--input-views packed",
-                   s->lib.file_name, tb_view_name(c->view.kind));
-  }
-  if (c->op->has_second_matrix && data->inputs[1].row_stride != data->inputs[0].row_stride) {
-    return tb_fail(err, TB_ERR_RUN, "kernel ABI %d has one row stride for x and y",
-                   TB_KERNEL_ABI_VERSION);
-  }
-  return TB_OK;
+  a->stream = NULL; /* the CPU contract: compute before returning */
 }
 
 static enum tb_status user_prepare(struct tb_provider *p, const struct tb_case *c,
                                    const struct tb_case_data *data, const struct tb_exec_plan *plan,
                                    struct tb_error *err) {
   struct user_state *s = p->state;
-  if (refuse_case(s, c, data, err) != TB_OK) {
+  if (tb_user_library_accepts(&s->lib, c, data, err) != TB_OK) {
     return err->status;
   }
   s->fn = s->lib.fns[c->op->op];
@@ -209,17 +182,7 @@ static unsigned user_launches_per_call(const struct tb_provider *p) {
 
 static void user_details(const struct tb_provider *p, struct tb_provider_details *out) {
   const struct user_state *s = p->state;
-  memset(out, 0, sizeof *out);
-  out->kind = TB_DETAILS_USER;
-  struct tb_user_details *d = &out->as.user;
-  snprintf(d->library, sizeof d->library, "%s", s->lib.path);
-  snprintf(d->file_name, sizeof d->file_name, "%s", s->lib.file_name);
-  snprintf(d->sha256, sizeof d->sha256, "%s", s->lib.sha256);
-  snprintf(d->symbol, sizeof d->symbol, "%s", s->symbol);
-  snprintf(d->description, sizeof d->description, "%s", s->lib.description);
-  d->abi_version = s->lib.abi_version;
-  d->abi_declared = s->lib.abi_declared;
-  d->accepts_strided = s->lib.accepts_strided;
+  tb_user_library_details(&s->lib, s->symbol, out);
 }
 
 static const char *user_source(const struct tb_provider *p, const char **sha256) {

@@ -1,4 +1,4 @@
-#include "backends/cpu/user_library.h"
+#include "backends/user_library.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -86,6 +86,54 @@ enum tb_status tb_user_library_check_ops(const struct tb_user_library *lib,
     }
   }
   return TB_OK;
+}
+
+enum tb_status tb_user_library_accepts(const struct tb_user_library *lib, const struct tb_case *c,
+                                       const struct tb_case_data *data, struct tb_error *err) {
+  if (c->op->is_matmul || lib->fns[c->op->op] == NULL) {
+    return tb_fail(err, TB_ERR_UNAVAILABLE, "%s exports no tb_user_%s", lib->file_name,
+                   c->op->name);
+  }
+  if (c->view.kind != TB_VIEW_PACKED && !lib->accepts_strided) {
+    return tb_fail(err, TB_ERR_UNAVAILABLE,
+                   "refused: %s declares packed rows only (no TB_KERNEL_ACCEPTS_STRIDED_ROWS in "
+                   "tb_user_kernel_flags), so its %s view is not measured; run it with "
+                   "--input-views packed",
+                   lib->file_name, tb_view_name(c->view.kind));
+  }
+  if (c->op->has_second_matrix && data->inputs[1].row_stride != data->inputs[0].row_stride) {
+    return tb_fail(err, TB_ERR_RUN, "kernel ABI %d has one row stride for x and y",
+                   TB_KERNEL_ABI_VERSION);
+  }
+  return TB_OK;
+}
+
+void tb_user_kernel_args_init(const struct tb_case *c, const struct tb_case_data *data,
+                              struct tb_kernel_args *a) {
+  memset(a, 0, sizeof *a);
+  a->abi_version = TB_KERNEL_ABI_VERSION;
+  a->struct_size = sizeof *a;
+  a->m = (int64_t)c->shape.m;
+  a->n = (int64_t)c->shape.n;
+  a->row_stride = (int64_t)data->inputs[0].row_stride;
+  if (c->op->has_weight) {
+    a->eps = (float)(c->op->op == TB_OP_RMSNORM ? TB_RMSNORM_EPS : TB_LAYERNORM_EPS);
+  }
+}
+
+void tb_user_library_details(const struct tb_user_library *lib, const char *symbol,
+                             struct tb_provider_details *out) {
+  memset(out, 0, sizeof *out);
+  out->kind = TB_DETAILS_USER;
+  struct tb_user_details *d = &out->as.user;
+  snprintf(d->library, sizeof d->library, "%s", lib->path);
+  snprintf(d->file_name, sizeof d->file_name, "%s", lib->file_name);
+  snprintf(d->sha256, sizeof d->sha256, "%s", lib->sha256);
+  snprintf(d->symbol, sizeof d->symbol, "%s", symbol);
+  snprintf(d->description, sizeof d->description, "%s", lib->description);
+  d->abi_version = lib->abi_version;
+  d->abi_declared = lib->abi_declared;
+  d->accepts_strided = lib->accepts_strided;
 }
 
 void tb_user_library_close(struct tb_user_library *lib) {

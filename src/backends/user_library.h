@@ -1,9 +1,10 @@
 /* A user's kernel library (include/tilebench/kernel.h) opened with dlopen:
  * which file it is (resolved path, SHA-256), the ABI it declares, its flags
- * and the operations it exports. Shared by the CLI's check before a run and
- * the user provider. */
-#ifndef TB_BACKENDS_CPU_USER_LIBRARY_H
-#define TB_BACKENDS_CPU_USER_LIBRARY_H
+ * and the operations it exports; what it accepts of a case and the
+ * arguments of its calls. Shared by the CLI's check before a run and the
+ * user providers of both backends. */
+#ifndef TB_BACKENDS_USER_LIBRARY_H
+#define TB_BACKENDS_USER_LIBRARY_H
 
 #include <stdbool.h>
 
@@ -11,6 +12,8 @@
 
 #include "cases/ops.h"
 #include "core/error.h"
+#include "inputs/tensor.h"
+#include "providers/provider_details.h"
 
 struct tb_user_library {
   void *handle;
@@ -35,6 +38,20 @@ enum tb_status tb_user_library_open(const char *path, struct tb_user_library *li
 enum tb_status tb_user_library_check_ops(const struct tb_user_library *lib,
                                          const struct tb_op_info *const *ops, size_t count,
                                          struct tb_error *err);
+
+/* TB_ERR_UNAVAILABLE with the reason when the library cannot run case `c`
+ * (no tb_user_<op>; packed rows only on a strided view), else TB_OK. */
+enum tb_status tb_user_library_accepts(const struct tb_user_library *lib, const struct tb_case *c,
+                                       const struct tb_case_data *data, struct tb_error *err);
+
+/* The arguments every call of case `c` shares (ABI, shape, stride, eps);
+ * the caller sets the pointers and the stream. */
+void tb_user_kernel_args_init(const struct tb_case *c, const struct tb_case_data *data,
+                              struct tb_kernel_args *a);
+
+/* The library as provider details (kind TB_DETAILS_USER), calling `symbol`. */
+void tb_user_library_details(const struct tb_user_library *lib, const char *symbol,
+                             struct tb_provider_details *out);
 
 void tb_user_library_close(struct tb_user_library *lib);
 
