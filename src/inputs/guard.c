@@ -4,15 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void fill_zone(float *zone) {
+void tb_guard_fill(float *zone) {
   uint32_t bits = TB_GUARD_BITS;
   for (size_t i = 0; i < TB_GUARD_ELEMS; ++i) {
     memcpy(&zone[i], &bits, sizeof bits);
   }
 }
 
-/* Index of the first element of the zone that lost the pattern, or -1. */
-static long long first_damage(const float *zone) {
+long long tb_guard_first_damage(const float *zone) {
   for (size_t i = 0; i < TB_GUARD_ELEMS; ++i) {
     uint32_t bits;
     memcpy(&bits, &zone[i], sizeof bits);
@@ -31,8 +30,8 @@ bool tb_guarded_alloc(struct tb_guarded *g, size_t count) {
   }
   g->data = g->base + TB_GUARD_ELEMS;
   g->count = count;
-  fill_zone(g->base);
-  fill_zone(g->data + count);
+  tb_guard_fill(g->base);
+  tb_guard_fill(g->data + count);
   return true;
 }
 
@@ -42,12 +41,12 @@ void tb_guarded_free(struct tb_guarded *g) {
 }
 
 bool tb_guarded_intact(const struct tb_guarded *g, long long *offset) {
-  long long before = first_damage(g->base);
+  long long before = tb_guard_first_damage(g->base);
   if (before >= 0) {
     *offset = before - (long long)TB_GUARD_ELEMS;
     return false;
   }
-  long long after = first_damage(g->data + g->count);
+  long long after = tb_guard_first_damage(g->data + g->count);
   if (after >= 0) {
     *offset = (long long)g->count + after;
     return false;

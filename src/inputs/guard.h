@@ -14,6 +14,12 @@
  * and past a whole row of the small shapes. */
 #define TB_GUARD_ELEMS 1024u
 
+/* Writes the pattern over one zone of TB_GUARD_ELEMS elements (a host copy
+ * for a device's zones, too). */
+void tb_guard_fill(float *zone);
+/* The first element of a zone that lost the pattern, or -1. */
+long long tb_guard_first_damage(const float *zone);
+
 struct tb_guarded {
   float *base; /* the allocation: guard, data, guard */
   float *data; /* `count` elements the caller uses */
