@@ -44,7 +44,7 @@ static const char usage[] =
     "                       the python); cublas runs gemm through cublasSgemm; user runs the\n"
     "                       library given with --kernel (docs/user-kernels.md)\n"
     "  --kernel PATH        the user provider's shared library (include/tilebench/kernel.h);\n"
-    "                       only with user in --providers, CPU backend\n"
+    "                       only with user in --providers\n"
     "  --variants LIST      plans of native row reductions: reference (1 warp x 8 rows),\n"
     "                       candidate (2 warps x 4 rows), automatic (default; the planner's pick)\n"
     "  --profile P          the planner's cost profile: calibrated (default; measured on the\n"

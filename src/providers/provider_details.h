@@ -145,6 +145,9 @@ struct tb_user_details {
   bool abi_declared;     /* the library exports tb_user_kernel_abi_version */
   bool accepts_strided;  /* TB_KERNEL_ACCEPTS_STRIDED_ROWS was declared */
   char description[256]; /* tb_user_kernel_description(), or empty */
+  bool has_buffers;      /* CUDA backend: the buffer sets and the device */
+  struct tb_buffer_facts buffers;
+  char device[256];
 };
 
 struct tb_provider_details {

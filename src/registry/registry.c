@@ -8,6 +8,7 @@
 #ifdef TB_HAVE_CUDA_HEADERS
 #include "backends/cuda/cublas_provider.h"
 #include "backends/cuda/cuda_provider.h"
+#include "backends/cuda/user_cuda_provider.h"
 #endif
 
 const char *tb_provider_names(void) {
@@ -64,13 +65,16 @@ enum tb_status tb_user_provider_create(const char *library, const char *backend,
   if (library == NULL) {
     return tb_fail(err, TB_ERR_USAGE, "the user provider needs --kernel PATH (its library)");
   }
-  if (strcmp(backend, "cpu") != 0) {
-    return tb_fail(err, TB_ERR_UNAVAILABLE,
-                   "the user provider runs on the CPU backend only in this build (this run's "
-                   "backend: %s); pass --backend cpu",
-                   backend);
+  if (strcmp(backend, "cpu") == 0) {
+    return tb_cpu_user_provider_create(library, out, err);
   }
-  return tb_cpu_user_provider_create(library, out, err);
+#ifdef TB_HAVE_CUDA_HEADERS
+  if (strcmp(backend, "cuda") == 0) {
+    return tb_cuda_user_provider_create(library, out, err);
+  }
+#endif
+  return tb_fail(err, TB_ERR_UNAVAILABLE,
+                 "the user provider has no %s backend in this build; pass --backend cpu", backend);
 }
 
 void tb_provider_destroy(struct tb_provider *p) {

@@ -12,7 +12,8 @@
 enum tb_status tb_provider_create(const char *name, const char *backend, struct tb_provider **out,
                                   struct tb_error *err);
 /* The user provider over the kernel library at `library`
- * (include/tilebench/kernel.h); CPU backend only for now. */
+ * (include/tilebench/kernel.h), on the CPU or (built with the CUDA headers)
+ * the CUDA backend. */
 enum tb_status tb_user_provider_create(const char *library, const char *backend,
                                        struct tb_provider **out, struct tb_error *err);
 void tb_provider_destroy(struct tb_provider *p);

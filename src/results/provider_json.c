@@ -123,10 +123,15 @@ static json_t *torch_json(const struct tb_torch_details *d) {
 }
 
 static json_t *user_json(const struct tb_user_details *d) {
-  return json_pack("{s:s, s:s, s:s, s:s, s:i, s:b, s:b, s:s}", "library", d->library, "file_name",
-                   d->file_name, "sha256", d->sha256, "symbol", d->symbol, "abi_version",
-                   d->abi_version, "abi_declared", d->abi_declared, "accepts_strided_rows",
-                   d->accepts_strided, "description", d->description);
+  json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:i, s:b, s:b, s:s}", "library", d->library,
+                        "file_name", d->file_name, "sha256", d->sha256, "symbol", d->symbol,
+                        "abi_version", d->abi_version, "abi_declared", d->abi_declared,
+                        "accepts_strided_rows", d->accepts_strided, "description", d->description);
+  if (d->has_buffers) { /* the CUDA backend's buffer sets, as the other CUDA providers' */
+    json_object_set_new(j, "buffers", buffers_json(&d->buffers));
+    json_object_set_new(j, "device", json_string(d->device));
+  }
+  return j;
 }
 
 json_t *tb_provider_details_to_json(const struct tb_provider_details *d) {
