@@ -3,14 +3,16 @@
 # clang, both warning-free), install it into a fresh prefix, move the build
 # tree away, and use what was installed: a C program through pkg-config, a
 # CMake project through find_package(tilebench), the Python package, and the
-# installed tilebench running native and torch cases and auditing them.
+# installed tilebench running native and torch cases and auditing them, and a
+# user kernel built against the installed include/tilebench/kernel.h.
 #   scripts/check-install.sh [WORK_DIR]
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 work=${1:-$(mktemp -d /tmp/tilebench-install-XXXXXX)}
 mkdir -p "$work"
 prefix=$work/prefix
-rm -rf "$prefix" "$work/build-moved-away" "$work/consumer" "$work/run" # a rerun starts clean
+rm -rf "$prefix" "$work/build-moved-away" "$work/consumer" "$work/run" "$work/user-kernel" \
+  "$work/user-run" # a rerun starts clean
 
 echo "== Debug build with clang (warnings are errors)"
 if command -v clang >/dev/null; then
@@ -79,4 +81,12 @@ assert doc["provenance"]["git"]["commit"] is None, "an installed binary read a s
 print(f"{len(torch)} torch case(s) valid from the installed binary")
 PY
 "$tilebench" audit "$work/run"
+
+echo "== a user kernel built against the installed header, measured by the installed tilebench"
+cp -r "$TB_ROOT/examples/user-kernel" "$work/user-kernel"
+make -s -C "$work/user-kernel" TILEBENCH_INCLUDE="$prefix/include"
+"$tilebench" run --backend cpu --ops softmax,rmsnorm --shapes 37x769 --providers native,user \
+  --kernel "$work/user-kernel/libmykernel.so" --samples 3 --warmup-ms 1 --sample-ms 1 --quiet \
+  --out "$work/user-run"
+"$tilebench" audit "$work/user-run"
 echo "install check passed ($work)"

@@ -339,6 +339,20 @@ class ValidationTest(AuditCase):
             d["run"]["valid_cases"] -= 1
         self.expect(audit(self.mutated(m)), 1, "validation.failed_elements")
 
+    def test_a_failed_defence_makes_the_case_invalid(self):
+        # method §8: a valid case whose defence failed, and one that dropped its defences
+        def failed(d):
+            self.valid_case(d)["defences"]["guard_zones"]["outcome"] = "failed"
+        self.expect(audit(self.mutated(failed)), 1, "valid")
+
+        def dropped(d):
+            self.valid_case(d)["defences"] = None
+        self.expect(audit(self.mutated(dropped)), 1, "defences")
+
+        def unknown(d):
+            self.valid_case(d)["defences"]["every_call"]["outcome"] = "skipped"
+        self.expect(audit(self.mutated(unknown)), 3, "defences.every_call.outcome")
+
     def test_version_decides_not_field_presence(self):
         v1 = os.path.join(CORPUS, "v1-run")
         self.expect(audit(v1), 0)
@@ -354,7 +368,7 @@ class ValidationTest(AuditCase):
         self.expect(audit(self.mutated(lacking, v2=True)), 3, "validation.max_abs_reference: missing")
 
         def version(d):
-            d["schema_version"] = 5  # beyond the newest
+            d["schema_version"] = 6  # beyond the newest
         self.expect(audit(self.mutated(version)), 3, "schema_version")
 
 

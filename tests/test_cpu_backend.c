@@ -1,6 +1,7 @@
 /* The CPU backend through the provider interface against the fp64 oracle,
  * over awkward shapes (n = 1, m = 1, n not a multiple of 4, strided views). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +12,7 @@
 #include "registry/registry.h"
 #include "test_support.h"
 
-static const struct tb_measure_options quick = {0.5, 0.2, 3, true, 0};
+static const struct tb_measure_options quick = {0.5, 0.2, 3, true, 0, 1};
 
 static void run_and_check(enum tb_op op, size_t m, size_t n, enum tb_view_kind view,
                           enum tb_variant variant) {
@@ -39,6 +40,10 @@ static void run_and_check(enum tb_op op, size_t m, size_t n, enum tb_view_kind v
   assert_int_equal(r.host.latency.count, 3);
   assert_int_equal(r.host.latency.calls_per_sample, 1);
   assert_int_equal(r.validation.checked, data.output.storage_elems);
+  assert_true(r.defences_ran); /* the built-in provider passes every defence (method §8) */
+  for (int d = 0; d < TB_DEFENCE_COUNT; ++d) {
+    assert_int_equal(r.defences[d].outcome, TB_DEFENCE_PASSED);
+  }
   tb_case_result_free(&r);
   tb_provider_destroy(p);
   free(ref);
@@ -103,6 +108,105 @@ static void unwritten_tail_makes_the_case_invalid(void **state) {
   tb_provider_destroy(p);
   free(ref);
   tb_case_data_free(&data);
+}
+
+/* The native provider made to cheat in one way at a time, each caught by its
+ * defence (method §8) and named first in the error; without the optional
+ * primitives the defences are recorded as not run and the case stays valid. */
+enum cheat { CHEAT_NONE, CHEAT_SKIP_EVERY_OTHER, CHEAT_WRITE_INPUT, CHEAT_KEEP_OUTPUT };
+static enum cheat cheat;
+static unsigned long cheat_calls;
+static struct tb_case_data *cheat_data;
+
+static enum tb_status cheating_launch(struct tb_provider *p, unsigned long calls,
+                                      struct tb_error *err) {
+  for (unsigned long i = 0; i < calls; ++i, ++cheat_calls) {
+    bool skip = (cheat == CHEAT_SKIP_EVERY_OTHER && cheat_calls % 2 == 1) ||
+                (cheat == CHEAT_KEEP_OUTPUT && cheat_calls > 0);
+    if (!skip && real_ops->launch(p, 1, err) != TB_OK) {
+      return err->status;
+    }
+    if (cheat == CHEAT_WRITE_INPUT) {
+      /* [0,0], not storage[0]: the strided view's padding is NaN, and NaN + 1 keeps its bits */
+      cheat_data->inputs[0].storage[cheat_data->inputs[0].offset] += 1.0f;
+    }
+  }
+  return TB_OK;
+}
+
+/* A provider that keeps its output ignores the poison too. */
+static enum tb_status cheating_poison(struct tb_provider *p, struct tb_error *err) {
+  return cheat == CHEAT_KEEP_OUTPUT ? TB_OK : real_ops->poison_output(p, err);
+}
+
+static void run_cheat(enum cheat how, bool primitives, struct tb_case_result *r) {
+  struct tb_case c = {.op = tb_op_info(TB_OP_SOFTMAX),
+                      .shape = {5, 33, 0},
+                      .view = tb_view_for(TB_VIEW_STRIDED, 33),
+                      .provider = "native",
+                      .planned = true,
+                      .variant = TB_VARIANT_AUTOMATIC};
+  struct tb_case_data data;
+  double *ref = NULL;
+  struct tb_error err = {0};
+  struct tb_provider *p = NULL;
+  assert_int_equal(tb_case_data_create(&c, 7, &data, &err), TB_OK);
+  assert_int_equal(tb_oracle_compute(&data, &ref, &err), TB_OK);
+  assert_int_equal(tb_provider_create("native", "cpu", &p, &err), TB_OK);
+  cheat = how;
+  cheat_calls = 0;
+  cheat_data = &data;
+  real_ops = p->ops;
+  broken_ops = *p->ops;
+  broken_ops.launch = cheating_launch;
+  broken_ops.poison_output = cheating_poison;
+  if (!primitives) {
+    broken_ops.read_input = NULL;
+    broken_ops.check_guards = NULL;
+    broken_ops.load_inputs = NULL;
+  }
+  p->ops = &broken_ops;
+  assert_int_equal(tb_run_case(p, &c, &data, ref, &quick, r), TB_OK);
+  p->ops = real_ops;
+  tb_provider_destroy(p);
+  free(ref);
+  tb_case_data_free(&data);
+}
+
+static void assert_caught(enum cheat how, enum tb_defence by) {
+  struct tb_case_result r;
+  run_cheat(how, true, &r);
+  assert_false(r.valid);
+  assert_true(r.host_measured);
+  assert_int_equal(r.defences[by].outcome, TB_DEFENCE_FAILED);
+  char expected[64];
+  snprintf(expected, sizeof expected, "defence %s failed: ", tb_defence_name(by));
+  if (strncmp(r.error, expected, strlen(expected)) != 0) {
+    print_error("%s\n", r.error);
+    fail();
+  }
+  tb_case_result_free(&r);
+}
+
+static void cheats_are_caught_by_their_defence(void **state) {
+  assert_caught(CHEAT_SKIP_EVERY_OTHER, TB_DEFENCE_EVERY_CALL);
+  assert_caught(CHEAT_WRITE_INPUT, TB_DEFENCE_INPUTS_UNCHANGED);
+  assert_caught(CHEAT_KEEP_OUTPUT, TB_DEFENCE_FRESH_INPUTS);
+
+  struct tb_case_result r; /* a kept output passes the poisoned calls: only fresh inputs show it */
+  run_cheat(CHEAT_KEEP_OUTPUT, true, &r);
+  assert_int_equal(r.defences[TB_DEFENCE_EVERY_CALL].outcome, TB_DEFENCE_PASSED);
+  assert_true(r.validation.passed);
+  tb_case_result_free(&r);
+
+  run_cheat(CHEAT_NONE, false, &r);
+  assert_true(r.valid);
+  assert_int_equal(r.defences[TB_DEFENCE_EVERY_CALL].outcome, TB_DEFENCE_PASSED);
+  assert_int_equal(r.defences[TB_DEFENCE_INPUTS_UNCHANGED].outcome, TB_DEFENCE_NOT_RUN);
+  assert_int_equal(r.defences[TB_DEFENCE_GUARD_ZONES].outcome, TB_DEFENCE_NOT_RUN);
+  assert_int_equal(r.defences[TB_DEFENCE_FRESH_INPUTS].outcome, TB_DEFENCE_NOT_RUN);
+  assert_non_null(strstr(r.defences[TB_DEFENCE_GUARD_ZONES].detail, "no guard zones"));
+  tb_case_result_free(&r);
 }
 
 /* gemm over odd sizes in every dimension, both views (a's and b's leading
@@ -181,6 +285,27 @@ static void cublas_needs_the_cuda_backend(void **state) {
   assert_non_null(strstr(err.message, "needs the CUDA backend"));
 }
 
+/* The user provider needs its library and a backend it has; it never
+ * starts over a missing file, whatever the backend. */
+static void user_provider_needs_a_library_and_a_backend(void **state) {
+  struct tb_provider *p = NULL;
+  struct tb_error err = {0};
+  assert_int_equal(tb_provider_create("user", "cpu", &p, &err), TB_ERR_USAGE);
+  assert_non_null(strstr(err.message, "needs --kernel PATH"));
+  tb_error_clear(&err);
+  assert_int_equal(tb_user_provider_create("/nonexistent/libk.so", "fpga", &p, &err),
+                   TB_ERR_UNAVAILABLE);
+  assert_non_null(strstr(err.message, "no fpga backend"));
+  tb_error_clear(&err);
+  assert_int_equal(tb_user_provider_create("/nonexistent/libk.so", "cpu", &p, &err), TB_ERR_USAGE);
+  assert_non_null(strstr(err.message, "no such file"));
+  tb_error_clear(&err);
+  /* CUDA: no GPU here (unavailable), or the missing file on a GPU machine */
+  enum tb_status st = tb_user_provider_create("/nonexistent/libk.so", "cuda", &p, &err);
+  assert_true(st == TB_ERR_UNAVAILABLE || st == TB_ERR_USAGE);
+  assert_null(p);
+}
+
 static void unknown_provider_and_backend(void **state) {
   struct tb_provider *p = NULL;
   struct tb_error err = {0};
@@ -207,11 +332,13 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_op_on_awkward_shapes),
       cmocka_unit_test(unwritten_tail_makes_the_case_invalid),
+      cmocka_unit_test(cheats_are_caught_by_their_defence),
       cmocka_unit_test(gemm_on_odd_shapes),
       cmocka_unit_test(tf32_rounding),
       cmocka_unit_test(unknown_provider_and_backend),
       cmocka_unit_test(cpu_plan_step),
       cmocka_unit_test(cublas_needs_the_cuda_backend),
+      cmocka_unit_test(user_provider_needs_a_library_and_a_backend),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

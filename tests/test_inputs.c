@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "inputs/generator.h"
+#include "inputs/guard.h"
 #include "inputs/tensor.h"
 #include "oracle/validate.h"
 #include "test_support.h"
@@ -93,12 +94,38 @@ static void oversized_case_refused_before_allocating(void **state) {
   assert_null(d.inputs[0].storage);
 }
 
+/* A write just before or just past a guarded buffer is found, with its
+ * offset from the first element; writes inside it are not. */
+static void guard_zones_find_writes_outside(void **state) {
+  struct tb_guarded g;
+  long long offset = 99;
+  assert_true(tb_guarded_alloc(&g, 10));
+  for (size_t i = 0; i < g.count; ++i) {
+    g.data[i] = (float)i;
+  }
+  assert_true(tb_guarded_intact(&g, &offset));
+  assert_int_equal(offset, 0);
+  g.data[10] = 1.0f;
+  assert_false(tb_guarded_intact(&g, &offset));
+  assert_int_equal(offset, 10);
+  tb_guarded_free(&g);
+  assert_true(tb_guarded_alloc(&g, 10));
+  g.data[-1] = 0.0f;
+  assert_false(tb_guarded_intact(&g, &offset));
+  assert_int_equal(offset, -1);
+  g.data[-(long)TB_GUARD_ELEMS] = 0.0f; /* the farthest damage is reported first */
+  assert_false(tb_guarded_intact(&g, &offset));
+  assert_int_equal(offset, -(long long)TB_GUARD_ELEMS);
+  tb_guarded_free(&g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(same_seed_same_values),
       cmocka_unit_test(strided_view_holds_the_same_logical_values),
       cmocka_unit_test(values_are_realistic),
       cmocka_unit_test(output_starts_poisoned),
+      cmocka_unit_test(guard_zones_find_writes_outside),
       cmocka_unit_test(oversized_case_refused_before_allocating),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backends/user_library.h"
 #include "backends/cuda/driver.h"
 #ifdef TB_HAVE_TIMING
 #include "measure/copy_ceiling.h"
@@ -40,7 +41,10 @@ static const char usage[] =
     "                       start at element 1, so kernels cannot assume packed or aligned rows\n"
     "  --providers LIST     native, torch, torch-compile, cublas (default: native); the torch\n"
     "                       providers run PyTorch in a worker process (TILEBENCH_PYTHON picks\n"
-    "                       the python); cublas runs gemm through cublasSgemm\n"
+    "                       the python); cublas runs gemm through cublasSgemm; user runs the\n"
+    "                       library given with --kernel (docs/user-kernels.md)\n"
+    "  --kernel PATH        the user provider's shared library (include/tilebench/kernel.h);\n"
+    "                       only with user in --providers\n"
     "  --variants LIST      plans of native row reductions: reference (1 warp x 8 rows),\n"
     "                       candidate (2 warps x 4 rows), automatic (default; the planner's pick)\n"
     "  --profile P          the planner's cost profile: calibrated (default; measured on the\n"
@@ -75,7 +79,7 @@ static const char replay_usage[] =
     "                       refused when any differs\n"
     "  --ops LIST           row reductions (default: softmax,rmsnorm,layernorm)\n"
     "  --input-views LIST   default: packed\n"
-    "  and --shapes, --providers, --profile, --backend, --seed, --samples, --warmup-ms,\n"
+    "  and --shapes, --providers, --kernel, --profile, --backend, --seed, --samples, --warmup-ms,\n"
     "  --sample-ms, --probe, --out, --quiet as for `tilebench run`.\n";
 
 struct run_options {
@@ -84,6 +88,10 @@ struct run_options {
   const char *frozen; /* pilot run directory to replay exactly */
   struct tb_strlist ops, shapes, views, providers, variants, realizations;
   const char *gemm_block;
+  const char *kernel; /* --kernel: the user provider's library */
+  /* open from the check to the end of the run, so provenance lists it
+   * among the mapped libraries with its SHA-256 */
+  struct tb_user_library user_lib;
   const char *profile; /* the planner's cost profile */
   const char *backend;
   const char *out;
@@ -141,6 +149,7 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
                                           {"matrix-realization", required_argument, NULL, 'X'},
                                           {"gemm-block", required_argument, NULL, 'G'},
                                           {"profile", required_argument, NULL, 'C'},
+                                          {"kernel", required_argument, NULL, 'K'},
                                           {NULL, 0, NULL, 0}};
   const char *ops = o->replay ? "softmax,rmsnorm,layernorm" : tb_op_names();
   const char *shapes = o->replay ? DEFAULT_REDUCTION_SHAPES : DEFAULT_SHAPES;
@@ -160,6 +169,7 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
     case 'X': realizations = optarg; break;
     case 'G': o->gemm_block = optarg; break;
     case 'C': o->profile = optarg; break;
+    case 'K': o->kernel = optarg; break;
     case 'R':
     case 'F':
       if (!o->replay) {
@@ -251,6 +261,37 @@ static enum tb_status choose_backend(const char *requested, const char **chosen,
   return tb_fail(err, TB_ERR_USAGE, "unknown backend '%s' (known: cpu,cuda,auto)", requested);
 }
 
+/* --kernel and the user provider come together; the library is loaded here,
+ * so a missing file, another ABI or an operation it lacks is refused before
+ * anything runs, and stays loaded for the run, so that provenance lists it
+ * (the provider opens the same file again: dlopen counts references). */
+static enum tb_status check_kernel(struct run_options *o, struct tb_campaign *c,
+                                   struct tb_error *err) {
+  bool wants_user = false;
+  for (size_t i = 0; i < o->providers.count; ++i) {
+    wants_user = wants_user || strcmp(o->providers.items[i], "user") == 0;
+  }
+  if (wants_user && o->kernel == NULL) {
+    return tb_fail(err, TB_ERR_USAGE,
+                   "--providers user needs --kernel PATH: the shared library to measure "
+                   "(docs/user-kernels.md)");
+  }
+  if (!wants_user && o->kernel != NULL) {
+    return tb_fail(err, TB_ERR_USAGE,
+                   "--kernel is the user provider's library: add user to --providers (for "
+                   "example --providers native,user)");
+  }
+  if (!wants_user) {
+    return TB_OK;
+  }
+  if (tb_user_library_open(o->kernel, &o->user_lib, err) != TB_OK ||
+      tb_user_library_check_ops(&o->user_lib, c->ops, c->op_count, err) != TB_OK) {
+    return err->status;
+  }
+  c->kernel_library = o->kernel;
+  return TB_OK;
+}
+
 /* Checks every list item before anything runs, so bad input costs nothing. */
 static enum tb_status build_campaign(struct run_options *o, struct tb_campaign *c,
                                      struct tb_error *err) {
@@ -309,6 +350,9 @@ static enum tb_status build_campaign(struct run_options *o, struct tb_campaign *
         return tb_fail(err, TB_ERR_USAGE, "--providers names '%s' twice", o->providers.items[i]);
       }
     }
+  }
+  if (check_kernel(o, c, err) != TB_OK) {
+    return err->status;
   }
   for (size_t i = 0; i < o->variants.count; ++i) {
     enum tb_variant v;
@@ -616,6 +660,7 @@ static int run_or_replay(int argc, char **argv, int replay) {
     rc = run_campaign(&o, &c, argc, argv, &err);
   }
   free(c.shapes);
+  tb_user_library_close(&o.user_lib);
   tb_strlist_free(&o.ops);
   tb_strlist_free(&o.shapes);
   tb_strlist_free(&o.views);

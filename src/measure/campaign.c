@@ -285,8 +285,10 @@ static enum tb_status measure_run(struct campaign_run *run, const struct tb_camp
   struct tb_case k = tb_campaign_run_case(c, cur);
   k.provider = run->providers[cur->provider]->name;
   struct tb_case_result result;
+  struct tb_measure_options opt = c->measure;
+  opt.seed = c->seed; /* the fresh-inputs defence derives its seed from it */
   enum tb_status st =
-      tb_run_case(run->providers[cur->provider], &k, data, reference, &c->measure, &result);
+      tb_run_case(run->providers[cur->provider], &k, data, reference, &opt, &result);
   check_frozen_source(c, &result);
   if (result.source != NULL && c->out_dir != NULL) {
     tb_archive_source(c->out_dir, result.source_sha256, result.source, err);
@@ -330,9 +332,12 @@ static enum tb_status run_one_case(struct campaign_run *run, struct tb_campaign_
 static void create_providers(struct campaign_run *run, struct tb_error *err) {
   const struct tb_campaign *c = run->c;
   for (size_t p = 0; p < c->provider_count && !tb_interrupted(); ++p) {
-    if (tb_provider_create(c->providers[p], c->backend, &run->providers[p], &run->failures[p]) !=
-            TB_OK &&
-        strcmp(c->providers[p], "native") == 0) {
+    enum tb_status st = strcmp(c->providers[p], "user") == 0
+                            ? tb_user_provider_create(c->kernel_library, c->backend,
+                                                      &run->providers[p], &run->failures[p])
+                            : tb_provider_create(c->providers[p], c->backend, &run->providers[p],
+                                                 &run->failures[p]);
+    if (st != TB_OK && strcmp(c->providers[p], "native") == 0) {
       tb_fail(err, run->failures[p].status, "%s", run->failures[p].message);
     }
   }

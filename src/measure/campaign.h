@@ -30,6 +30,7 @@ struct tb_campaign {
   char **providers;
   size_t provider_count;
   const char *backend;
+  const char *kernel_library; /* --kernel: the user provider's library, or NULL */
   unsigned long long seed;
   struct tb_measure_options measure;
   bool progress;        /* a progress line on stderr (a TTY) */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "inputs/poison.h"
+#include "measure/defences.h"
 #include "measure/device_phase.h"
 
 /* GPU providers: control and probe on the provider's stream. */
@@ -40,28 +41,6 @@ static void keep_provider_facts(struct tb_provider *p, struct tb_case_result *r)
   }
 }
 
-/* Poison, run once, copy the whole output back, compare with the oracle. */
-static enum tb_status validate_output(struct tb_provider *p, const struct tb_case *c,
-                                      const struct tb_case_data *data, const double *reference,
-                                      struct tb_validation *v, struct tb_error *err) {
-  size_t count = data->output.storage_elems;
-  float *out = malloc(count * sizeof *out);
-  if (out == NULL) {
-    return tb_fail(err, TB_ERR_SYSTEM, "out of memory copying the output back");
-  }
-  tb_poison(out, count); /* a read_output that copies nothing leaves poison */
-  if (p->ops->poison_output(p, err) == TB_OK && p->ops->launch(p, 1, err) == TB_OK &&
-      p->ops->synchronize(p, err) == TB_OK && p->ops->read_output(p, out, count, err) == TB_OK) {
-    size_t length = c->op->is_matmul ? c->shape.k : c->shape.n;
-    tb_validate(out, reference, count,
-                tb_tolerance_for(c->op->op, length,
-                                 c->op->is_matmul && tb_realization_is_tf32(c->realization)),
-                v);
-  }
-  free(out);
-  return err->status;
-}
-
 enum tb_status tb_run_case(struct tb_provider *p, const struct tb_case *c,
                            const struct tb_case_data *data, const double *reference,
                            const struct tb_measure_options *opt, struct tb_case_result *r) {
@@ -73,6 +52,8 @@ enum tb_status tb_run_case(struct tb_provider *p, const struct tb_case *c,
   r->minimal_bytes = tb_op_minimal_bytes(r->c.op->op, r->c.shape);
 
   struct tb_error err = {0};
+  struct tb_input_hashes before; /* before any call of this provider */
+  tb_hash_inputs(data, &before);
   /* the plan step, then prepare runs what it planned; the record keeps the
    * plan of a prepared case: the plan that ran */
   struct tb_exec_plan plan;
@@ -87,28 +68,26 @@ enum tb_status tb_run_case(struct tb_provider *p, const struct tb_case *c,
       r->host_measured = true;
       measure_device(p, opt, r);
     }
-    if (err.status == TB_OK &&
-        validate_output(p, c, data, reference, &r->validation, &err) == TB_OK) {
-      r->validated = true;
+    if (err.status == TB_OK) {
+      tb_validate_and_defend(p, c, data, reference, &before, opt, r, &err);
     }
   }
   p->ops->release(p);
   if (err.status != TB_OK) {
     snprintf(r->error, sizeof r->error, "%s", err.message);
-  } else if (!r->validation.passed) {
-    snprintf(r->error, sizeof r->error,
-             "output wrong: %zu of %zu elements outside tolerance (%zu unwritten); first at %zu: "
-             "got %.9g, expected %.9g",
-             r->validation.failed, r->validation.checked, r->validation.unwritten,
-             r->validation.first_failure, r->validation.first_failure_got,
-             r->validation.first_failure_expected);
+  } else {
+    tb_defence_failure(r, r->error, sizeof r->error); /* wrong output: every_call */
   }
   /* Once the device phase ran, its control samples are required. */
   int device_required = r->device != NULL;
   if (err.status == TB_OK && device_required && !r->device_measured && r->error[0] == '\0') {
     snprintf(r->error, sizeof r->error, "%s", r->device_unavailable_reason);
   }
-  r->valid = r->host_measured && r->validated && r->validation.passed &&
+  bool defended = true;
+  for (int d = 0; d < TB_DEFENCE_COUNT; ++d) {
+    defended = defended && r->defences[d].outcome != TB_DEFENCE_FAILED;
+  }
+  r->valid = r->host_measured && r->validated && r->validation.passed && defended &&
              (!device_required || r->device_measured);
   return err.status == TB_ERR_SYSTEM ? TB_ERR_SYSTEM : TB_OK;
 }

@@ -21,6 +21,9 @@ struct tb_measure_options {
   /* the batch modes the device phase times throughput in (bit 1 << mode);
    * eager is always timed */
   unsigned batch_modes;
+  /* the run's input seed: the fresh-inputs defence generates its second
+   * inputs from seed ^ 1 (docs/method.md §8) */
+  unsigned long long seed;
 };
 
 /* Largest batch: bounds a calibration fooled by a near-zero first timing. */

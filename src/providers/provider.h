@@ -19,6 +19,14 @@
 
 struct tb_provider;
 
+/* What check_guards found: how many buffers it checked and, when a zone
+ * lost its pattern, which buffer and where. */
+struct tb_guard_report {
+  unsigned buffers;
+  bool intact;
+  char damaged[160]; /* "after out, element +0 past its end" */
+};
+
 struct tb_provider_ops {
   /* The plan step: plans case `c` for this provider's device (the planner's
    * rule, planner/exec_plan.h) before anything is prepared; TB_PLAN_NONE
@@ -75,6 +83,20 @@ struct tb_provider_ops {
   enum tb_status (*replay_graph)(struct tb_provider *p, struct tb_error *err);
   /* Destroys the captured graph, if any. */
   void (*release_graph)(struct tb_provider *p);
+  /* The defences' primitives (docs/method.md §8); each optional (NULL: that
+   * defence is recorded as not run for the provider, with the reason).
+   * read_input copies input `index` (data->inputs' order) as the calls left
+   * it, its whole storage with the padding, count elements, to dst. */
+  enum tb_status (*read_input)(struct tb_provider *p, size_t index, float *dst, size_t count,
+                               struct tb_error *err);
+  /* Checks the guard zones around every buffer the provider allocated. */
+  enum tb_status (*check_guards)(struct tb_provider *p, struct tb_guard_report *report,
+                                 struct tb_error *err);
+  /* Replaces the prepared inputs by those of `data`: the same case (shape,
+   * view, layout) with values from another seed; `data` outlives the
+   * prepared case. */
+  enum tb_status (*load_inputs)(struct tb_provider *p, const struct tb_case_data *data,
+                                struct tb_error *err);
   /* Kernel launches one call makes (a split-row plan makes 2). */
   unsigned (*launches_per_call)(const struct tb_provider *p);
   /* Provider facts of the prepared case for the results (compilation,

@@ -18,6 +18,7 @@ enum tb_details_kind {
   TB_DETAILS_CUDA_NATIVE,
   TB_DETAILS_CUBLAS,
   TB_DETAILS_TORCH,
+  TB_DETAILS_USER,
 };
 
 /* A fact a worker may leave out or send as null: kept as it came. */
@@ -134,6 +135,21 @@ struct tb_torch_details {
   bool torch_compile;
 };
 
+/* A user's kernel library (include/tilebench/kernel.h): which file ran. */
+struct tb_user_details {
+  char library[4096];    /* the resolved path that was loaded */
+  char file_name[256];   /* its last component, as the report labels it */
+  char sha256[65];       /* of the file, read when the provider was created */
+  char symbol[64];       /* the function this case called: tb_user_<op> */
+  unsigned abi_version;  /* declared, or 1 */
+  bool abi_declared;     /* the library exports tb_user_kernel_abi_version */
+  bool accepts_strided;  /* TB_KERNEL_ACCEPTS_STRIDED_ROWS was declared */
+  char description[256]; /* tb_user_kernel_description(), or empty */
+  bool has_buffers;      /* CUDA backend: the buffer sets and the device */
+  struct tb_buffer_facts buffers;
+  char device[256];
+};
+
 struct tb_provider_details {
   enum tb_details_kind kind;
   union {
@@ -141,6 +157,7 @@ struct tb_provider_details {
     struct tb_cuda_native_details cuda;
     struct tb_cublas_details cublas;
     struct tb_torch_details torch;
+    struct tb_user_details user;
   } as;
 };
 

@@ -3,19 +3,22 @@
 #include <string.h>
 
 #include "backends/cpu/cpu_provider.h"
+#include "backends/cpu/user_provider.h"
 #include "providers/torch_worker.h"
 #ifdef TB_HAVE_CUDA_HEADERS
 #include "backends/cuda/cublas_provider.h"
 #include "backends/cuda/cuda_provider.h"
+#include "backends/cuda/user_cuda_provider.h"
 #endif
 
 const char *tb_provider_names(void) {
-  return "native,torch,torch-compile,cublas";
+  return "native,torch,torch-compile,cublas,user";
 }
 
 bool tb_provider_known(const char *name) {
   return strcmp(name, "native") == 0 || strcmp(name, "torch") == 0 ||
-         strcmp(name, "torch-compile") == 0 || strcmp(name, "cublas") == 0;
+         strcmp(name, "torch-compile") == 0 || strcmp(name, "cublas") == 0 ||
+         strcmp(name, "user") == 0;
 }
 
 bool tb_provider_plans(const char *name) {
@@ -38,6 +41,9 @@ enum tb_status tb_provider_create(const char *name, const char *backend, struct 
     return tb_fail(err, TB_ERR_UNAVAILABLE,
                    "the cublas provider needs the CUDA backend (this run's backend: %s)", backend);
   }
+  if (strcmp(name, "user") == 0) {
+    return tb_fail(err, TB_ERR_USAGE, "the user provider needs --kernel PATH (its library)");
+  }
   if (strcmp(name, "native") != 0) {
     return tb_fail(err, TB_ERR_USAGE, "unknown provider '%s' (known: %s)", name,
                    tb_provider_names());
@@ -51,6 +57,24 @@ enum tb_status tb_provider_create(const char *name, const char *backend, struct 
   }
 #endif
   return tb_fail(err, TB_ERR_UNAVAILABLE, "backend '%s' is not available in this build", backend);
+}
+
+enum tb_status tb_user_provider_create(const char *library, const char *backend,
+                                       struct tb_provider **out, struct tb_error *err) {
+  *out = NULL;
+  if (library == NULL) {
+    return tb_fail(err, TB_ERR_USAGE, "the user provider needs --kernel PATH (its library)");
+  }
+  if (strcmp(backend, "cpu") == 0) {
+    return tb_cpu_user_provider_create(library, out, err);
+  }
+#ifdef TB_HAVE_CUDA_HEADERS
+  if (strcmp(backend, "cuda") == 0) {
+    return tb_cuda_user_provider_create(library, out, err);
+  }
+#endif
+  return tb_fail(err, TB_ERR_UNAVAILABLE,
+                 "the user provider has no %s backend in this build; pass --backend cpu", backend);
 }
 
 void tb_provider_destroy(struct tb_provider *p) {

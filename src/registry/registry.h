@@ -11,6 +11,11 @@
 /* Creates a provider by name for the chosen backend. */
 enum tb_status tb_provider_create(const char *name, const char *backend, struct tb_provider **out,
                                   struct tb_error *err);
+/* The user provider over the kernel library at `library`
+ * (include/tilebench/kernel.h), on the CPU or (built with the CUDA headers)
+ * the CUDA backend. */
+enum tb_status tb_user_provider_create(const char *library, const char *backend,
+                                       struct tb_provider **out, struct tb_error *err);
 void tb_provider_destroy(struct tb_provider *p);
 
 /* Whether the named provider runs the planner's variants of row reductions. */
@@ -19,7 +24,7 @@ bool tb_provider_plans(const char *name);
 /* Whether a provider of that name exists. */
 bool tb_provider_known(const char *name);
 
-/* "native,torch,torch-compile" for help and error messages. */
+/* "native,torch,torch-compile,cublas,user" for help and error messages. */
 const char *tb_provider_names(void);
 
 #endif

@@ -12,6 +12,27 @@
 #include "stats/interval.h"
 #include "stats/stats.h"
 
+/* Each user kernel library the run measured, once: the file name the
+ * user knows it by and the digest that says which build it was. */
+static void user_libraries(struct tb_strbuf *b, const struct tb_results_model *m) {
+  for (size_t i = 0; i < m->case_count; ++i) {
+    const struct tb_model_case *c = &m->cases[i];
+    bool first = c->user_library != NULL && c->user_sha256 != NULL;
+    for (size_t k = 0; k < i && first; ++k) {
+      const struct tb_model_case *e = &m->cases[k];
+      first = e->user_library == NULL || e->user_sha256 == NULL ||
+              strcmp(e->user_library, c->user_library) != 0 ||
+              strcmp(e->user_sha256, c->user_sha256) != 0;
+    }
+    if (first) {
+      char name[512], digest[160];
+      tb_strbuf_printf(b, "- user kernel (provider user): %s sha256:%s\n",
+                       tb_md(c->user_library, name, sizeof name),
+                       tb_md(c->user_sha256, digest, sizeof digest));
+    }
+  }
+}
+
 static void markdown_header(struct tb_strbuf *b, const struct tb_results_model *m) {
   tb_strbuf_printf(b, "# tilebench results\n\n");
   tb_strbuf_printf(b, "- tool: tilebench %s, results schema %lld\n", tb_or(m->tool_version, "?"),
@@ -22,6 +43,7 @@ static void markdown_header(struct tb_strbuf *b, const struct tb_results_model *
   tb_strbuf_printf(b, "- backend: %s; seed %lld\n", tb_or(m->backend, "?"), m->seed);
   tb_strbuf_printf(b, "- source: commit %s%s\n", tb_or(m->git_commit, "unknown"),
                    m->git_dirty ? " (dirty worktree)" : "");
+  user_libraries(b, m);
   tb_strbuf_printf(b, "\n## Summary\n\n");
   tb_report_summary_lines(b, m, "- ", true);
   tb_strbuf_printf(b, "\n");

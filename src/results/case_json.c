@@ -55,6 +55,22 @@ static json_t *validation_json(const struct tb_case_result *r) {
   return j;
 }
 
+/* Each defence's outcome and detail, keyed by its name; null when the
+ * validation calls never ran (the case failed before them). */
+static json_t *defences_json(const struct tb_case_result *r) {
+  if (!r->defences_ran) {
+    return json_null();
+  }
+  json_t *j = json_object();
+  for (int d = 0; d < TB_DEFENCE_COUNT; ++d) {
+    const struct tb_defence_record *rec = &r->defences[d];
+    json_object_set_new(j, tb_defence_name((enum tb_defence)d),
+                        json_pack("{s:s, s:s}", "outcome", tb_defence_outcome_name(rec->outcome),
+                                  "detail", rec->detail));
+  }
+  return j;
+}
+
 /* The plan the provider's plan step made, if any: [] when it made none. */
 static json_t *plans_json(const struct tb_case_result *r) {
   json_t *plans = json_array();
@@ -101,6 +117,7 @@ json_t *tb_case_result_to_json(const struct tb_case_result *r) {
                       r->device_unavailable_reason ? json_string(r->device_unavailable_reason)
                                                    : json_null());
   json_object_set_new(j, "validation", validation_json(r));
+  json_object_set_new(j, "defences", defences_json(r));
   json_object_set_new(j, "valid", json_boolean(r->valid));
   json_object_set_new(j, "error", r->error[0] ? json_string(r->error) : json_null());
   return j;

@@ -23,3 +23,23 @@ void tb_case_result_free(struct tb_case_result *r) {
   r->device = NULL;
   r->source = NULL;
 }
+
+const char *tb_defence_name(enum tb_defence d) {
+  switch (d) {
+  case TB_DEFENCE_INPUTS_UNCHANGED: return "inputs_unchanged";
+  case TB_DEFENCE_GUARD_ZONES: return "guard_zones";
+  case TB_DEFENCE_EVERY_CALL: return "every_call";
+  case TB_DEFENCE_FRESH_INPUTS: return "fresh_inputs";
+  case TB_DEFENCE_COUNT: break;
+  }
+  return "unknown";
+}
+
+const char *tb_defence_outcome_name(enum tb_defence_outcome o) {
+  switch (o) {
+  case TB_DEFENCE_PASSED: return "passed";
+  case TB_DEFENCE_FAILED: return "failed";
+  case TB_DEFENCE_NOT_RUN: break;
+  }
+  return "not_run";
+}

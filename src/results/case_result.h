@@ -34,6 +34,30 @@ struct tb_host_phase {
 
 void tb_host_phase_free(struct tb_host_phase *phase);
 
+/* The defences of docs/method.md §8, checked on every case after the
+ * timings: what a kernel could do to pass validation without computing
+ * every call's output from its inputs alone. */
+enum tb_defence {
+  TB_DEFENCE_INPUTS_UNCHANGED, /* the inputs hash the same after the calls as before */
+  TB_DEFENCE_GUARD_ZONES,      /* no call wrote outside its buffers */
+  TB_DEFENCE_EVERY_CALL,       /* several calls validated, the output poisoned before each */
+  TB_DEFENCE_FRESH_INPUTS,     /* one more call on inputs of another seed is right too */
+  TB_DEFENCE_COUNT
+};
+
+enum tb_defence_outcome { TB_DEFENCE_NOT_RUN = 0, TB_DEFENCE_PASSED, TB_DEFENCE_FAILED };
+
+struct tb_defence_record {
+  enum tb_defence_outcome outcome;
+  char detail[400]; /* what was checked, what failed, or why it did not run */
+};
+
+/* "inputs_unchanged", "guard_zones", "every_call", "fresh_inputs"; the
+ * results' keys. */
+const char *tb_defence_name(enum tb_defence d);
+/* "passed", "failed", "not_run". */
+const char *tb_defence_outcome_name(enum tb_defence_outcome o);
+
 struct tb_case_result {
   struct tb_case c;
   char id[160];
@@ -59,7 +83,10 @@ struct tb_case_result {
   char source_sha256[65];
 
   bool validated;
+  /* the first validated call that failed, else the last (every call passed) */
   struct tb_validation validation;
+  bool defences_ran; /* the validation calls ran: `defences` holds their outcomes */
+  struct tb_defence_record defences[TB_DEFENCE_COUNT];
 
   /* valid = output correct and every required measurement present
    * (docs/method.md §2.4); it says nothing about how quiet the machine was. */

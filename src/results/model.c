@@ -126,6 +126,8 @@ static bool one_case(const json_t *j, struct tb_model_case *c) {
   c->max_rel_error = number_or_nan(json_object_get(validation, "max_rel_error"));
   c->atol = number_or_nan(json_object_get(validation, "atol"));
   c->buffer_state = text(AT(j, "provider_details", "buffers", "state"));
+  c->user_library = text(AT(j, "provider_details", "file_name"));
+  c->user_sha256 = text(AT(j, "provider_details", "sha256"));
   c->source_sha256 = text(json_object_get(j, "source_sha256"));
   c->selected_kernel_score = number_or_nan(
       AT(json_array_get(json_object_get(j, "execution_plans"), 0), "selected", "kernel_score"));

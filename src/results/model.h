@@ -60,6 +60,8 @@ struct tb_model_case {
   bool has_validation; /* the key is present (null included: output not checked) */
   double max_abs_error, max_rel_error, atol; /* NaN when not a number */
   const char *buffer_state;                  /* provider_details.buffers.state */
+  /* a user kernel library's provider_details.file_name and sha256, else NULL */
+  const char *user_library, *user_sha256;
   const char *source_sha256;
   double selected_kernel_score; /* execution_plans[0].selected.kernel_score, or NaN */
   const char *device_unavailable_reason;

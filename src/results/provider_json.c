@@ -122,12 +122,25 @@ static json_t *torch_json(const struct tb_torch_details *d) {
   return j;
 }
 
+static json_t *user_json(const struct tb_user_details *d) {
+  json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:i, s:b, s:b, s:s}", "library", d->library,
+                        "file_name", d->file_name, "sha256", d->sha256, "symbol", d->symbol,
+                        "abi_version", d->abi_version, "abi_declared", d->abi_declared,
+                        "accepts_strided_rows", d->accepts_strided, "description", d->description);
+  if (d->has_buffers) { /* the CUDA backend's buffer sets, as the other CUDA providers' */
+    json_object_set_new(j, "buffers", buffers_json(&d->buffers));
+    json_object_set_new(j, "device", json_string(d->device));
+  }
+  return j;
+}
+
 json_t *tb_provider_details_to_json(const struct tb_provider_details *d) {
   switch (d->kind) {
   case TB_DETAILS_CPU: return cpu_json(&d->as.cpu);
   case TB_DETAILS_CUDA_NATIVE: return cuda_native_json(&d->as.cuda);
   case TB_DETAILS_CUBLAS: return cublas_json(&d->as.cublas);
   case TB_DETAILS_TORCH: return torch_json(&d->as.torch);
+  case TB_DETAILS_USER: return user_json(&d->as.user);
   case TB_DETAILS_NONE: break;
   }
   return json_null();

@@ -43,7 +43,7 @@ import zlib
 AUDIT_VERSION = "2"
 # docs/results-schema.md: 2 adds validation.max_abs_reference; 3 the device
 # throughput's batch modes (graph, held), scope_order and gap_free
-SCHEMA_VERSIONS = (1, 2, 3, 4)
+SCHEMA_VERSIONS = (1, 2, 3, 4, 5)
 
 EXIT_PASSED, EXIT_DISCREPANCY, EXIT_USAGE, EXIT_MALFORMED = 0, 1, 2, 3
 
@@ -336,6 +336,8 @@ def check_case(a, case, version, rounds):
     details = member(a, case, "", "provider_details", "object|null", optional=True) or {}
     member(a, details, "provider_details", "cublas", "object", optional=True)
     member(a, details, "provider_details", "implementation", "str|null", optional=True)
+    if case.get("provider") == "user" and case.get("provider_details") is not None:
+        check_user_library(a, details)
     if rounds is None and "round" in case:
         a.malformed("round", "a case of a run that is not a replay has no round")
     if rounds is not None and member(a, case, "", "round", "count") >= rounds:
@@ -350,9 +352,40 @@ def check_case(a, case, version, rounds):
     validation = member(a, case, "", "validation", "object|null")
     if validation is not None:
         check_validation(a, validation, version)
+    # version 5 records the defences of method §8 on every case
+    defences = member(a, case, "", "defences", "object|null", optional=version < 5)
+    if defences is not None:
+        check_defences(a, defences)
     plans = member(a, case, "", "execution_plans", "list")
     for i, record in enumerate(items(a, plans, "object", "execution_plans")):
         check_plan(a, record, f"execution_plans[{i}]")
+
+
+def check_user_library(a, details):
+    """docs/user-kernels.md: which file ran, by its resolved path and digest."""
+    library = member(a, details, "provider_details", "library", "str")
+    member(a, details, "provider_details", "sha256", "sha256")
+    member(a, details, "provider_details", "symbol", "str")
+    member(a, details, "provider_details", "abi_version", "positive")
+    for key in ("abi_declared", "accepts_strided_rows"):
+        member(a, details, "provider_details", key, "bool")
+    name = member(a, details, "provider_details", "file_name", "str")
+    if not library.startswith("/") or library.rsplit("/", 1)[-1][:255] != name:
+        a.malformed("provider_details.file_name", "the last component of an absolute library path")
+
+
+DEFENCES = ("inputs_unchanged", "guard_zones", "every_call", "fresh_inputs")
+
+
+def check_defences(a, defences):
+    """docs/method.md §8: one record per defence, each passed, failed or not run."""
+    for name in DEFENCES:
+        record = member(a, defences, "defences", name, "object")
+        one_of(a, member(a, record, f"defences.{name}", "outcome", "str"),
+               ("passed", "failed", "not_run"), f"defences.{name}.outcome")
+        member(a, record, f"defences.{name}", "detail", "str")
+    for name in defences:
+        one_of(a, name, DEFENCES, "defences (key)")
 
 
 def check_phase(a, phase, name):
@@ -631,7 +664,13 @@ def audit_validity(a, case, samples, version):
         expected = case["m"] * (1 if case["op"] == "sum" else case["n"])
         a.same("validation.checked_elements", v["checked_elements"], expected)
         audit_validation_figures(a, v, version)
-    valid = host is not None and v is not None and passed and device_ok
+    # from version 5 a case that validated carries its defences, and any defence that
+    # failed makes it invalid however right its output
+    defences = case.get("defences")
+    if version >= 5 and (defences is None) != (v is None):
+        a.fail("defences", "recorded exactly when the output was validated")
+    defended = defences is None or all(d["outcome"] != "failed" for d in defences.values())
+    valid = host is not None and v is not None and passed and device_ok and defended
     a.same("valid", case["valid"], valid)
     if valid and case["error"] is not None:
         a.fail("error", "a valid case carries an error")

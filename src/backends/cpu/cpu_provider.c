@@ -1,16 +1,17 @@
 #include "backends/cpu/cpu_provider.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "inputs/guard.h"
 #include "inputs/poison.h"
 #include "planner/exec_plan.h"
 
 struct cpu_state {
   const struct tb_case_data *data; /* borrowed: the host inputs are the "device" inputs */
-  float *out;
-  size_t out_count;
+  struct tb_guarded out;           /* between guard zones, for the defences (method §8) */
   unsigned lanes;
   enum tb_realization realization; /* gemm */
   float *scratch;                  /* one float per lane */
@@ -41,20 +42,18 @@ static enum tb_status cpu_prepare(struct tb_provider *p, const struct tb_case *c
   s->data = data;
   s->realization = c->realization;
   s->lanes = plan->kind == TB_PLAN_REDUCTION ? plan_lanes(&plan->as.reduction) : TB_CPU_MIN_LANES;
-  s->out_count = data->output.storage_elems;
-  s->out = malloc(s->out_count * sizeof(float));
   s->scratch = malloc(s->lanes * sizeof(float));
-  if (s->out == NULL || s->scratch == NULL) {
+  if (!tb_guarded_alloc(&s->out, data->output.storage_elems) || s->scratch == NULL) {
     return tb_fail(err, TB_ERR_SYSTEM, "out of memory for the CPU backend's output");
   }
-  tb_poison(s->out, s->out_count);
+  tb_poison(s->out.data, s->out.count);
   return TB_OK;
 }
 
 static enum tb_status cpu_launch(struct tb_provider *p, unsigned long calls, struct tb_error *err) {
   struct cpu_state *s = p->state;
   for (unsigned long i = 0; i < calls; ++i) {
-    tb_cpu_run_case(s->data, s->realization, s->lanes, s->scratch, s->out);
+    tb_cpu_run_case(s->data, s->realization, s->lanes, s->scratch, s->out.data);
   }
   return TB_OK;
 }
@@ -65,24 +64,57 @@ static enum tb_status cpu_synchronize(struct tb_provider *p, struct tb_error *er
 
 static enum tb_status cpu_poison(struct tb_provider *p, struct tb_error *err) {
   struct cpu_state *s = p->state;
-  tb_poison(s->out, s->out_count);
+  tb_poison(s->out.data, s->out.count);
   return TB_OK;
 }
 
 static enum tb_status cpu_read_output(struct tb_provider *p, float *dst, size_t count,
                                       struct tb_error *err) {
   struct cpu_state *s = p->state;
-  if (count != s->out_count) {
-    return tb_fail(err, TB_ERR_RUN, "output has %zu elements, %zu were asked for", s->out_count,
+  if (count != s->out.count) {
+    return tb_fail(err, TB_ERR_RUN, "output has %zu elements, %zu were asked for", s->out.count,
                    count);
   }
-  memcpy(dst, s->out, count * sizeof(float));
+  memcpy(dst, s->out.data, count * sizeof(float));
+  return TB_OK;
+}
+
+/* The inputs are the case's host tensors themselves (borrowed): reading
+ * them back shows whether a call wrote into them. */
+static enum tb_status cpu_read_input(struct tb_provider *p, size_t index, float *dst, size_t count,
+                                     struct tb_error *err) {
+  struct cpu_state *s = p->state;
+  if (index >= s->data->input_count || count != s->data->inputs[index].storage_elems) {
+    return tb_fail(err, TB_ERR_RUN, "no input %zu of %zu elements", index, count);
+  }
+  memcpy(dst, s->data->inputs[index].storage, count * sizeof(float));
+  return TB_OK;
+}
+
+/* Only the output is the provider's own allocation, so only it is guarded. */
+static enum tb_status cpu_check_guards(struct tb_provider *p, struct tb_guard_report *r,
+                                       struct tb_error *err) {
+  struct cpu_state *s = p->state;
+  long long offset = 0;
+  memset(r, 0, sizeof *r);
+  r->buffers = 1;
+  r->intact = tb_guarded_intact(&s->out, &offset);
+  if (!r->intact) {
+    snprintf(r->damaged, sizeof r->damaged, "around out: element %lld", offset);
+  }
+  return TB_OK;
+}
+
+static enum tb_status cpu_load_inputs(struct tb_provider *p, const struct tb_case_data *data,
+                                      struct tb_error *err) {
+  struct cpu_state *s = p->state;
+  s->data = data; /* borrowed like the first: the caller keeps it until release */
   return TB_OK;
 }
 
 static void cpu_release(struct tb_provider *p) {
   struct cpu_state *s = p->state;
-  free(s->out);
+  tb_guarded_free(&s->out);
   free(s->scratch);
   memset(s, 0, sizeof *s);
 }
@@ -127,6 +159,9 @@ static const struct tb_provider_ops cpu_ops = {
     .read_output = cpu_read_output,
     .device_stream = cpu_device_stream,
     .has_device = cpu_has_device,
+    .read_input = cpu_read_input,
+    .check_guards = cpu_check_guards,
+    .load_inputs = cpu_load_inputs,
     .launches_per_call = cpu_launches_per_call,
     .details = cpu_details,
     .source = cpu_source,

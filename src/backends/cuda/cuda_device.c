@@ -42,8 +42,8 @@ enum tb_status tb_cuda_device_load_case(struct tb_cuda_device *d, const struct t
   d->cursor = 0;
   d->view_offset = c->view.offset;
   d->cu->cuCtxSetCurrent(d->context);
-  return tb_device_buffers_create(d->cu, data, workspace_floats, d->info.l2_bytes, &d->buffers,
-                                  err);
+  return tb_device_buffers_create(d->cu, data, workspace_floats, d->info.l2_bytes, d->guarded,
+                                  &d->buffers, err);
 }
 
 static void release_graphs(struct tb_cuda_device *d) {

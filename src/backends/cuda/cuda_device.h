@@ -24,6 +24,7 @@ struct tb_cuda_device {
   const struct tb_case_data *data;
   struct tb_device_buffers buffers;
   unsigned cursor; /* next buffer set */
+  bool guarded;    /* set before load_case: buffers between guard zones (method §8) */
   size_t view_offset;
   /* The graph mode's batches: consecutive graphs of `calls` calls that
    * together walk the whole rotation, replayed in turn, so that replays see

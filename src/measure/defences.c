@@ -1,0 +1,224 @@
+#include "measure/defences.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "inputs/guard.h"
+#include "inputs/poison.h"
+#include "oracle/oracle.h"
+
+void tb_hash_inputs(const struct tb_case_data *data, struct tb_input_hashes *out) {
+  memset(out, 0, sizeof *out);
+  out->count = data->input_count;
+  for (size_t i = 0; i < data->input_count; ++i) {
+    tb_sha256_buffer(data->inputs[i].storage, data->inputs[i].storage_elems * sizeof(float),
+                     out->sha256[i]);
+  }
+}
+
+static struct tb_tolerance tolerance_of(const struct tb_case *c) {
+  size_t length = c->op->is_matmul ? c->shape.k : c->shape.n;
+  return tb_tolerance_for(c->op->op, length,
+                          c->op->is_matmul && tb_realization_is_tf32(c->realization));
+}
+
+/* Poison (unless `over_previous`), one call, the whole output back, compared
+ * with `reference`; the host copy is poisoned too, so a read_output that
+ * copies nothing fails. */
+static enum tb_status validate_call(struct tb_provider *p, const struct tb_case *c, float *out,
+                                    size_t count, const double *reference, bool over_previous,
+                                    struct tb_validation *v, struct tb_error *err) {
+  tb_poison(out, count);
+  if ((over_previous || p->ops->poison_output(p, err) == TB_OK) &&
+      p->ops->launch(p, 1, err) == TB_OK && p->ops->synchronize(p, err) == TB_OK &&
+      p->ops->read_output(p, out, count, err) == TB_OK) {
+    tb_validate(out, reference, count, tolerance_of(c), v);
+  }
+  return err->status;
+}
+
+static void set_outcome(struct tb_defence_record *d, bool passed, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void set_outcome(struct tb_defence_record *d, bool passed, const char *fmt, ...) {
+  d->outcome = passed ? TB_DEFENCE_PASSED : TB_DEFENCE_FAILED;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(d->detail, sizeof d->detail, fmt, ap);
+  va_end(ap);
+}
+
+static void not_run(struct tb_defence_record *d, const char *why) {
+  d->outcome = TB_DEFENCE_NOT_RUN;
+  snprintf(d->detail, sizeof d->detail, "%.399s", why);
+}
+
+static void describe_failure(const struct tb_validation *v, char *buf, size_t size) {
+  snprintf(buf, size,
+           "%zu of %zu elements outside tolerance (%zu unwritten); first at %zu: got %.9g, "
+           "expected %.9g",
+           v->failed, v->checked, v->unwritten, v->first_failure, v->first_failure_got,
+           v->first_failure_expected);
+}
+
+/* TB_VALIDATION_CALLS calls, each after poisoning; r->validation keeps the
+ * first that failed, or the last. */
+static enum tb_status every_call(struct tb_provider *p, const struct tb_case *c, float *out,
+                                 size_t count, const double *reference, struct tb_case_result *r,
+                                 struct tb_error *err) {
+  for (unsigned call = 1; call <= TB_VALIDATION_CALLS; ++call) {
+    if (validate_call(p, c, out, count, reference, false, &r->validation, err) != TB_OK) {
+      return err->status;
+    }
+    r->validated = true;
+    if (!r->validation.passed) {
+      char why[300];
+      describe_failure(&r->validation, why, sizeof why);
+      set_outcome(&r->defences[TB_DEFENCE_EVERY_CALL], false,
+                  "call %u of %u (output poisoned before each): %s", call, TB_VALIDATION_CALLS,
+                  why);
+      return TB_OK;
+    }
+  }
+  set_outcome(&r->defences[TB_DEFENCE_EVERY_CALL], true,
+              "%u calls validated in full, the output poisoned before each", TB_VALIDATION_CALLS);
+  return TB_OK;
+}
+
+/* Each input read back and hashed against its hash from before any call. */
+static enum tb_status inputs_unchanged(struct tb_provider *p, const struct tb_case_data *data,
+                                       const struct tb_input_hashes *before,
+                                       struct tb_case_result *r, struct tb_error *err) {
+  struct tb_defence_record *d = &r->defences[TB_DEFENCE_INPUTS_UNCHANGED];
+  if (p->ops->read_input == NULL) {
+    not_run(d, "the provider cannot read its inputs back");
+    return TB_OK;
+  }
+  for (size_t i = 0; i < data->input_count; ++i) {
+    size_t count = data->inputs[i].storage_elems;
+    float *copy = malloc(count * sizeof *copy);
+    if (copy == NULL) {
+      return tb_fail(err, TB_ERR_SYSTEM, "out of memory reading an input back");
+    }
+    char after[TB_SHA256_HEX_LEN];
+    enum tb_status st = p->ops->read_input(p, i, copy, count, err);
+    if (st == TB_OK) {
+      tb_sha256_buffer(copy, count * sizeof *copy, after);
+    }
+    free(copy);
+    if (st != TB_OK) {
+      return st;
+    }
+    if (strcmp(after, before->sha256[i]) != 0) {
+      set_outcome(d, false, "input %s changed during the calls: sha256 %.16s… before, %.16s… after",
+                  data->inputs[i].role, before->sha256[i], after);
+      return TB_OK;
+    }
+  }
+  set_outcome(d, true, "%zu input(s), padding included, hash as before the first call",
+              data->input_count);
+  return TB_OK;
+}
+
+/* One more validated call on inputs of another seed, over the output the
+ * last call left (not poisoned, on purpose: it is a finite, plausible and
+ * wrong answer for these inputs). A kernel that returns a result it stored
+ * on an earlier call, or leaves an output that looks computed as it is,
+ * fails it. */
+static enum tb_status fresh_inputs(struct tb_provider *p, const struct tb_case *c, float *out,
+                                   size_t count, const struct tb_case_data *data,
+                                   const struct tb_measure_options *opt, struct tb_case_result *r,
+                                   struct tb_error *err) {
+  struct tb_defence_record *d = &r->defences[TB_DEFENCE_FRESH_INPUTS];
+  if (p->ops->load_inputs == NULL) {
+    not_run(d, "the provider cannot load other inputs into a prepared case");
+    return TB_OK;
+  }
+  unsigned long long seed = opt->seed ^ 1ULL;
+  struct tb_case_data fresh;
+  struct tb_error gen = {0};
+  double *reference = NULL;
+  if (tb_case_data_create(&data->c, seed, &fresh, &gen) != TB_OK ||
+      tb_oracle_compute(&fresh, &reference, &gen) != TB_OK) {
+    tb_case_data_free(&fresh);
+    if (gen.status == TB_ERR_SYSTEM) {
+      return tb_fail(err, TB_ERR_SYSTEM, "%s", gen.message);
+    }
+    not_run(d, gen.message); /* a second set of inputs does not fit in memory */
+    return TB_OK;
+  }
+  struct tb_validation v;
+  if (p->ops->load_inputs(p, &fresh, err) == TB_OK &&
+      validate_call(p, c, out, count, reference, true, &v, err) == TB_OK) {
+    char why[300];
+    describe_failure(&v, why, sizeof why);
+    set_outcome(d, v.passed,
+                "one call on inputs of seed %llu (the run's seed xor 1), over the last output: %s",
+                seed, v.passed ? "the whole output within tolerance" : why);
+  }
+  /* the provider must not keep pointers into `fresh`: give it the case's own back */
+  if (err->status == TB_OK) {
+    p->ops->load_inputs(p, data, err);
+  }
+  free(reference);
+  tb_case_data_free(&fresh);
+  return err->status;
+}
+
+static enum tb_status guard_zones(struct tb_provider *p, struct tb_case_result *r,
+                                  struct tb_error *err) {
+  struct tb_defence_record *d = &r->defences[TB_DEFENCE_GUARD_ZONES];
+  if (p->ops->check_guards == NULL) {
+    not_run(d, "the provider has no guard zones around its buffers");
+    return TB_OK;
+  }
+  struct tb_guard_report report;
+  if (p->ops->check_guards(p, &report, err) != TB_OK) {
+    return err->status;
+  }
+  if (report.intact) {
+    set_outcome(d, true, "%u guard zone pair(s) of %u elements intact after every call",
+                report.buffers, TB_GUARD_ELEMS);
+  } else {
+    set_outcome(d, false, "a call wrote outside its buffers: the zone %s lost its pattern",
+                report.damaged);
+  }
+  return TB_OK;
+}
+
+enum tb_status tb_validate_and_defend(struct tb_provider *p, const struct tb_case *c,
+                                      const struct tb_case_data *data, const double *reference,
+                                      const struct tb_input_hashes *before,
+                                      const struct tb_measure_options *opt,
+                                      struct tb_case_result *r, struct tb_error *err) {
+  size_t count = data->output.storage_elems;
+  float *out = malloc(count * sizeof *out);
+  if (out == NULL) {
+    return tb_fail(err, TB_ERR_SYSTEM, "out of memory copying the output back");
+  }
+  /* the checks that read what the calls left come first: the fresh-input
+   * call replaces the inputs */
+  if (every_call(p, c, out, count, reference, r, err) == TB_OK &&
+      inputs_unchanged(p, data, before, r, err) == TB_OK &&
+      fresh_inputs(p, c, out, count, data, opt, r, err) == TB_OK) {
+    guard_zones(p, r, err);
+  }
+  free(out);
+  r->defences_ran = r->validated; /* recorded exactly when the output was validated */
+  return err->status;
+}
+
+bool tb_defence_failure(const struct tb_case_result *r, char *buf, size_t size) {
+  static const enum tb_defence order[] = {TB_DEFENCE_INPUTS_UNCHANGED, TB_DEFENCE_GUARD_ZONES,
+                                          TB_DEFENCE_EVERY_CALL, TB_DEFENCE_FRESH_INPUTS};
+  for (size_t i = 0; i < sizeof order / sizeof order[0]; ++i) {
+    const struct tb_defence_record *d = &r->defences[order[i]];
+    if (d->outcome == TB_DEFENCE_FAILED) {
+      snprintf(buf, size, "defence %s failed: %s", tb_defence_name(order[i]), d->detail);
+      return true;
+    }
+  }
+  return false;
+}

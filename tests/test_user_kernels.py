@@ -1,0 +1,213 @@
+"""The user provider (issue 19, shared-library path) on the CPU backend: the
+example library of examples/user-kernel is built with the system C compiler
+and measured valid with its digest recorded; each broken kernel of
+tests/user_kernels is caught by the defence of its class (docs/method.md §8);
+bad --kernel usage exits 2. Run by CTest with TB_BINARY, TB_AUDIT and
+TB_SOURCE_DIR."""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+BINARY = os.environ["TB_BINARY"]
+AUDIT = os.environ["TB_AUDIT"]
+SOURCE = os.environ["TB_SOURCE_DIR"]
+INCLUDE = os.path.join(SOURCE, "include")
+BROKEN = os.path.join(SOURCE, "tests", "user_kernels")
+CC = os.environ.get("CC", "cc")
+FAST = ["--backend", "cpu", "--samples", "2", "--warmup-ms", "1", "--sample-ms", "1", "--quiet"]
+
+
+def tb(*args):
+    return subprocess.run([BINARY, *args], capture_output=True, text=True, timeout=300)
+
+
+def sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+class UserKernelTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="tb-user-")
+        # the example exactly as a user builds it: its own Makefile, the header's directory
+        example = os.path.join(cls.tmp, "example")
+        shutil.copytree(os.path.join(SOURCE, "examples", "user-kernel"), example)
+        subprocess.run(["make", "-s", "-C", example, f"TILEBENCH_INCLUDE={INCLUDE}", f"CC={CC}"],
+                       check=True)
+        cls.example = os.path.join(example, "libmykernel.so")
+        cls.runs = 0
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def build(self, name):
+        """tests/user_kernels/<name>.c as a shared library."""
+        lib = os.path.join(self.tmp, f"lib{name}.so")
+        subprocess.run([CC, "-O1", "-fPIC", "-shared", "-I", INCLUDE, "-o", lib,
+                        os.path.join(BROKEN, f"{name}.c"), "-lm"], check=True)
+        return lib
+
+    def run_user(self, lib, *args, ops="softmax", shapes="37x769", views="packed"):
+        type(self).runs += 1
+        out = os.path.join(self.tmp, f"run-{self.runs}")
+        r = tb("run", "--ops", ops, "--shapes", shapes, "--input-views", views,
+               "--providers", "native,user", "--kernel", lib, *FAST, "--out", out, *args)
+        doc = None
+        if os.path.exists(os.path.join(out, "results.json")):
+            with open(os.path.join(out, "results.json")) as f:
+                doc = json.load(f)
+        return r, out, doc
+
+    def audit(self, out):
+        r = subprocess.run(["python3", AUDIT, out], capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
+    def user_cases(self, doc):
+        return [c for c in doc["cases"] if c["provider"] == "user"]
+
+    def test_example_is_valid_with_its_digest(self):
+        r, out, doc = self.run_user(self.example, ops="softmax,rmsnorm", shapes="37x769,64x257",
+                                    views="packed,strided")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        cases = self.user_cases(doc)
+        self.assertEqual(len(cases), 8)
+        digest = sha256(self.example)
+        for case in cases:
+            self.assertTrue(case["valid"], case["error"])
+            details = case["provider_details"]
+            self.assertEqual(details["sha256"], digest)
+            self.assertEqual(details["library"], os.path.realpath(self.example))
+            self.assertEqual(details["file_name"], "libmykernel.so")
+            self.assertEqual(details["symbol"], f"tb_user_{case['op']}")
+            self.assertTrue(details["abi_declared"] and details["accepts_strided_rows"])
+            self.assertEqual({d["outcome"] for d in case["defences"].values()}, {"passed"})
+        # the built-in provider passes the same defences
+        for case in doc["cases"]:
+            self.assertEqual({d["outcome"] for d in case["defences"].values()}, {"passed"},
+                             case["id"])
+        # loaded before provenance was taken: an artifact with its digest
+        artifacts = {x["path"]: x["sha256"] for x in doc["provenance"]["artifacts"]}
+        self.assertEqual(artifacts.get(os.path.realpath(self.example)), digest)
+        with open(os.path.join(out, "results.md")) as f:
+            report = f.read()
+        self.assertIn(f"libmykernel.so sha256:{digest[:16]}", report)
+        self.audit(out)
+
+    def test_audit_checks_the_library_record(self):
+        _, out, doc = self.run_user(self.example)
+        case = self.user_cases(doc)[0]
+        case["provider_details"]["file_name"] = "other.so"
+        with open(os.path.join(out, "results.json"), "w") as f:
+            json.dump(doc, f)
+        r = subprocess.run(["python3", AUDIT, out], capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        self.assertIn("provider_details.file_name", r.stdout + r.stderr)
+
+    def test_every_operation_of_the_abi(self):
+        ops = "sum,softmax,rmsnorm,layernorm,add,gelu_add"
+        r, out, doc = self.run_user(self.build("every_op"), ops=ops, shapes="3x5,17x257",
+                                    views="packed,strided")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        cases = self.user_cases(doc)
+        self.assertEqual(sorted({c["op"] for c in cases}), sorted(ops.split(",")))
+        self.assertEqual(len(cases), 6 * 2 * 2)
+        for case in cases:
+            self.assertTrue(case["valid"], case["error"])
+            self.assertIn("every ABI 1 operation", case["provider_details"]["description"])
+        self.audit(out)
+
+    def assert_caught(self, kernel, defence, fragment):
+        r, out, doc = self.run_user(self.build(kernel))
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        native = [c for c in doc["cases"] if c["provider"] == "native"]
+        self.assertTrue(all(c["valid"] for c in native))
+        (case,) = self.user_cases(doc)
+        self.assertFalse(case["valid"])
+        self.assertEqual(case["defences"][defence]["outcome"], "failed", case["defences"])
+        self.assertTrue(case["error"].startswith(f"defence {defence} failed"), case["error"])
+        self.assertIn(fragment, case["error"])
+        self.audit(out)
+        return case
+
+    def test_write_outside_the_output(self):
+        case = self.assert_caught("writes_outside", "guard_zones", "after out: element 28453")
+        # its output itself is right: only the guard zone shows the fault
+        self.assertEqual(case["defences"]["every_call"]["outcome"], "passed")
+        self.assertTrue(case["validation"]["passed"])
+
+    def test_modified_input(self):
+        self.assert_caught("modifies_input", "inputs_unchanged", "input x changed")
+
+    def test_calls_skipped_in_a_batch(self):
+        case = self.assert_caught("skips_calls", "every_call", "28453 unwritten")
+        self.assertFalse(case["validation"]["passed"])
+
+    def test_cached_output(self):
+        case = self.assert_caught("caches_output", "fresh_inputs", "seed 0 (the run's seed xor 1)")
+        self.assertEqual(case["defences"]["every_call"]["outcome"], "passed")
+
+    def test_stale_output(self):
+        case = self.assert_caught("stale_output", "fresh_inputs", "over the last output")
+        # poisoned outputs make it compute: the poisoned calls alone would pass it
+        self.assertEqual(case["defences"]["every_call"]["outcome"], "passed")
+
+    def test_error_code(self):
+        r, out, doc = self.run_user(self.build("fails"))
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        (case,) = self.user_cases(doc)
+        self.assertFalse(case["valid"])
+        self.assertIn("tb_user_softmax returned 7", case["error"])
+        self.audit(out)
+
+    def test_packed_only_library_on_strided_rows(self):
+        r, out, doc = self.run_user(self.build("packed_only"), views="packed,strided")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        cases = {c["input_view"]["kind"]: c for c in self.user_cases(doc)}
+        self.assertTrue(cases["packed"]["valid"], cases["packed"]["error"])
+        self.assertFalse(cases["packed"]["provider_details"]["accepts_strided_rows"])
+        strided = cases["strided"]
+        self.assertFalse(strided["valid"])
+        self.assertIn("declares packed rows only", strided["error"])
+        self.assertIsNone(strided["host"])  # refused before any call
+        self.audit(out)
+
+    def assert_refused(self, result, out, fragment):
+        self.assertEqual(result.returncode, 2, result.stdout + result.stderr)
+        self.assertIn(fragment, result.stderr)
+        self.assertFalse(os.path.exists(out), "a refused run leaves no directory")
+
+    def test_wrong_abi_is_refused(self):
+        r, out, _ = self.run_user(self.build("wrong_abi"))
+        self.assert_refused(r, out, "declares kernel ABI 2")
+
+    def test_missing_operation_is_refused(self):
+        r, out, _ = self.run_user(self.example, ops="softmax,sum")
+        self.assert_refused(r, out, "exports no tb_user_sum")
+        r, out, _ = self.run_user(self.example, ops="softmax,gemm", shapes="37x769,8x8x8")
+        self.assert_refused(r, out, "gemm is not in kernel ABI 1")
+
+    def test_kernel_and_user_go_together(self):
+        out = os.path.join(self.tmp, "never")
+        r = tb("run", "--ops", "softmax", "--providers", "native,user", *FAST, "--out", out)
+        self.assert_refused(r, out, "--providers user needs --kernel PATH")
+        r = tb("run", "--ops", "softmax", "--kernel", self.example, *FAST, "--out", out)
+        self.assert_refused(r, out, "add user to --providers")
+        r = tb("run", "--ops", "softmax", "--providers", "native,user", "--kernel",
+               os.path.join(self.tmp, "absent.so"), *FAST, "--out", out)
+        self.assert_refused(r, out, "no such file")
+        not_a_library = os.path.join(self.tmp, "text.so")
+        with open(not_a_library, "w") as f:
+            f.write("not ELF\n")
+        r = tb("run", "--ops", "softmax", "--providers", "native,user", "--kernel",
+               not_a_library, *FAST, "--out", out)
+        self.assert_refused(r, out, "cannot load it")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
