@@ -3,10 +3,11 @@
 For every torch-compile case of the tilebench results given, this script
 compiles the same function itself, rotates over its own cold buffer sets (at
 least 4x the L2 size, as the worker does), captures the same number of calls
-into torch.cuda.CUDAGraphs and times back-to-back replays with
-torch.cuda.Event (so the host's launch of one replay overlaps the GPU's work
-of the one before, as tilebench's held replay keeps the launch out), with
-none of tilebench's code. Each call's result is kept with its buffer set
+into torch.cuda.CUDAGraphs and times each replay with torch.cuda.Event
+behind a sleep kernel of its own (torch.cuda._sleep, ~2 ms: the host has
+queued the start event, the replay and the stop event before the GPU reaches
+them, so the interval holds the graph's work alone, as tilebench's hold
+does), with none of tilebench's code. Each call's result is kept with its buffer set
 until the set's next call, as the worker keeps it; the same replay with each
 result dropped at once (the allocator then reuses one block for every
 output) is printed beside it. It prints, per case, tilebench's graph figure,
@@ -26,6 +27,9 @@ import torch.nn.functional as F
 
 TOLERANCE = 0.05
 REPLAYS = 15
+# ~100 µs at the H200's 1.98 GHz: longer than queueing a replay, short enough
+# that the GPU does not idle down its clocks first (TB_CHECK_SLEEP_CYCLES)
+SLEEP_CYCLES = int(os.environ.get("TB_CHECK_SLEEP_CYCLES", "200000"))
 
 
 def load(directory):
@@ -62,9 +66,10 @@ def buffer_sets(op, m, n):
 
 
 def graph_per_call_ns(fn, sets, calls, keep=True):
-    """Per call of REPLAYS back-to-back replays, over as many graphs as one
-    pass over the sets takes (at most 64), replayed in turn: cold like an
-    eager batch. keep: each result lives until its set's next call."""
+    """Per call of one replay behind a sleep (median of REPLAYS), over as
+    many graphs as one pass over the sets takes (at most 64), replayed in
+    turn: cold like an eager batch. keep: each result lives until its set's
+    next call."""
     cursor = [0]
 
     def run(k):
@@ -90,14 +95,14 @@ def graph_per_call_ns(fn, sets, calls, keep=True):
         graph.replay()
     torch.cuda.synchronize()
     times = []
-    for _ in range(5):
+    for i in range(REPLAYS):
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(SLEEP_CYCLES)
         start.record()
-        for i in range(REPLAYS):
-            graphs[i % len(graphs)].replay()
+        graphs[i % len(graphs)].replay()
         stop.record()
         stop.synchronize()
-        times.append(start.elapsed_time(stop) * 1e6 / (calls * REPLAYS))
+        times.append(start.elapsed_time(stop) * 1e6 / calls)
     for s in sets:
         s.pop("result", None)
     del graphs

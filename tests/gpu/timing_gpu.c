@@ -542,9 +542,9 @@ static void batch_modes_for(const struct graph_api *g, double spin_us, unsigned 
   char key[64];
   snprintf(key, sizeof key, "batch_modes_spin_%.0fus", spin_us);
   json_object_set_new(facts, key,
-                      json_pack("{s:i, s:f, s:f, s:f, s:f, s:f}", "calls", calls, "eager_ns", out[0],
-                                "graph_ns", out[1], "held_ns", out[2], "probe_kernel_ns", out[3],
-                                "graph_probe_ns", out[4]));
+                      json_pack("{s:i, s:f, s:f, s:f, s:f, s:f}", "calls", calls, "eager_ns",
+                                out[0], "graph_ns", out[1], "held_ns", out[2], "probe_kernel_ns",
+                                out[3], "graph_probe_ns", out[4]));
 }
 
 static void batch_modes(void) {
