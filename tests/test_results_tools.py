@@ -281,6 +281,9 @@ class EvidenceTest(unittest.TestCase):
         runs += [os.path.join("2026-12-01-h200-batch-modes/batch", s) for s in
                  ("17x257", "37x769", "64x4096", "1024x1024", "4096x1024", "16384x257", "8x65536",
                   "32768x8192")]
+        runs += [os.path.join("2026-12-01-h200-held-graphs/batch", s) for s in
+                 ("17x257", "37x769", "64x4096", "1024x1024", "4096x1024", "16384x257", "8x65536",
+                  "32768x8192")]
         runs += [os.path.join("2026-12-01-h200-templates-validation-ab", r)
                  for r in ("validation",) + ab]
         runs += [os.path.join("2026-12-01-h200-templates-fix-ab", r) for r in ab]
