@@ -79,35 +79,52 @@ static enum tb_status broken_read(struct tb_provider *p, float *dst, size_t coun
   return st;
 }
 
-static void unwritten_tail_makes_the_case_invalid(void **state) {
-  struct tb_case c = {.op = tb_op_info(TB_OP_SOFTMAX),
-                      .shape = {3, 10, 0},
-                      .view = tb_view_for(TB_VIEW_PACKED, 10),
-                      .provider = "native",
-                      .planned = true,
-                      .variant = TB_VARIANT_AUTOMATIC};
+/* A softmax case on the native CPU provider whose primitives a test replaces
+ * (broken_ops starts as a copy of the real ones; p uses it once opened). */
+struct broken_case {
+  struct tb_case c;
   struct tb_case_data data;
-  double *ref = NULL;
+  double *ref;
+  struct tb_provider *p;
+};
+
+static void open_broken_case(struct broken_case *b, size_t m, size_t n, enum tb_view_kind view) {
+  b->c = (struct tb_case){.op = tb_op_info(TB_OP_SOFTMAX),
+                          .shape = {m, n, 0},
+                          .view = tb_view_for(view, n),
+                          .provider = "native",
+                          .planned = true,
+                          .variant = TB_VARIANT_AUTOMATIC};
   struct tb_error err = {0};
-  struct tb_provider *p = NULL;
-  assert_int_equal(tb_case_data_create(&c, 7, &data, &err), TB_OK);
-  assert_int_equal(tb_oracle_compute(&data, &ref, &err), TB_OK);
-  assert_int_equal(tb_provider_create("native", "cpu", &p, &err), TB_OK);
-  real_ops = p->ops;
-  broken_ops = *p->ops;
+  b->ref = NULL;
+  b->p = NULL;
+  assert_int_equal(tb_case_data_create(&b->c, 7, &b->data, &err), TB_OK);
+  assert_int_equal(tb_oracle_compute(&b->data, &b->ref, &err), TB_OK);
+  assert_int_equal(tb_provider_create("native", "cpu", &b->p, &err), TB_OK);
+  real_ops = b->p->ops;
+  broken_ops = *b->p->ops;
+  b->p->ops = &broken_ops;
+}
+
+static void close_broken_case(struct broken_case *b) {
+  b->p->ops = real_ops;
+  tb_provider_destroy(b->p);
+  free(b->ref);
+  tb_case_data_free(&b->data);
+}
+
+static void unwritten_tail_makes_the_case_invalid(void **state) {
+  struct broken_case b;
+  open_broken_case(&b, 3, 10, TB_VIEW_PACKED);
   broken_ops.read_output = broken_read;
-  p->ops = &broken_ops;
   struct tb_case_result r;
-  assert_int_equal(tb_run_case(p, &c, &data, ref, &quick, &r), TB_OK);
+  assert_int_equal(tb_run_case(b.p, &b.c, &b.data, b.ref, &quick, &r), TB_OK);
   assert_false(r.valid);
   assert_true(r.host_measured);
   assert_int_equal(r.validation.unwritten, 1);
   assert_non_null(strstr(r.error, "1 unwritten"));
   tb_case_result_free(&r);
-  p->ops = real_ops;
-  tb_provider_destroy(p);
-  free(ref);
-  tb_case_data_free(&data);
+  close_broken_case(&b);
 }
 
 /* The native provider made to cheat in one way at a time, each caught by its
@@ -140,24 +157,11 @@ static enum tb_status cheating_poison(struct tb_provider *p, struct tb_error *er
 }
 
 static void run_cheat(enum cheat how, bool primitives, struct tb_case_result *r) {
-  struct tb_case c = {.op = tb_op_info(TB_OP_SOFTMAX),
-                      .shape = {5, 33, 0},
-                      .view = tb_view_for(TB_VIEW_STRIDED, 33),
-                      .provider = "native",
-                      .planned = true,
-                      .variant = TB_VARIANT_AUTOMATIC};
-  struct tb_case_data data;
-  double *ref = NULL;
-  struct tb_error err = {0};
-  struct tb_provider *p = NULL;
-  assert_int_equal(tb_case_data_create(&c, 7, &data, &err), TB_OK);
-  assert_int_equal(tb_oracle_compute(&data, &ref, &err), TB_OK);
-  assert_int_equal(tb_provider_create("native", "cpu", &p, &err), TB_OK);
+  struct broken_case b;
+  open_broken_case(&b, 5, 33, TB_VIEW_STRIDED);
   cheat = how;
   cheat_calls = 0;
-  cheat_data = &data;
-  real_ops = p->ops;
-  broken_ops = *p->ops;
+  cheat_data = &b.data;
   broken_ops.launch = cheating_launch;
   broken_ops.poison_output = cheating_poison;
   if (!primitives) {
@@ -165,12 +169,8 @@ static void run_cheat(enum cheat how, bool primitives, struct tb_case_result *r)
     broken_ops.check_guards = NULL;
     broken_ops.load_inputs = NULL;
   }
-  p->ops = &broken_ops;
-  assert_int_equal(tb_run_case(p, &c, &data, ref, &quick, r), TB_OK);
-  p->ops = real_ops;
-  tb_provider_destroy(p);
-  free(ref);
-  tb_case_data_free(&data);
+  assert_int_equal(tb_run_case(b.p, &b.c, &b.data, b.ref, &quick, r), TB_OK);
+  close_broken_case(&b);
 }
 
 static void assert_caught(enum cheat how, enum tb_defence by) {
