@@ -284,8 +284,8 @@ class EvidenceTest(unittest.TestCase):
         runs += [os.path.join("2026-12-01-h200-held-graphs/batch", s) for s in
                  ("17x257", "37x769", "64x4096", "1024x1024", "4096x1024", "16384x257", "8x65536",
                   "32768x8192")]
-        runs += [os.path.join("2026-12-01-h200-templates-validation-ab", r)
-                 for r in ("validation",) + ab]
+        runs += [os.path.join("2026-12-01-h200-templates-validation-ab", r) for r in ab]
+        runs += [os.path.join("2026-12-01-h200-validation-a7a88fb", "validation")]
         runs += [os.path.join("2026-12-01-h200-templates-fix-ab", r) for r in ab]
         runs += [os.path.join("2026-11-29-h200-final-4/gemm", r)
                  for r in ("run", "strided", "block-128,128,32", "block-128,256,16",
