@@ -219,17 +219,18 @@ def draw_sweep(plt, selected, scope, metric, op, runs, paths):
         line.set_gid(f"series-{series}")  # the SVG group the test counts points in
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ceilings = [p.ceiling for p in selected if p.ceiling]
+    # each run measured its own ceiling: one value per run, their median drawn
+    ceilings = list({p.run_index: p.ceiling for p in selected if p.ceiling}.values())
     if ceilings:
         ceiling = statistics.median(ceilings)
         label = f"device copy ceiling {ceiling:.0f} GB/s" + (
-            f" (median of {len(ceilings)} cases' runs)" if len(set(ceilings)) > 1 else "")
+            f" (median of {len(ceilings)} runs)" if len(ceilings) > 1 else "")
         if metric == "time":
             # the least time a call moving b bytes can take at the copy rate
             sizes = [p.bytes for p in selected if isinstance(p.bytes, (int, float))]
             lo, hi = min(sizes) / 1.5, max(sizes) * 1.5
             ax.plot([lo, hi], [lo / ceiling / 1e3, hi / ceiling / 1e3], "k--", linewidth=0.8,
-                    label=f"{label} (bytes / ceiling)", gid="copy-ceiling")
+                    label=f"bytes / {label}", gid="copy-ceiling")
             ax.set_xlim(lo, hi)
         else:
             ax.axhline(ceiling, color="k", linestyle="--", linewidth=0.8, label=label,
