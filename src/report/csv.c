@@ -26,7 +26,7 @@ static void csv_cell(struct tb_strbuf *b, const struct tb_cell *cell) {
   case TB_CELL_TEXT: csv_text(b, cell->text); break;
   case TB_CELL_INTEGER: tb_strbuf_printf(b, "%lld", cell->integer); break;
   case TB_CELL_NUMBER: tb_strbuf_printf(b, "%.17g", cell->number); break;
-  case TB_CELL_BOOL: tb_strbuf_printf(b, cell->flag ? "true" : "false"); break;
+  case TB_CELL_BOOL: tb_strbuf_printf(b, "%s", cell->flag ? "true" : "false"); break;
   case TB_CELL_ABSENT: break; /* an empty field */
   }
 }

@@ -19,8 +19,9 @@ too). The figure per case is the one `tilebench report --format csv` ranks
 by (docs/results-schema.md, "Report formats"): per call p50 over the scope's
 samples, gap-free GPU control, else eager GPU control, else host E2E. With
 --scope auto every plotted point uses the best scope that all the selected
-cases have, so one figure never mixes scopes. Cases measured more than once
-(replay rounds, several runs) are plotted at the median of their p50s.
+cases have, so one figure never mixes scopes. In a sweep, a case measured
+more than once (replay rounds, several runs) is plotted at the median of its
+p50s; in a ratio plot each run's native / provider pair is a point of its own.
 
 Bad input (a missing directory, a file that is not a tilebench results file,
 an unknown schema version, nothing to plot) exits 2 with a message; an
