@@ -190,6 +190,10 @@ class DrawingTest(unittest.TestCase):
         self.assertEqual(len(groups["series-native"]), 3)
         self.assertNotIn("copy-ceiling", groups)  # no ceiling on the CPU backend
         self.assertTrue(any("host E2E" in t for t in svg_texts(svg)))
+        # a scope the run never measured is refused, not drawn from another scope
+        r = plot("sweep", run_dir, "--scope", "gap_free", "--out", os.path.join(self.tmp, "x"))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no scope (gap_free) that every selected case measured", r.stderr)
 
 
 def gap_free_p50(case):
