@@ -11,6 +11,13 @@
  * Returns NULL (with err) when memory runs out. */
 char *tb_report_markdown(const struct tb_results_model *results, struct tb_error *err);
 
+/* results.csv: a header, then one RFC 4180 row per case (report/columns.h). */
+char *tb_report_csv(const struct tb_results_model *results, struct tb_error *err);
+
+/* results-summary.json: the CSV's rows as JSON objects, with the run's
+ * identity (device, backend, commit, seed, results schema version). */
+char *tb_report_json_summary(const struct tb_results_model *results, struct tb_error *err);
+
 /* The compact table printed at the end of `run`. */
 char *tb_report_terminal_table(const struct tb_results_model *results, struct tb_error *err);
 
