@@ -164,16 +164,20 @@ elif has user-kernels; then
   mkdir -p "$WORK/user-kernels"
   UK=$ROOT/.device/user-kernels
   VERDICTS=$ROOT/tests/gpu/user_kernel_verdicts.py
-  timeout "${USER_KERNELS_TIMEOUT_S:-150}" "$BIN/tilebench" run --backend cuda --ops softmax \
-    --shapes "${USER_KERNEL_SHAPES:-17x257,4096x1024,32768x8192}" --input-views packed,strided \
-    --providers native,torch,torch-compile,user --kernel "$UK/libsoftmax_cuda.so" --samples 5 \
-    --warmup-ms 20 --quiet --out "$WORK/user-kernels/example" > "$WORK/user-kernels/example.log" 2>&1
-  note "user-kernels example (exit $?, ${SECONDS}s): $(grep -E 'cases valid' "$WORK/user-kernels/example.log" || tail -1 "$WORK/user-kernels/example.log")"
-  grep -E '^softmax' "$WORK/user-kernels/example.log" | tee -a "$SUMMARY"
-  [[ -f "$WORK/user-kernels/example/results.json" ]] &&
-    python3 "$ROOT/tools/audit/tilebench_audit.py" "$WORK/user-kernels/example" \
-      --receipt "$WORK/user-kernels/example/receipt.json" 2>&1 | tail -1 | tee -a "$SUMMARY"
-  python3 "$VERDICTS" valid "$WORK/user-kernels/example" | tee -a "$SUMMARY"
+  # one run per shape (a run writes its results only when complete), smallest first
+  start=$SECONDS
+  for shape in ${USER_KERNEL_SHAPES:-17x257 4096x1024 32768x8192}; do
+    if (( SECONDS - start > ${USER_KERNELS_DEADLINE_S:-100} )); then note "user-kernels example $shape: not started (deadline)"; continue; fi
+    run=$WORK/user-kernels/example-$shape
+    timeout "${USER_KERNELS_SHAPE_TIMEOUT_S:-120}" "$BIN/tilebench" run --backend cuda --ops softmax \
+      --shapes "$shape" --input-views packed,strided --providers native,torch,torch-compile,user \
+      --kernel "$UK/libsoftmax_cuda.so" --samples 5 --warmup-ms 20 --quiet --out "$run" > "$run.log" 2>&1
+    note "user-kernels example $shape (exit $?, ${SECONDS}s): $(grep -E 'cases valid' "$run.log" || tail -1 "$run.log")"
+    grep -E '^softmax' "$run.log" | tee -a "$SUMMARY"
+    [[ -f "$run/results.json" ]] &&
+      python3 "$ROOT/tools/audit/tilebench_audit.py" "$run" --receipt "$run/receipt.json" 2>&1 | tail -1 | tee -a "$SUMMARY"
+    python3 "$VERDICTS" valid "$run" | tee -a "$SUMMARY"
+  done
   # kernel and the words its launches_on_stream detail must contain
   for broken in "side_stream:on a stream other than the provider's" "no_kernel:saw no kernel"; do
     kernel=${broken%%:*}
