@@ -31,6 +31,13 @@ if [[ -n "${BASELINE:-}" ]]; then
   git -C "$TB_ROOT" rev-parse "$BASELINE" > "$TB_ROOT/.device/baseline/commit"
   git -C "$TB_ROOT" worktree remove --force "$tree"
 fi
+# The CUDA user kernels of the user-kernels stage (the GPU machine has no
+# nvcc): the example and the GPU-only broken kernels, where nvcc is here.
+if command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  "$TB_ROOT/scripts/build-cuda-user-kernels.sh" "$TB_ROOT/.device/user-kernels" >/dev/null
+else
+  echo "gpu-pack: no nvcc: .device/user-kernels not built (scripts/gpu.sh skips user-kernels)" >&2
+fi
 # The source commit these binaries were built from, for the evidence notes.
 git -C "$TB_ROOT" rev-parse HEAD > "$TB_ROOT/.device/commit"
 git -C "$TB_ROOT" status --porcelain > "$TB_ROOT/.device/dirty"

@@ -3,6 +3,7 @@
 # after scripts/gpu-pack.sh here; the device tool carries .device/):
 #   scripts/gpu.sh [tests] [validate] [sanitize] [perf] [floor] [replay] [torch] [torch-all]
 #                  [probe-gaps] [batch] [gemm] [gemm-tiles] [ab] [cupti-variants] [ncu]
+#                  [user-kernels]
 #   (default: tests validate sanitize perf)
 # Writes full results under $OUT (bundled: the tool returns few files) and
 # prints a short table last.
@@ -151,6 +152,45 @@ if has batch; then
   note "independent graph replay of torch.compile: $(tail -1 "$WORK/batch/graph_replay_check.log")"
   grep -E '^(PASS|FAIL)' "$WORK/batch/graph_replay_check.log" | tee -a "$SUMMARY"
   tar -C "$WORK" -czf "$OUT/batch.tgz" batch
+fi
+
+if has user-kernels && [[ ! -f "$ROOT/.device/user-kernels/libsoftmax_cuda.so" ]]; then
+  note "user-kernels: no .device/user-kernels (scripts/gpu-pack.sh builds them where nvcc is); skipped"
+elif has user-kernels; then
+  # Issue 19 on the GPU: the CUDA example (examples/user-kernel-cuda, built
+  # here by scripts/gpu-pack.sh) beside native, torch and torch.compile on both
+  # views, audited; then one broken kernel per GPU-only class
+  # (tests/user_kernels/cuda), each invalid by the defence launches_on_stream.
+  mkdir -p "$WORK/user-kernels"
+  UK=$ROOT/.device/user-kernels
+  VERDICTS=$ROOT/tests/gpu/user_kernel_verdicts.py
+  # one run per shape (a run writes its results only when complete), smallest first
+  start=$SECONDS
+  for shape in ${USER_KERNEL_SHAPES:-17x257 4096x1024 32768x8192}; do
+    if (( SECONDS - start > ${USER_KERNELS_DEADLINE_S:-100} )); then note "user-kernels example $shape: not started (deadline)"; continue; fi
+    run=$WORK/user-kernels/example-$shape
+    timeout "${USER_KERNELS_SHAPE_TIMEOUT_S:-120}" "$BIN/tilebench" run --backend cuda --ops softmax \
+      --shapes "$shape" --input-views packed,strided --providers native,torch,torch-compile,user \
+      --kernel "$UK/libsoftmax_cuda.so" --samples 5 --warmup-ms 20 --quiet --out "$run" > "$run.log" 2>&1
+    note "user-kernels example $shape (exit $?, ${SECONDS}s): $(grep -E 'cases valid' "$run.log" || tail -1 "$run.log")"
+    grep -E '^softmax' "$run.log" | tee -a "$SUMMARY"
+    [[ -f "$run/results.json" ]] &&
+      python3 "$ROOT/tools/audit/tilebench_audit.py" "$run" --receipt "$run/receipt.json" 2>&1 | tail -1 | tee -a "$SUMMARY"
+    python3 "$VERDICTS" valid "$run" | tee -a "$SUMMARY"
+  done
+  # kernel and the words its launches_on_stream detail must contain
+  for broken in "side_stream:on a stream other than the provider's" "no_kernel:saw no kernel"; do
+    kernel=${broken%%:*}
+    timeout 60 "$BIN/tilebench" run --backend cuda --ops softmax --shapes 37x769,1024x1024 \
+      --input-views packed --providers native,user --kernel "$UK/lib$kernel.so" --samples 3 \
+      --warmup-ms 5 --quiet --out "$WORK/user-kernels/$kernel" > "$WORK/user-kernels/$kernel.log" 2>&1
+    note "user-kernels $kernel (exit $?, expected 1, ${SECONDS}s): $(grep -E 'cases valid' "$WORK/user-kernels/$kernel.log" || tail -1 "$WORK/user-kernels/$kernel.log")"
+    [[ -f "$WORK/user-kernels/$kernel/results.json" ]] &&
+      python3 "$ROOT/tools/audit/tilebench_audit.py" "$WORK/user-kernels/$kernel" 2>&1 | tail -1 | tee -a "$SUMMARY"
+    python3 "$VERDICTS" caught "$WORK/user-kernels/$kernel" "${broken#*:}" | tee -a "$SUMMARY"
+  done
+  cp "$UK"/*.so "$WORK/user-kernels/" # the libraries the digests in the results name
+  tar -C "$WORK" -czf "$OUT/user-kernels.tgz" user-kernels
 fi
 
 if has gemm; then

@@ -1,22 +1,30 @@
 /* The CUDA backend's providers built over a fake driver table (no GPU
  * needed): the native provider's plan step plans for the device it found,
- * cuBLAS is a provider of its own on the same device base, and both give
- * back every context and stream they took. */
+ * cuBLAS is a provider of its own on the same device base, the user provider
+ * calls a library on rotating buffer sets and runs the defences through
+ * device copies (the fake's device memory is host memory, so host-code
+ * kernels can stand in for CUDA ones), and all give back every context,
+ * stream and allocation they took. */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backends/cuda/cublas_provider.h"
 #include "backends/cuda/cuda_provider.h"
 #include "backends/cuda/driver.h"
+#include "backends/cuda/user_cuda_provider.h"
+#include "measure/defences.h"
+#include "oracle/oracle.h"
 #include "registry/registry.h"
 #include "test_support.h"
 
 /* ---- the fake driver ---------------------------------------------------- */
 
 static struct {
-  int cc_major, cc_minor, multiprocessors;
+  int cc_major, cc_minor, multiprocessors, l2_bytes;
   int contexts_retained, contexts_released, streams_created, streams_destroyed;
+  int allocations, frees;
 } dev;
 
 static CUresult fake_device_get(CUdevice *d, int ordinal) {
@@ -44,7 +52,7 @@ static CUresult fake_attribute(int *value, CUdevice_attribute a, CUdevice d) {
   case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = dev.cc_major; break;
   case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = dev.cc_minor; break;
   case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = dev.multiprocessors; break;
-  case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *value = 60 << 20; break;
+  case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: *value = dev.l2_bytes; break;
   case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = 1024; break;
   case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *value = 48 << 10; break;
   case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = 227 << 10; break;
@@ -74,11 +82,53 @@ static CUresult fake_stream_synchronize(CUstream s) {
   return CUDA_SUCCESS;
 }
 
+/* Device memory is host memory: a device pointer is the host address. */
+static CUresult fake_mem_alloc(CUdeviceptr *ptr, size_t bytes) {
+  void *m = malloc(bytes);
+  if (m == NULL) {
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  *ptr = (CUdeviceptr)(uintptr_t)m;
+  dev.allocations++;
+  return CUDA_SUCCESS;
+}
+
+static CUresult fake_mem_free(CUdeviceptr ptr) {
+  free((void *)(uintptr_t)ptr);
+  dev.frees++;
+  return CUDA_SUCCESS;
+}
+
+static CUresult fake_mem_info(size_t *free_bytes, size_t *total) {
+  *free_bytes = (size_t)1 << 30;
+  *total = (size_t)2 << 30;
+  return CUDA_SUCCESS;
+}
+
+static CUresult fake_htod(CUdeviceptr dst, const void *src, size_t bytes) {
+  memcpy((void *)(uintptr_t)dst, src, bytes);
+  return CUDA_SUCCESS;
+}
+
+static CUresult fake_dtoh(void *dst, CUdeviceptr src, size_t bytes) {
+  memcpy(dst, (const void *)(uintptr_t)src, bytes);
+  return CUDA_SUCCESS;
+}
+
+static CUresult fake_memset32(CUdeviceptr dst, unsigned value, size_t count, CUstream s) {
+  uint32_t *words = (uint32_t *)(uintptr_t)dst;
+  for (size_t i = 0; i < count; ++i) {
+    words[i] = value;
+  }
+  return CUDA_SUCCESS;
+}
+
 static void install_device(int cc_major, int cc_minor, int multiprocessors) {
   memset(&dev, 0, sizeof dev);
   dev.cc_major = cc_major;
   dev.cc_minor = cc_minor;
   dev.multiprocessors = multiprocessors;
+  dev.l2_bytes = 60 << 20;
   struct tb_cuda table = {
       .cuDeviceGet = fake_device_get,
       .cuDeviceGetName = fake_name,
@@ -89,6 +139,12 @@ static void install_device(int cc_major, int cc_minor, int multiprocessors) {
       .cuStreamCreate = fake_stream_create,
       .cuStreamDestroy = fake_stream_destroy,
       .cuStreamSynchronize = fake_stream_synchronize,
+      .cuMemAlloc = fake_mem_alloc,
+      .cuMemFree = fake_mem_free,
+      .cuMemGetInfo = fake_mem_info,
+      .cuMemcpyHtoD = fake_htod,
+      .cuMemcpyDtoH = fake_dtoh,
+      .cuMemsetD32Async = fake_memset32,
   };
   tb_cuda_driver_install(&table);
 }
@@ -96,6 +152,7 @@ static void install_device(int cc_major, int cc_minor, int multiprocessors) {
 static void assert_everything_given_back(void) {
   assert_int_equal(dev.contexts_released, dev.contexts_retained);
   assert_int_equal(dev.streams_destroyed, dev.streams_created);
+  assert_int_equal(dev.frees, dev.allocations);
 }
 
 /* ---- cases ---------------------------------------------------------------- */
@@ -212,12 +269,91 @@ static void cublas_is_its_own_provider(void **state) {
   assert_everything_given_back();
 }
 
+/* The user provider on a strided softmax case, its library one of the
+ * host-code kernels built beside this test: prepared on rotating, guarded
+ * buffer sets, then validated and defended as the case runner does (no
+ * device phase: the fake has no events). */
+static void defend_user_kernel(const char *library, struct tb_case_result *r) {
+  install_device(9, 0, 132);
+  dev.l2_bytes = 64 << 10; /* several small sets, not hundreds */
+  struct tb_case c = {.op = tb_op_info(TB_OP_SOFTMAX),
+                      .shape = {5, 33, 0},
+                      .view = tb_view_for(TB_VIEW_STRIDED, 33),
+                      .provider = "user",
+                      .variant = TB_VARIANT_AUTOMATIC};
+  struct tb_measure_options opt = {0.5, 0.2, 3, true, 0, 7};
+  struct tb_case_data data;
+  double *reference = NULL;
+  struct tb_error err = {0};
+  assert_int_equal(tb_case_data_create(&c, opt.seed, &data, &err), TB_OK);
+  assert_int_equal(tb_oracle_compute(&data, &reference, &err), TB_OK);
+  struct tb_input_hashes before;
+  tb_hash_inputs(&data, &before);
+  struct tb_provider *p = NULL;
+  assert_int_equal(tb_cuda_user_provider_create(library, &p, &err), TB_OK);
+  assert_string_equal(p->backend, "cuda");
+  struct tb_exec_plan plan;
+  assert_int_equal(p->ops->plan(p, &c, &plan, &err), TB_OK);
+  assert_int_equal(p->ops->prepare(p, &c, &data, &plan, &err), TB_OK);
+  memset(r, 0, sizeof *r);
+  r->c = c;
+  assert_int_equal(tb_validate_and_defend(p, &c, &data, reference, &before, &opt, r, &err), TB_OK);
+  struct tb_provider_details details;
+  p->ops->details(p, &details);
+  assert_true(details.as.user.has_buffers);
+  assert_true(details.as.user.buffers.sets > 1); /* the calls rotate over sets */
+  tb_provider_details_free(&details);
+  p->ops->release(p);
+  tb_provider_destroy(p);
+  assert_everything_given_back();
+  free(reference);
+  tb_case_data_free(&data);
+}
+
+/* The example passes every defence through device copies; with no device
+ * phase launches_on_stream is not run, and says so. */
+static void user_provider_runs_a_library_on_device_buffers(void **state) {
+  struct tb_case_result r;
+  defend_user_kernel(TB_FAKE_USER_example, &r);
+  assert_true(r.validated && r.validation.passed && r.defences_ran);
+  for (int d = 0; d < TB_DEFENCE_COUNT; ++d) {
+    if (r.defences[d].outcome == TB_DEFENCE_FAILED) {
+      print_error("%s: %s\n", tb_defence_name((enum tb_defence)d), r.defences[d].detail);
+    }
+    assert_int_equal(r.defences[d].outcome,
+                     d == TB_DEFENCE_ON_STREAM ? TB_DEFENCE_NOT_RUN : TB_DEFENCE_PASSED);
+  }
+  assert_string_equal(r.defences[TB_DEFENCE_ON_STREAM].detail, "the device phase did not run");
+  assert_non_null(strstr(r.defences[TB_DEFENCE_GUARD_ZONES].detail, "intact"));
+}
+
+/* Each broken kernel of tests/user_kernels, caught by its defence on the
+ * device copies: an input written, a write past the output, a kept result. */
+static void user_provider_defences_catch_broken_kernels(void **state) {
+  static const struct {
+    const char *library;
+    enum tb_defence by;
+  } broken[] = {{TB_FAKE_USER_modifies_input, TB_DEFENCE_INPUTS_UNCHANGED},
+                {TB_FAKE_USER_writes_outside, TB_DEFENCE_GUARD_ZONES},
+                {TB_FAKE_USER_caches_output, TB_DEFENCE_FRESH_INPUTS}};
+  for (size_t i = 0; i < sizeof broken / sizeof broken[0]; ++i) {
+    struct tb_case_result r;
+    defend_user_kernel(broken[i].library, &r);
+    char why[600];
+    assert_true(tb_defence_failure(&r, why, sizeof why));
+    print_message("%s: %s\n", broken[i].library, why);
+    assert_int_equal(r.defences[broken[i].by].outcome, TB_DEFENCE_FAILED);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(native_plans_reductions_for_its_device),
       cmocka_unit_test(native_plans_gemm_for_its_device),
       cmocka_unit_test(native_plans_elementwise_and_refuses_bad_blocks),
       cmocka_unit_test(cublas_is_its_own_provider),
+      cmocka_unit_test(user_provider_runs_a_library_on_device_buffers),
+      cmocka_unit_test(user_provider_defences_catch_broken_kernels),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,24 +7,34 @@
 #include <string.h>
 
 #include "fake_cuda.h"
+#include "measure/defences.h"
 #include "measure/device_phase.h"
 #include "results/device_json.h"
 #include "test_support.h"
 
 #define STREAM ((uintptr_t)7)
+#define SIDE_STREAM ((uintptr_t)9)
 
-/* A provider whose every call is one fake kernel on STREAM. */
+/* A provider whose every call is one fake kernel on STREAM (or, to test the
+ * defence launches_on_stream, on SIDE_STREAM, or no kernel at all). */
+enum where { ON_STREAM, ON_SIDE_STREAM, NO_KERNEL };
+
 struct fake_gpu {
   unsigned long captured; /* calls in the graph, 0: none */
   int fail_capture;
   int graphs_live;
+  enum where where;
 };
 
 static enum tb_status gpu_launch(struct tb_provider *p, unsigned long calls, struct tb_error *err) {
-  for (unsigned long i = 0; i < calls; ++i) {
-    fake_launch(STREAM, FAKE_DRIVER);
+  struct fake_gpu *g = p->state;
+  for (unsigned long i = 0; i < calls && g->where != NO_KERNEL; ++i) {
+    fake_launch(g->where == ON_STREAM ? STREAM : SIDE_STREAM, FAKE_DRIVER);
   }
   return TB_OK;
+}
+static bool gpu_has_device(const struct tb_provider *p) {
+  return true;
 }
 static enum tb_status gpu_sync(struct tb_provider *p, struct tb_error *err) {
   return TB_OK;
@@ -57,6 +67,7 @@ static void gpu_release_graph(struct tb_provider *p) {
 }
 
 static struct tb_provider_ops gpu_ops = {
+    .has_device = gpu_has_device,
     .launch = gpu_launch,
     .synchronize = gpu_sync,
     .device_stream = gpu_stream,
@@ -75,13 +86,30 @@ static struct tb_host_phase host_of(double per_call_ns) {
   return h;
 }
 
-static struct tb_device_result measure(struct tb_provider *p, unsigned modes, double host_ns,
-                                       unsigned samples) {
-  struct tb_measure_options opt = {0.0, 0.01, samples, true, modes, 1};
+static struct tb_device_result measure_probe(struct tb_provider *p, unsigned modes, double host_ns,
+                                             unsigned samples, bool probe) {
+  struct tb_measure_options opt = {0.0, 0.01, samples, probe, modes, 1};
   struct tb_host_phase host = host_of(host_ns);
   struct tb_device_result d;
   assert_true(tb_measure_device_phase(p, &opt, &host, &d));
   return d;
+}
+
+static struct tb_device_result measure(struct tb_provider *p, unsigned modes, double host_ns,
+                                       unsigned samples) {
+  return measure_probe(p, modes, host_ns, samples, true);
+}
+
+/* The defence launches_on_stream of a provider measured as `g` says,
+ * its outcome returned and its detail in `detail`. */
+static enum tb_defence_outcome on_stream_outcome(struct fake_gpu *g, bool probe,
+                                                 struct tb_device_result *d, char *detail) {
+  struct tb_provider p = {.ops = &gpu_ops, .name = "fake", .state = g};
+  *d = measure_probe(&p, ALL_MODES, 2000.0, 3, probe);
+  struct tb_case_result r = {.device = d};
+  tb_defend_launches_on_stream(&p, &r);
+  strcpy(detail, r.defences[TB_DEFENCE_ON_STREAM].detail);
+  return r.defences[TB_DEFENCE_ON_STREAM].outcome;
 }
 
 static bool has_flag(const struct tb_device_result *d, const char *text) {
@@ -205,12 +233,72 @@ static void scopes_that_disagree_are_flagged(void **state) {
   tb_device_result_free(&d);
 }
 
+/* Kernels all on the provider's stream pass, with what was counted: eager
+ * and graph probes of the batch, the eager probe of one call, 3 samples. */
+static void kernels_on_the_stream_pass(void **state) {
+  struct fake_gpu g = {.where = ON_STREAM};
+  struct tb_device_result d;
+  char detail[400];
+  assert_int_equal(on_stream_outcome(&g, true, &d, detail), TB_DEFENCE_PASSED);
+  assert_non_null(strstr(detail, "in 9 probe sample(s), every one on the provider's stream"));
+  assert_int_equal(d.probe_samples_without_kernels, 0);
+  tb_device_result_free(&d);
+}
+
+/* Every kernel on another stream: the probe records them as side-stream
+ * kernels and the defence fails, counting them. */
+static void kernels_on_a_side_stream_fail(void **state) {
+  struct fake_gpu g = {.where = ON_SIDE_STREAM};
+  struct tb_device_result d;
+  char detail[400];
+  assert_int_equal(on_stream_outcome(&g, true, &d, detail), TB_DEFENCE_FAILED);
+  const struct tb_scope_samples *probe = &d.throughput.modes[TB_BATCH_EAGER].probe;
+  assert_int_equal(probe->taken, 3);
+  assert_int_equal(probe->side_stream_kernels[0], probe->kernels[0]);
+  assert_non_null(strstr(detail, "ran on a stream other than the provider's"));
+  tb_device_result_free(&d);
+}
+
+/* Calls that launch no kernel: the library's TB_TIMING_E_EMPTY on the
+ * probe's warm-up pass is counted (the probe is then unavailable, so that
+ * pass is the only one) and fails the defence as "no kernel", not merely a
+ * device error. */
+static void calls_without_kernels_fail(void **state) {
+  struct fake_gpu g = {.where = NO_KERNEL};
+  struct tb_device_result d;
+  char detail[400];
+  assert_int_equal(on_stream_outcome(&g, true, &d, detail), TB_DEFENCE_FAILED);
+  assert_string_equal(d.probe_state, "unavailable");
+  assert_int_equal(d.probe_samples_without_kernels, 1);
+  assert_non_null(strstr(d.errors[0], "TB_TIMING_E_EMPTY"));
+  assert_non_null(strstr(detail, "1 probe sample(s) saw no kernel"));
+  json_t *j = tb_device_result_to_json(&d);
+  assert_int_equal(json_integer_value(json_object_get(j, "probe_samples_without_kernels")), 1);
+  json_decref(j);
+  tb_device_result_free(&d);
+}
+
+/* With the probe off nothing was counted: not run, with the reason, even
+ * for a provider that would fail it. */
+static void without_the_probe_it_does_not_run(void **state) {
+  struct fake_gpu g = {.where = ON_SIDE_STREAM};
+  struct tb_device_result d;
+  char detail[400];
+  assert_int_equal(on_stream_outcome(&g, false, &d, detail), TB_DEFENCE_NOT_RUN);
+  assert_non_null(strstr(detail, "no probe sample (probe disabled (--probe off))"));
+  tb_device_result_free(&d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(every_mode_is_measured_and_paired, setup),
       cmocka_unit_test_setup(a_mode_that_cannot_run_says_why, setup),
       cmocka_unit_test_setup(a_stuck_hold_fails_its_samples, setup),
       cmocka_unit_test_setup(scopes_that_disagree_are_flagged, setup),
+      cmocka_unit_test_setup(kernels_on_the_stream_pass, setup),
+      cmocka_unit_test_setup(kernels_on_a_side_stream_fail, setup),
+      cmocka_unit_test_setup(calls_without_kernels_fail, setup),
+      cmocka_unit_test_setup(without_the_probe_it_does_not_run, setup),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

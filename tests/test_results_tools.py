@@ -541,5 +541,75 @@ class ReplayPerCallTest(Corruptions, unittest.TestCase):
         self.assert_caught(self.replay_dir, scope, "candidate.per_call.scope")
 
 
+class OnStreamAuditTest(Corruptions, unittest.TestCase):
+    """docs/method.md §8 launches_on_stream, re-derived by the audit from the probe
+    samples: a committed H200 run (native, torch, torch.compile; no kernel off the timed
+    stream) given the defence records of schema 5, then probe samples planted with a
+    side-stream kernel or a sample that saw no kernel; and a CPU case, which has no
+    probe, claiming the defence passed."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="tb-on-stream-")
+        source = os.path.join(os.path.dirname(EVIDENCE_SOURCES), "2026-12-01-h200-batch-modes",
+                              "batch", "17x257")
+        converted = os.path.join(cls.tmp, "converted")
+        os.mkdir(converted)
+        with gzip.open(os.path.join(source, "results.json.gz")) as f:
+            doc = json.load(f)
+        doc["schema_version"] = 5
+        for case in doc["cases"]:
+            case["defences"] = None if case["validation"] is None else cls.defences("passed")
+        with open(os.path.join(converted, "results.json"), "w") as f:
+            json.dump(doc, f)
+        cls.gpu_run = os.path.join(cls.tmp, "gpu")
+        copy_run(converted, cls.gpu_run)  # with the sources of its cases
+        cls.cpu_run = os.path.join(cls.tmp, "cpu")
+        r = run("run", "--backend", "cpu", "--ops", "softmax", "--shapes", "37x769", *FAST,
+                "--out", cls.cpu_run)
+        assert r.returncode == 0, r.stderr
+
+    @staticmethod
+    def defences(on_stream):
+        not_run = {"outcome": "not_run", "detail": "the provider cannot (as recorded on a GPU)"}
+        return {"inputs_unchanged": not_run, "guard_zones": not_run, "fresh_inputs": not_run,
+                "every_call": {"outcome": "passed", "detail": "3 calls"},
+                "launches_on_stream": {"outcome": on_stream, "detail": "as the C side"}}
+
+    def test_the_converted_run_audits(self):
+        result = audit(self.gpu_run)
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+
+    def test_side_stream_kernel_must_fail_the_defence(self):
+        def m(d):
+            d["cases"][0]["device"]["throughput"]["probe"]["side_stream_kernels"][2] = 4
+        self.assert_caught(self.gpu_run, m, "launches_on_stream.outcome: recorded 'passed', "
+                           "re-derived 'failed'")
+
+    def test_graph_probe_counts_too(self):
+        def m(d):
+            case = next(c for c in d["cases"] if "batch_modes" in c["device"]["throughput"])
+            case["device"]["throughput"]["batch_modes"]["graph"]["probe"]["side_stream_kernels"][0] = 1
+        self.assert_caught(self.gpu_run, m, "launches_on_stream.outcome")
+
+    def test_probe_sample_without_kernels_must_fail_the_defence(self):
+        def m(d):
+            d["cases"][1]["device"]["probe_samples_without_kernels"] = 1
+        self.assert_caught(self.gpu_run, m, "re-derived 'failed'")
+
+    def test_probe_off_is_not_run(self):
+        def m(d):  # a probe that took no sample: nothing was counted
+            device = d["cases"][0]["device"]
+            device["throughput"]["probe"] = device["latency"]["probe"] = None
+            for mode in device["throughput"].get("batch_modes", {}).values():
+                mode["probe"] = None
+        self.assert_caught(self.gpu_run, m, "re-derived 'not_run'")
+
+    def test_cpu_case_cannot_claim_it_passed(self):
+        def m(d):
+            d["cases"][0]["defences"]["launches_on_stream"]["outcome"] = "passed"
+        self.assert_caught(self.cpu_run, m, "recorded 'passed', re-derived 'not_run'")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)

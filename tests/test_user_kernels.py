@@ -2,7 +2,10 @@
 example library of examples/user-kernel is built with the system C compiler
 and measured valid with its digest recorded; each broken kernel of
 tests/user_kernels is caught by the defence of its class (docs/method.md §8);
-bad --kernel usage exits 2. Run by CTest with TB_BINARY, TB_AUDIT and
+bad --kernel usage exits 2. Where nvcc is found, the CUDA example and the
+GPU-only broken kernels (tests/user_kernels/cuda) build as scripts/gpu-pack.sh
+builds them and export the contract's symbols (they run on a GPU only: the
+user-kernels stage of scripts/gpu.sh). Run by CTest with TB_BINARY, TB_AUDIT and
 TB_SOURCE_DIR."""
 import hashlib
 import json
@@ -18,6 +21,7 @@ SOURCE = os.environ["TB_SOURCE_DIR"]
 INCLUDE = os.path.join(SOURCE, "include")
 BROKEN = os.path.join(SOURCE, "tests", "user_kernels")
 CC = os.environ.get("CC", "cc")
+NVCC = os.environ.get("NVCC") or shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
 FAST = ["--backend", "cpu", "--samples", "2", "--warmup-ms", "1", "--sample-ms", "1", "--quiet"]
 
 
@@ -86,9 +90,11 @@ class UserKernelTest(unittest.TestCase):
             self.assertEqual(details["file_name"], "libmykernel.so")
             self.assertEqual(details["symbol"], f"tb_user_{case['op']}")
             self.assertTrue(details["abi_declared"] and details["accepts_strided_rows"])
-            self.assertEqual({d["outcome"] for d in case["defences"].values()}, {"passed"})
-        # the built-in provider passes the same defences
+        # the built-in provider passes the same defences; on the CPU no kernel has a stream
         for case in doc["cases"]:
+            on_stream = case["defences"].pop("launches_on_stream")
+            self.assertEqual(on_stream["outcome"], "not_run", case["id"])
+            self.assertIn("runs on the CPU", on_stream["detail"])
             self.assertEqual({d["outcome"] for d in case["defences"].values()}, {"passed"},
                              case["id"])
         # loaded before provenance was taken: an artifact with its digest
@@ -207,6 +213,63 @@ class UserKernelTest(unittest.TestCase):
         r = tb("run", "--ops", "softmax", "--providers", "native,user", "--kernel",
                not_a_library, *FAST, "--out", out)
         self.assert_refused(r, out, "cannot load it")
+
+
+@unittest.skipUnless(os.access(NVCC, os.X_OK), f"no nvcc ({NVCC})")
+class CudaLibraryTest(unittest.TestCase):
+    """The CUDA libraries the GPU stage loads, built here: what each exports, that none
+    needs more than the driver where it runs, and that the example, loaded on the CPU
+    backend (host pointers, no driver here), is refused call by call with its code."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="tb-user-cuda-")
+        subprocess.run([os.path.join(SOURCE, "scripts", "build-cuda-user-kernels.sh"), cls.tmp],
+                       check=True, capture_output=True, env={**os.environ, "NVCC": NVCC})
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def exported(self, name):
+        lib = os.path.join(self.tmp, name)
+        out = subprocess.run(["nm", "-D", "--defined-only", lib], check=True, capture_output=True,
+                             text=True).stdout
+        return {line.split()[-1] for line in out.splitlines() if " T " in line}
+
+    def needed(self, name):
+        out = subprocess.run(["readelf", "-d", os.path.join(self.tmp, name)], check=True,
+                             capture_output=True, text=True).stdout
+        return {line.split("[")[1].rstrip("]") for line in out.splitlines() if "(NEEDED)" in line}
+
+    def test_example_exports_the_contract(self):
+        symbols = {s for s in self.exported("libsoftmax_cuda.so") if s.startswith("tb_user_")}
+        self.assertEqual(symbols, {"tb_user_softmax", "tb_user_kernel_abi_version",
+                                   "tb_user_kernel_flags", "tb_user_kernel_description"})
+
+    def test_broken_kernels_export_softmax(self):
+        for name in ("libside_stream.so", "libno_kernel.so"):
+            self.assertTrue({"tb_user_softmax", "tb_user_kernel_flags"} <= self.exported(name),
+                            name)
+
+    def test_runtime_is_static(self):
+        # the GPU machine has the driver but no CUDA toolkit
+        for name in ("libsoftmax_cuda.so", "libside_stream.so", "libno_kernel.so"):
+            needed = self.needed(name)
+            self.assertFalse({n for n in needed if "cudart" in n or "libcuda" in n}, needed)
+
+    def test_loaded_on_the_cpu_each_call_fails_with_its_code(self):
+        out = os.path.join(self.tmp, "cpu-run")
+        r = tb("run", "--ops", "softmax", "--shapes", "37x769", "--input-views", "packed",
+               "--providers", "native,user", "--kernel",
+               os.path.join(self.tmp, "libsoftmax_cuda.so"), *FAST, "--out", out)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        with open(os.path.join(out, "results.json")) as f:
+            (case,) = [c for c in json.load(f)["cases"] if c["provider"] == "user"]
+        self.assertFalse(case["valid"])
+        # 100 + a cudaError_t: the runtime finds no driver (or no device) here
+        self.assertRegex(case["error"], r"tb_user_softmax returned 1\d\d \(call 1 ")
+        self.assertTrue(case["provider_details"]["accepts_strided_rows"])
 
 
 if __name__ == "__main__":

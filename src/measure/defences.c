@@ -188,6 +188,70 @@ static enum tb_status guard_zones(struct tb_provider *p, struct tb_case_result *
   return TB_OK;
 }
 
+/* Kernels and side-stream kernels over every probe sample of the case. */
+struct probe_counts {
+  size_t samples;
+  uint64_t kernels, side;
+};
+
+static void count_scope(const struct tb_scope_samples *s, struct probe_counts *c) {
+  for (size_t i = 0; i < s->taken; ++i) {
+    c->samples++;
+    c->kernels += s->kernels[i];
+    c->side += s->side_stream_kernels[i];
+  }
+}
+
+static struct probe_counts probe_counts(const struct tb_device_result *d) {
+  struct probe_counts c = {0};
+  for (int mode = 0; mode < TB_BATCH_MODE_COUNT; ++mode) {
+    count_scope(&d->throughput.modes[mode].probe, &c);
+    count_scope(&d->latency.modes[mode].probe, &c);
+  }
+  return c;
+}
+
+/* The control's events time the provider's stream only: a kernel on another
+ * stream escapes them (the figure is then of whatever else the stream held),
+ * and a call that launches no kernel (work by copies, or on the host) has no
+ * GPU time to report. The probe's kernel records tell both apart from an
+ * honest kernel. */
+void tb_defend_launches_on_stream(struct tb_provider *p, struct tb_case_result *r) {
+  struct tb_defence_record *d = &r->defences[TB_DEFENCE_ON_STREAM];
+  if (!p->ops->has_device(p)) {
+    not_run(d, "the provider runs on the CPU: no kernels to attribute to a stream");
+    return;
+  }
+  if (r->device == NULL) {
+    not_run(d, r->device_unavailable_reason ? r->device_unavailable_reason
+                                            : "the device phase did not run");
+    return;
+  }
+  const struct tb_device_result *dev = r->device;
+  struct probe_counts c = probe_counts(dev);
+  if (dev->probe_samples_without_kernels > 0) {
+    set_outcome(d, false,
+                "%zu probe sample(s) saw no kernel (TB_TIMING_E_EMPTY): the calls launched "
+                "nothing on the GPU, so no device time is a kernel's",
+                dev->probe_samples_without_kernels);
+  } else if (c.samples == 0) {
+    char why[400];
+    snprintf(why, sizeof why, "no probe sample (probe %s%s%.300s): kernels were not counted",
+             dev->probe_state ? dev->probe_state : "unavailable", dev->error_count ? ": " : "",
+             dev->error_count ? dev->errors[0] : "");
+    not_run(d, why);
+  } else if (c.side > 0) {
+    set_outcome(d, false,
+                "%llu of %llu kernel(s) in %zu probe sample(s) ran on a stream other than the "
+                "provider's: its events did not time them",
+                (unsigned long long)c.side, (unsigned long long)c.kernels, c.samples);
+  } else {
+    set_outcome(d, true,
+                "%llu kernel(s) in %zu probe sample(s), every one on the provider's stream",
+                (unsigned long long)c.kernels, c.samples);
+  }
+}
+
 enum tb_status tb_validate_and_defend(struct tb_provider *p, const struct tb_case *c,
                                       const struct tb_case_data *data, const double *reference,
                                       const struct tb_input_hashes *before,
@@ -205,6 +269,7 @@ enum tb_status tb_validate_and_defend(struct tb_provider *p, const struct tb_cas
       fresh_inputs(p, c, out, count, data, opt, r, err) == TB_OK) {
     guard_zones(p, r, err);
   }
+  tb_defend_launches_on_stream(p, r);
   free(out);
   r->defences_ran = r->validated; /* recorded exactly when the output was validated */
   return err->status;
@@ -212,7 +277,8 @@ enum tb_status tb_validate_and_defend(struct tb_provider *p, const struct tb_cas
 
 bool tb_defence_failure(const struct tb_case_result *r, char *buf, size_t size) {
   static const enum tb_defence order[] = {TB_DEFENCE_INPUTS_UNCHANGED, TB_DEFENCE_GUARD_ZONES,
-                                          TB_DEFENCE_EVERY_CALL, TB_DEFENCE_FRESH_INPUTS};
+                                          TB_DEFENCE_EVERY_CALL, TB_DEFENCE_FRESH_INPUTS,
+                                          TB_DEFENCE_ON_STREAM};
   for (size_t i = 0; i < sizeof order / sizeof order[0]; ++i) {
     const struct tb_defence_record *d = &r->defences[order[i]];
     if (d->outcome == TB_DEFENCE_FAILED) {

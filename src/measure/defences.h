@@ -31,6 +31,12 @@ enum tb_status tb_validate_and_defend(struct tb_provider *p, const struct tb_cas
                                       const struct tb_measure_options *opt,
                                       struct tb_case_result *r, struct tb_error *err);
 
+/* The defence launches_on_stream from the device phase's probe samples
+ * (r->device): failed when a probe sample saw no kernel or a kernel on a
+ * stream other than the provider's, not run without a device clock or probe
+ * samples (the reason recorded). Run by tb_validate_and_defend. */
+void tb_defend_launches_on_stream(struct tb_provider *p, struct tb_case_result *r);
+
 /* The reason the case is invalid, the first failed defence in the order that
  * explains the others (a changed input or a write outside the output makes
  * later outputs wrong), written to buf; false when none failed. */

@@ -64,8 +64,8 @@ static int begin_step(const struct phase *ph, struct step s, void *stream, unsig
 }
 
 /* One timed sample: begin, the calls, end. Returns the timing code. */
-static int timed_sample(const struct phase *ph, struct step s, unsigned calls,
-                        struct tb_timing_result *r, char *error, size_t error_size) {
+static int sample_once(const struct phase *ph, struct step s, unsigned calls,
+                       struct tb_timing_result *r, char *error, size_t error_size) {
   struct tb_provider *p = ph->p;
   unsigned capacity = probe_capacity(ph, calls);
   if (p->ops->device_sample != NULL) {
@@ -88,6 +88,18 @@ static int timed_sample(const struct phase *ph, struct step s, unsigned calls,
   if (rc != TB_TIMING_OK) {
     snprintf(error, error_size, "%s %s %s: %s", tb_batch_mode_name(s.mode),
              s.probe ? "probe" : "control", tb_timing_code_name(rc), tb_timing_last_error());
+  }
+  return rc;
+}
+
+/* sample_once, counting the probe samples that saw no kernel: for the
+ * defence launches_on_stream that is the provider's outcome (its calls put
+ * nothing on the GPU), not only a failed sample. */
+static int timed_sample(const struct phase *ph, struct step s, unsigned calls,
+                        struct tb_timing_result *r, char *error, size_t error_size) {
+  int rc = sample_once(ph, s, calls, r, error, error_size);
+  if (rc == TB_TIMING_E_EMPTY && s.probe) {
+    ph->out->probe_samples_without_kernels++;
   }
   return rc;
 }

@@ -30,6 +30,7 @@ const char *tb_defence_name(enum tb_defence d) {
   case TB_DEFENCE_GUARD_ZONES: return "guard_zones";
   case TB_DEFENCE_EVERY_CALL: return "every_call";
   case TB_DEFENCE_FRESH_INPUTS: return "fresh_inputs";
+  case TB_DEFENCE_ON_STREAM: return "launches_on_stream";
   case TB_DEFENCE_COUNT: break;
   }
   return "unknown";

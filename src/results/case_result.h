@@ -42,6 +42,7 @@ enum tb_defence {
   TB_DEFENCE_GUARD_ZONES,      /* no call wrote outside its buffers */
   TB_DEFENCE_EVERY_CALL,       /* several calls validated, the output poisoned before each */
   TB_DEFENCE_FRESH_INPUTS,     /* one more call on inputs of another seed is right too */
+  TB_DEFENCE_ON_STREAM, /* GPU: the probe saw the calls' kernels, all on the provider's stream */
   TB_DEFENCE_COUNT
 };
 
@@ -52,7 +53,8 @@ struct tb_defence_record {
   char detail[400]; /* what was checked, what failed, or why it did not run */
 };
 
-/* "inputs_unchanged", "guard_zones", "every_call", "fresh_inputs"; the
+/* "inputs_unchanged", "guard_zones", "every_call", "fresh_inputs",
+ * "launches_on_stream"; the
  * results' keys. */
 const char *tb_defence_name(enum tb_defence d);
 /* "passed", "failed", "not_run". */

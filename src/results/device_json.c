@@ -131,12 +131,13 @@ static json_t *strings(char *const *list, size_t count) {
 }
 
 json_t *tb_device_result_to_json(const struct tb_device_result *d) {
-  return json_pack("{s:s, s:s, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o}", "clock",
+  return json_pack("{s:s, s:s, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o, s:I}", "clock",
                    "CUDA events (control); CUPTI kernel records (probe, instrumented)",
                    "probe_state", d->probe_state ? d->probe_state : "unavailable", "throughput",
                    metric_json(&d->throughput), "latency", metric_json(&d->latency),
                    "control_complete", d->control_complete, "gpu_state_before",
                    snapshot_json(&d->before), "gpu_state_after", snapshot_json(&d->after), "flags",
                    strings(d->flags, d->flag_count), "errors", strings(d->errors, d->error_count),
-                   "probe_warmup_discarded", json_true());
+                   "probe_warmup_discarded", json_true(), "probe_samples_without_kernels",
+                   (json_int_t)d->probe_samples_without_kernels);
 }

@@ -66,6 +66,10 @@ struct tb_device_result {
   struct tb_metric_result throughput, latency;
   bool control_complete; /* every eager control sample of both metrics measured */
   struct tb_gpu_snapshot before, after;
+  /* Probe samples (the discarded warm-up pass included) that ended with
+   * TB_TIMING_E_EMPTY: the calls put no kernel on the GPU. The defence
+   * launches_on_stream needs the count; the errors only say it in words. */
+  size_t probe_samples_without_kernels;
   char **flags; /* hazard flags (docs/method.md §4), NULL-terminated */
   size_t flag_count;
   char **errors; /* every failed sample's message */

@@ -374,7 +374,7 @@ def check_user_library(a, details):
         a.malformed("provider_details.file_name", "the last component of an absolute library path")
 
 
-DEFENCES = ("inputs_unchanged", "guard_zones", "every_call", "fresh_inputs")
+DEFENCES = ("inputs_unchanged", "guard_zones", "every_call", "fresh_inputs", "launches_on_stream")
 
 
 def check_defences(a, defences):
@@ -388,6 +388,12 @@ def check_defences(a, defences):
         one_of(a, name, DEFENCES, "defences (key)")
 
 
+def check_probe_counts(a, probe, name):
+    """The probe's per-sample kernel counts launches_on_stream is re-derived from."""
+    items(a, member(a, probe, name, "side_stream_kernels", "list"), "count",
+          f"{name}.side_stream_kernels")
+
+
 def check_phase(a, phase, name):
     member(a, phase, name, "calls_per_sample", "positive")
     items(a, member(a, phase, name, "elapsed_ns", "list"), "nonnegative", f"{name}.elapsed_ns")
@@ -399,6 +405,7 @@ def check_phase(a, phase, name):
 
 def check_device(a, device):
     member(a, device, "device", "control_complete", "bool")
+    member(a, device, "device", "probe_samples_without_kernels", "count", optional=True)
     for metric in ("throughput", "latency"):
         name = f"device.{metric}"
         m = member(a, device, "device", metric, "object")
@@ -407,6 +414,7 @@ def check_device(a, device):
         probe = member(a, m, name, "probe", "object|null")
         if probe is not None:
             check_phase(a, probe, f"{name}.probe")
+            check_probe_counts(a, probe, f"{name}.probe")
             items(a, member(a, probe, f"{name}.probe", "kernel_sum_ns", "list"), "nonnegative",
                   f"{name}.probe.kernel_sum_ns")
             kernel = member(a, probe, f"{name}.probe", "kernel_per_call_summary_ns", "object")
@@ -442,6 +450,8 @@ def check_batch_modes(a, m):
             phase = member(a, record, where, scope, "object|null")
             if phase is not None:
                 check_phase(a, phase, f"{where}.{scope}")
+            if phase is not None and scope == "probe":
+                check_probe_counts(a, phase, f"{where}.probe")
         check_ratios(a, record, where, "probe_over_control")
         check_ratios(a, record, where, "over_eager_control")
         if "unavailable" in record:
@@ -669,12 +679,39 @@ def audit_validity(a, case, samples, version):
     defences = case.get("defences")
     if version >= 5 and (defences is None) != (v is None):
         a.fail("defences", "recorded exactly when the output was validated")
+    if defences is not None:
+        a.same("defences.launches_on_stream.outcome", defences["launches_on_stream"]["outcome"],
+               on_stream_outcome(case["device"]))
     defended = defences is None or all(d["outcome"] != "failed" for d in defences.values())
     valid = host is not None and v is not None and passed and device_ok and defended
     a.same("valid", case["valid"], valid)
     if valid and case["error"] is not None:
         a.fail("error", "a valid case carries an error")
     return valid
+
+
+def probe_scopes(device):
+    """Every probe scope of a device record: each metric's eager probe and its batch
+    modes' probes, those that took samples."""
+    for metric in ("throughput", "latency"):
+        m = device[metric]
+        yield m.get("probe")
+        for mode in (m.get("batch_modes") or {}).values():
+            yield mode.get("probe")
+
+
+def on_stream_outcome(device):
+    """docs/method.md §8, launches_on_stream, from the recorded probe samples: failed when
+    a probe sample saw no kernel or any kernel on another stream, not run without a
+    device record (a CPU provider) or probe samples, else passed."""
+    if device is None:
+        return "not_run"
+    if device.get("probe_samples_without_kernels", 0) > 0:
+        return "failed"
+    scopes = [s for s in probe_scopes(device) if s is not None and s["side_stream_kernels"]]
+    if not scopes:
+        return "not_run"
+    return "failed" if any(sum(s["side_stream_kernels"]) > 0 for s in scopes) else "passed"
 
 
 # Slack for figures printed as decimal (17 significant digits round-trip; the bounds are

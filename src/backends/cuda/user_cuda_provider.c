@@ -89,7 +89,10 @@ static enum tb_status user_cuda_check_guards(struct tb_provider *p, struct tb_gu
   return tb_device_buffers_check_guards(s->dev.cu, &s->dev.buffers, r, err);
 }
 
-/* Other inputs into every set; the device base then refers to `data`. */
+/* Other inputs into every set; the device base then refers to `data`, and
+ * the next call is on set 0 again: read_output reads set 0, and the fresh-
+ * input call (made without a poison, which is what otherwise rewinds the
+ * sets) must land there, over the output the last validation call left. */
 static enum tb_status user_cuda_load_inputs(struct tb_provider *p, const struct tb_case_data *data,
                                             struct tb_error *err) {
   struct user_cuda_state *s = p->state;
@@ -98,6 +101,7 @@ static enum tb_status user_cuda_load_inputs(struct tb_provider *p, const struct 
     return err->status;
   }
   s->dev.data = data;
+  s->dev.cursor = 0;
   return TB_OK;
 }
 
