@@ -286,6 +286,8 @@ class EvidenceTest(unittest.TestCase):
                   "32768x8192")]
         runs += [os.path.join("2026-12-01-h200-templates-validation-ab", r) for r in ab]
         runs += [os.path.join("2026-12-01-h200-validation-a7a88fb", "validation")]
+        runs += [os.path.join("2026-12-01-h200-user-kernels/user-kernels", r)
+                 for r in ("example-17x257", "example-4096x1024", "side_stream", "no_kernel")]
         runs += [os.path.join("2026-12-01-h200-templates-fix-ab", r) for r in ab]
         runs += [os.path.join("2026-11-29-h200-final-4/gemm", r)
                  for r in ("run", "strided", "block-128,128,32", "block-128,256,16",
