@@ -77,7 +77,7 @@ static struct tb_host_phase host_of(double per_call_ns) {
 
 static struct tb_device_result measure(struct tb_provider *p, unsigned modes, double host_ns,
                                        unsigned samples) {
-  struct tb_measure_options opt = {0.0, 0.01, samples, true, modes, 1};
+  struct tb_measure_options opt = {0.0, 0.01, samples, true, modes, 1, {0}};
   struct tb_host_phase host = host_of(host_ns);
   struct tb_device_result d;
   assert_true(tb_measure_device_phase(p, &opt, &host, &d));
