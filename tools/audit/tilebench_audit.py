@@ -43,7 +43,7 @@ import zlib
 AUDIT_VERSION = "2"
 # docs/results-schema.md: 2 adds validation.max_abs_reference; 3 the device
 # throughput's batch modes (graph, held), scope_order and gap_free
-SCHEMA_VERSIONS = (1, 2, 3, 4, 5)
+SCHEMA_VERSIONS = (1, 2, 3, 4, 5, 6)
 
 EXIT_PASSED, EXIT_DISCREPANCY, EXIT_USAGE, EXIT_MALFORMED = 0, 1, 2, 3
 
@@ -346,6 +346,10 @@ def check_case(a, case, version, rounds):
     if host is not None:
         for metric in ("throughput", "latency"):
             check_phase(a, member(a, host, "host", metric, "object"), f"host.{metric}")
+        # version 6 records how the host throughput samples stopped (method §2.6)
+        stopping = member(a, host, "host", "stopping", "object", optional=version < 6)
+        if stopping is not None:
+            check_stopping(a, stopping, "host.stopping")
     device = member(a, case, "", "device", "object|null")
     if device is not None:
         check_device(a, device)
@@ -359,6 +363,30 @@ def check_case(a, case, version, rounds):
     plans = member(a, case, "", "execution_plans", "list")
     for i, record in enumerate(items(a, plans, "object", "execution_plans")):
         check_plan(a, record, f"execution_plans[{i}]")
+
+
+STOP_REASONS = {"fixed": ("fixed_count",), "noise": ("converged", "max_samples", "timeout")}
+NOISE_PARAMETERS = (("max_noise", "number"), ("min_samples", "positive"),
+                    ("max_samples", "positive"), ("min_time_s", "nonnegative"),
+                    ("timeout_s", "number"))
+
+
+def check_stopping(a, stopping, field):
+    """A stopping record (a phase's, or the run's rule when it has no outcome)."""
+    rule = one_of(a, member(a, stopping, field, "rule", "str"), tuple(STOP_REASONS), f"{field}.rule")
+    if rule == "fixed":
+        member(a, stopping, field, "samples", "positive")
+    else:
+        for key, kind in NOISE_PARAMETERS:
+            member(a, stopping, field, key, kind)
+    if field == "run.measure.stopping":
+        return
+    member(a, stopping, field, "samples_taken", "positive")
+    member(a, stopping, field, "noise", "number|null")
+    one_of(a, member(a, stopping, field, "reason", "str"), STOP_REASONS[rule], f"{field}.reason")
+    member(a, stopping, field, "sampled_s", "nonnegative")
+    member(a, stopping, field, "wall_s", "nonnegative")
+    items(a, member(a, stopping, field, "flags", "list"), "str", f"{field}.flags")
 
 
 def check_user_library(a, details):
@@ -642,10 +670,90 @@ def tolerance(op, n, k=None, realization=None):
     }[op]
 
 
-def audit_validity(a, case, samples, version):
+def noise_meets(noise, bound, slack):
+    """noise <= bound, with the decision's slack for a figure re-derived in another
+    language: slack > 0 counts a noise just above the bound as meeting it, < 0 not."""
+    return noise is not None and noise <= bound * (1 + slack)
+
+
+def first_converged(rule, per_call, elapsed, slack):
+    """The first prefix (its length) meeting the noise rule, or None: at least min_samples
+    samples, at least min_time_s of their own timed length, noise <= max_noise."""
+    sampled_ns = 0
+    for k in range(1, len(per_call) + 1):
+        sampled_ns += elapsed[k - 1]
+        floors = k >= rule["min_samples"] and sampled_ns / 1e9 >= rule["min_time_s"]
+        if floors and noise_meets(robust_cv(per_call[:k]), rule["max_noise"], slack):
+            return k
+    return None
+
+
+def audit_noise_stop(a, stopping, per_call, elapsed):
+    """Re-derives the noise rule's decision from the raw samples: the noise after every
+    prefix, the first prefix meeting the rule; the recorded reason must be that decision."""
+    taken, reason, rule = len(per_call), stopping["reason"], stopping
+    # a prefix before the last must clearly miss the bound (slack -1e-9): had it met it,
+    # sampling would have stopped there
+    early = first_converged(rule, per_call[:-1], elapsed[:-1], -1e-9)
+    if early is not None:
+        a.fail("host.stopping.reason", f"the first {early} samples already met the noise "
+               f"rule, yet {taken} were taken ({reason})")
+    converged = first_converged(rule, per_call, elapsed, 1e-9) == taken
+    if reason == "converged" and not converged:
+        a.fail("host.stopping.reason", f"converged, but the noise of the {taken} samples "
+               f"{short(robust_cv(per_call))} does not meet the rule")
+    if reason == "max_samples":
+        a.same("host.stopping.samples_taken (max_samples)", taken, rule["max_samples"])
+    if reason == "timeout":
+        if taken >= rule["max_samples"]:
+            a.fail("host.stopping.reason", "timeout at max_samples: max_samples is checked first")
+        if stopping["wall_s"] < rule["timeout_s"]:
+            a.fail("host.stopping.wall_s", f"timeout after {stopping['wall_s']} s, "
+                   f"before the {rule['timeout_s']} s of the rule")
+    if reason != "converged" and converged:
+        a.fail("host.stopping.reason", f"{reason}, but the {taken} samples met the noise rule")
+
+
+def audit_stopping(a, host, measure, version):
+    """The host throughput's stopping record (version 6) against the run's rule and the raw
+    samples; returns how many samples each host phase must hold."""
+    if version < 6:
+        return measure["samples"]
+    rule = measure.get("stopping")
+    check(a, rule, "object", "run.measure.stopping")
+    check_stopping(a, rule, "run.measure.stopping")
+    stopping = host["stopping"]
+    for key in ("rule",) + tuple(k for k, _ in NOISE_PARAMETERS) + ("samples",):
+        if key in rule or key in stopping:
+            a.same(f"host.stopping.{key} (run.measure.stopping)", stopping.get(key), rule.get(key))
+    throughput = host["throughput"]
+    per_call, elapsed = throughput["per_call_ns"], throughput["elapsed_ns"]
+    taken = len(per_call)
+    a.same("host.stopping.samples_taken", stopping["samples_taken"], taken)
+    a.same("host.stopping.noise", stopping["noise"], robust_cv(per_call))
+    a.same("host.stopping.sampled_s", stopping["sampled_s"], sum(elapsed) / 1e9, rel=1e-6)
+    if stopping["wall_s"] < stopping["sampled_s"] * (1 - 1e-9):
+        a.fail("host.stopping.wall_s", "shorter than the samples it holds")
+    if rule["rule"] == "fixed":
+        a.same("host.throughput.elapsed_ns (count)", taken, rule["samples"])
+        a.same("run.measure.samples", measure["samples"], rule["samples"])
+    else:
+        a.same("run.measure.samples (max_samples)", measure["samples"], rule["max_samples"])
+        audit_noise_stop(a, stopping, per_call, elapsed)
+    unconverged = stopping["reason"] in ("max_samples", "timeout") and not noise_meets(
+        stopping["noise"], rule.get("max_noise", 0), 0)
+    a.same("host.stopping.flags (not_converged)",
+           [f.split(":")[0] for f in stopping["flags"]], ["not_converged"] if unconverged else [])
+    return taken
+
+
+def audit_validity(a, case, measure, version):
     v = case["validation"]
     host = case["host"]
+    samples = measure["samples"]
     if host is not None:
+        # the noise rule decides the count per case; the device phase follows the host's
+        samples = audit_stopping(a, host, measure, version)
         audit_phase(a, host["throughput"], "host.throughput", samples)
         audit_phase(a, host["latency"], "host.latency", samples)
         a.same("host.latency.calls_per_sample", host["latency"]["calls_per_sample"], 1)
@@ -1670,7 +1778,7 @@ def audit_case(a, path, run_dir, doc, case, index, seen):
     rounds = run["replay"]["rounds"] if "replay" in run else None
     check_case(a, case, doc["schema_version"], rounds)
     audit_identity(a, case, seen)
-    valid = audit_validity(a, case, run["measure"]["samples"], doc["schema_version"])
+    valid = audit_validity(a, case, run["measure"], doc["schema_version"])
     if case["op"] == "gemm":
         audit_gemm_precision(a, case)
     audit_plan_count(a, case)
