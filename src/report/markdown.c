@@ -122,6 +122,39 @@ static void markdown_spread(struct tb_strbuf *b, const struct tb_results_model *
   tb_strbuf_printf(b, "\n");
 }
 
+/* How each case's host throughput samples stopped (docs/method.md §2.6):
+ * a line per case and phase, shown when any case ran the noise rule. The
+ * device phase takes as many samples as the host throughput did. */
+static void markdown_stopping(struct tb_strbuf *b, const struct tb_results_model *m) {
+  size_t shown = 0;
+  for (size_t i = 0; i < m->case_count; ++i) {
+    const struct tb_model_stopping *s = &m->cases[i].host_stopping;
+    if (s->rule == NULL || strcmp(s->rule, "noise") != 0) {
+      continue;
+    }
+    if (shown++ == 0) {
+      tb_strbuf_printf(
+          b, "## Stopping\n\n"
+             "Host throughput samples were taken until their noise (1.4826 × MAD / "
+             "median) was at most the bound, within the floors and ceilings of "
+             "`run.measure.stopping` (`docs/method.md` §2.6); latency and the device "
+             "phase took the same count. **not_converged**: stopped by a ceiling "
+             "with the noise above the bound.\n\n"
+             "| case | phase | samples | noise | bound (--max-noise) | stopped by | flags |\n"
+             "|---|---|---:|---:|---:|---|---|\n");
+    }
+    char id[512], head[64], escaped[160];
+    tb_flag_head(s->flag != NULL ? s->flag : "none", head, sizeof head);
+    tb_strbuf_printf(b, "| %s | host throughput | %lld | %.3g | %.3g | %s | %s |\n",
+                     tb_md(m->cases[i].id, id, sizeof id), s->taken, s->noise, s->max_noise,
+                     tb_or(s->reason, "?"),
+                     s->flag != NULL ? tb_md(head, escaped, sizeof escaped) : "none");
+  }
+  if (shown > 0) {
+    tb_strbuf_printf(b, "\n");
+  }
+}
+
 /* gemm is judged by arithmetic, not bytes: TFLOP/s = 2mnk / time per call,
  * with the precision every number was computed at. */
 static void markdown_gemm(struct tb_strbuf *b, const struct tb_results_model *m) {
@@ -380,6 +413,7 @@ char *tb_report_markdown(const struct tb_results_model *m, struct tb_error *err)
   markdown_ratios(&b, m);
   markdown_cases(&b, m, ceiling);
   markdown_spread(&b, m);
+  markdown_stopping(&b, m);
   markdown_gemm(&b, m);
   markdown_probe(&b, m);
   markdown_problems(&b, m);
