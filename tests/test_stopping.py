@@ -195,7 +195,7 @@ class StoppingTest(unittest.TestCase):
             # a sample removed from a converged case: the count no longer agrees
             for key in ("elapsed_ns", "per_call_ns"):
                 del d["cases"][0]["host"]["throughput"][key][-1]
-        self.assert_audit_fails(q, "t-sample", dropped, "host.stopping.samples_taken")
+        self.assert_audit_fails(q, "t-sample", dropped, "host.throughput.elapsed_ns (count)")
 
 
 if __name__ == "__main__":

@@ -716,9 +716,9 @@ def audit_noise_stop(a, stopping, per_call, elapsed):
 
 def audit_stopping(a, host, measure, version):
     """The host throughput's stopping record (version 6) against the run's rule and the raw
-    samples; returns how many samples each host phase must hold."""
+    samples."""
     if version < 6:
-        return measure["samples"]
+        return
     rule = measure.get("stopping")
     check(a, rule, "object", "run.measure.stopping")
     check_stopping(a, rule, "run.measure.stopping")
@@ -744,7 +744,6 @@ def audit_stopping(a, host, measure, version):
         stopping["noise"], rule.get("max_noise", 0), 0)
     a.same("host.stopping.flags (not_converged)",
            [f.split(":")[0] for f in stopping["flags"]], ["not_converged"] if unconverged else [])
-    return taken
 
 
 def audit_validity(a, case, measure, version):
@@ -752,10 +751,14 @@ def audit_validity(a, case, measure, version):
     host = case["host"]
     samples = measure["samples"]
     if host is not None:
-        # the noise rule decides the count per case; the device phase follows the host's
-        samples = audit_stopping(a, host, measure, version)
+        # version 6: the count is the recorded samples_taken (under the noise rule it
+        # differs per case; latency and the device phase follow it), checked first
+        # against the samples, then against the rule's decision by audit_stopping
+        if version >= 6:
+            samples = host["stopping"]["samples_taken"]
         audit_phase(a, host["throughput"], "host.throughput", samples)
         audit_phase(a, host["latency"], "host.latency", samples)
+        audit_stopping(a, host, measure, version)
         a.same("host.latency.calls_per_sample", host["latency"]["calls_per_sample"], 1)
     device_ok = True
     if case["device"] is not None:
