@@ -16,12 +16,8 @@ static void measure_device(struct tb_provider *p, const struct tb_measure_option
     return;
   }
 #ifdef TB_HAVE_TIMING
-  /* The noise rule is not applied to the device phase yet (docs/method.md
-   * §2.6): it takes as many samples as the host throughput phase took. */
-  struct tb_measure_options device_opt = *opt;
-  device_opt.samples = (unsigned)r->host.stopping.taken;
   r->device = calloc(1, sizeof *r->device);
-  if (r->device == NULL || !tb_measure_device_phase(p, &device_opt, &r->host, r->device)) {
+  if (r->device == NULL || !tb_measure_device_phase(p, opt, &r->host, r->device)) {
     r->device_unavailable_reason = "out of memory in the device phase";
     return;
   }

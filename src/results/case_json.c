@@ -24,37 +24,6 @@ static json_t *samples_json(const struct tb_phase_samples *s) {
                    summary_json(&s->summary));
 }
 
-/* The stopping rule's parameters, what it did and its flag (schema 6,
- * docs/method.md §2.6): enough for the audit to re-derive the decision. */
-static json_t *stopping_json(const struct tb_host_phase *h) {
-  const struct tb_stopping_rule *rule = &h->rule;
-  const struct tb_stopping_outcome *o = &h->stopping;
-  json_t *j =
-      json_pack("{s:s, s:I, s:o, s:s?, s:o, s:o}", "rule", rule->by_noise ? "noise" : "fixed",
-                "samples_taken", (json_int_t)o->taken, "noise", tb_json_number(o->noise), "reason",
-                tb_stop_reason_name(o->reason), "sampled_s", tb_json_number(o->sampled_s), "wall_s",
-                tb_json_number(o->wall_s));
-  if (rule->by_noise) {
-    json_object_set_new(j, "max_noise", tb_json_number(rule->max_noise));
-    json_object_set_new(j, "min_samples", json_integer(rule->min_samples));
-    json_object_set_new(j, "max_samples", json_integer(rule->max_samples));
-    json_object_set_new(j, "min_time_s", tb_json_number(rule->min_time_s));
-    json_object_set_new(j, "timeout_s", tb_json_number(rule->timeout_s));
-  } else {
-    json_object_set_new(j, "samples", json_integer(rule->samples));
-  }
-  json_t *flags = json_array();
-  if (tb_stopping_not_converged(rule, o)) {
-    char flag[200];
-    snprintf(flag, sizeof flag,
-             "not_converged: noise %.4g above the bound %.4g after %zu samples (%s)", o->noise,
-             rule->max_noise, o->taken, tb_stop_reason_name(o->reason));
-    json_array_append_new(flags, json_string(flag));
-  }
-  json_object_set_new(j, "flags", flags);
-  return j;
-}
-
 static json_t *host_json(const struct tb_case_result *r) {
   if (!r->host_measured) {
     return json_null();
@@ -62,7 +31,8 @@ static json_t *host_json(const struct tb_case_result *r) {
   return json_pack("{s:s, s:I, s:o, s:o, s:o, s:o}", "clock", "CLOCK_MONOTONIC", "warmup_calls",
                    (json_int_t)r->host.warmup_calls, "warmup_ns", tb_json_number(r->host.warmup_ns),
                    "throughput", samples_json(&r->host.throughput), "latency",
-                   samples_json(&r->host.latency), "stopping", stopping_json(&r->host));
+                   samples_json(&r->host.latency), "stopping",
+                   tb_stopping_json(&r->host.rule, &r->host.stopping));
 }
 
 static json_t *validation_json(const struct tb_case_result *r) {
