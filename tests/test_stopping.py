@@ -3,6 +3,7 @@ the CPU backend: runs that converge, that stop at max_samples with the flag and
 that stop on the timeout; bad values refused with exit 2; the audit re-derives
 each decision and fails on a tampered one. Run by CTest with TB_BINARY and
 TB_AUDIT."""
+import importlib.util
 import json
 import os
 import shutil
@@ -196,6 +197,56 @@ class StoppingTest(unittest.TestCase):
             for key in ("elapsed_ns", "per_call_ns"):
                 del d["cases"][0]["host"]["throughput"][key][-1]
         self.assert_audit_fails(q, "t-sample", dropped, "host.throughput.elapsed_ns (count)")
+
+
+def load_audit():
+    """The audit script as a module, for its functions on a hand-made record."""
+    spec = importlib.util.spec_from_file_location("tilebench_audit", AUDIT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class DeviceStoppingAuditTest(unittest.TestCase):
+    """The audit's re-derivation on a device phase's eager throughput control (no GPU
+    here: a hand-made record in the shape device_json.c writes)."""
+
+    RULE = {"rule": "noise", "max_noise": 0.05, "min_samples": 3, "max_samples": 10,
+            "min_time_s": 0.0, "timeout_s": 60.0}
+
+    def setUp(self):
+        self.audit = load_audit()
+        self.measure = {"samples": 10, "stopping": dict(self.RULE)}
+        # per call 1000, 1400, 1010, 1005: noise of the first 3 is 0.015 (median 1010,
+        # MAD 10), within the bound: the phase converged at 3
+        elapsed = [1000.0, 1400.0, 1010.0]
+        self.control = {"elapsed_ns": elapsed, "per_call_ns": list(elapsed)}
+        self.stopping = dict(self.RULE, samples_taken=3, reason="converged", flags=[],
+                             noise=self.audit.robust_cv(elapsed), sampled_s=sum(elapsed) / 1e9,
+                             wall_s=1.0)
+
+    def check(self):
+        a = self.audit.Audit()
+        self.audit.audit_stopping(a, "device.throughput.stopping", self.stopping, self.measure,
+                                  self.control)
+
+    def test_recorded_decision_passes(self):
+        self.check()
+
+    def test_one_sample_more_than_the_rule_needed_fails(self):
+        extra = 1005.0
+        self.control["elapsed_ns"].append(extra)
+        self.control["per_call_ns"].append(extra)
+        per_call = self.control["per_call_ns"]
+        self.stopping.update(samples_taken=4, noise=self.audit.robust_cv(per_call),
+                             sampled_s=sum(per_call) / 1e9)
+        with self.assertRaisesRegex(self.audit.Discrepancy, "already met the noise rule"):
+            self.check()
+
+    def test_tampered_reason_fails(self):
+        self.stopping["reason"] = "timeout"
+        with self.assertRaisesRegex(self.audit.Discrepancy, "device.throughput.stopping"):
+            self.check()
 
 
 if __name__ == "__main__":
