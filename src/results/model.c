@@ -145,6 +145,7 @@ static bool one_case(const json_t *j, struct tb_model_case *c) {
   c->torch_version = text(AT(j, "provider_details", "worker", "torch"));
   c->plans = json_object_get(j, "execution_plans");
   stopping(AT(j, "host", "stopping"), &c->host_stopping);
+  stopping(AT(j, "device", "throughput", "stopping"), &c->device_stopping);
   return scope(AT(j, "host", "throughput"), &c->host_throughput) &&
          scope(AT(j, "host", "latency"), &c->host_latency) &&
          device(json_object_get(j, "device"), c);
