@@ -152,6 +152,7 @@ class MalformedInputTest(AuditCase):
             phase["elapsed_ns"] = [0] * len(phase["elapsed_ns"])
             phase["per_call_ns"] = [0.0] * len(phase["per_call_ns"])
             phase["per_call_summary_ns"] = {"p50": 0.0, "min": 0.0, "max": 0.0}
+            case["host"]["stopping"].update(noise=None, sampled_s=0.0)  # no positive median
             key = case["id"].rsplit("/", 1)[0]
             entry = next(e for e in d["replay"]["cases"] if e["case"] == key)
             entry["metrics"]["host_throughput"]["candidate_p50_ns"][0] = 0.0
@@ -368,7 +369,7 @@ class ValidationTest(AuditCase):
         self.expect(audit(self.mutated(lacking, v2=True)), 3, "validation.max_abs_reference: missing")
 
         def version(d):
-            d["schema_version"] = 6  # beyond the newest
+            d["schema_version"] = 7  # beyond the newest
         self.expect(audit(self.mutated(version)), 3, "schema_version")
 
 

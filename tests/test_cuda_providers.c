@@ -281,7 +281,7 @@ static void defend_user_kernel(const char *library, struct tb_case_result *r) {
                       .view = tb_view_for(TB_VIEW_STRIDED, 33),
                       .provider = "user",
                       .variant = TB_VARIANT_AUTOMATIC};
-  struct tb_measure_options opt = {0.5, 0.2, 3, true, 0, 7};
+  struct tb_measure_options opt = {0.5, 0.2, 3, true, 0, 7, {0}};
   struct tb_case_data data;
   double *reference = NULL;
   struct tb_error err = {0};

@@ -88,7 +88,7 @@ static struct tb_host_phase host_of(double per_call_ns) {
 
 static struct tb_device_result measure_probe(struct tb_provider *p, unsigned modes, double host_ns,
                                              unsigned samples, bool probe) {
-  struct tb_measure_options opt = {0.0, 0.01, samples, probe, modes, 1};
+  struct tb_measure_options opt = {0.0, 0.01, samples, probe, modes, 1, {0}};
   struct tb_host_phase host = host_of(host_ns);
   struct tb_device_result d;
   assert_true(tb_measure_device_phase(p, &opt, &host, &d));
@@ -222,6 +222,55 @@ static void a_stuck_hold_fails_its_samples(void **state) {
   tb_device_result_free(&d);
 }
 
+/* The noise rule on the device phase (docs/method.md §2.6): judged on the
+ * eager control after each whole sample, so every scope of every sample
+ * taken is there, in its alternating order, and every pair is complete. */
+static void the_noise_rule_stops_whole_samples(void **state) {
+  struct fake_gpu g = {0};
+  struct tb_provider p = {.ops = &gpu_ops, .name = "fake", .state = &g};
+  struct tb_measure_options opt = {0.0, 0.01, 20, true, ALL_MODES, 1, {0}};
+  opt.stopping = (struct tb_stopping_rule){
+      .by_noise = true, .max_noise = 0.01, .min_samples = 4, .max_samples = 20, .timeout_s = 60};
+  struct tb_host_phase host = host_of(2000.0);
+  struct tb_device_result d;
+  assert_true(tb_measure_device_phase(&p, &opt, &host, &d));
+  const struct tb_metric_result *thr = &d.throughput;
+  /* the fake GPU's kernels all take 1000 ns: noise 0 once min_samples are in */
+  assert_int_equal(thr->samples, 4);
+  assert_int_equal(thr->stopping.reason, TB_STOP_CONVERGED);
+  assert_double_equal(thr->stopping.noise, 0.0, 0.0);
+  assert_true(d.control_complete);
+  for (int mode = 0; mode < TB_BATCH_MODE_COUNT; ++mode) {
+    assert_int_equal(thr->modes[mode].control.taken, 4);
+    assert_int_equal(thr->modes[mode].over_eager_control.count, 4);
+    assert_int_equal(thr->modes[mode].over_eager_control.pairs, 4);
+  }
+  assert_int_equal(thr->modes[TB_BATCH_EAGER].probe_over_control.pairs, 4);
+  assert_string_equal(thr->order[3], "held.control,graph.probe,graph.control,probe,control");
+  assert_int_equal(d.latency.samples, 4); /* latency follows the throughput's count */
+  assert_int_equal(d.latency.modes[TB_BATCH_EAGER].control.taken, 4);
+  json_t *j = tb_device_result_to_json(&d);
+  json_t *t = json_object_get(j, "throughput");
+  json_t *stop = json_object_get(t, "stopping");
+  assert_string_equal(json_string_value(json_object_get(stop, "reason")), "converged");
+  assert_int_equal(json_integer_value(json_object_get(stop, "samples_taken")), 4);
+  assert_int_equal(json_array_size(json_object_get(t, "scope_order")), 4);
+  assert_int_equal(json_array_size(json_object_get(t, "probe_over_control")), 4);
+  assert_null(json_object_get(json_object_get(j, "latency"), "stopping"));
+  json_decref(j);
+  tb_device_result_free(&d);
+
+  /* a timeout before min_samples: one whole sample, no flag (its noise is 0) */
+  opt.stopping.timeout_s = 1e-9;
+  assert_true(tb_measure_device_phase(&p, &opt, &host, &d));
+  assert_int_equal(d.throughput.samples, 1);
+  assert_int_equal(d.throughput.stopping.reason, TB_STOP_TIMEOUT);
+  assert_false(tb_stopping_not_converged(&d.throughput.rule, &d.throughput.stopping));
+  assert_int_equal(d.throughput.modes[TB_BATCH_HELD].control.taken, 1);
+  assert_true(d.control_complete);
+  tb_device_result_free(&d);
+}
+
 /* Scopes that disagree are flagged with both figures: GPU control of a
  * batch above the host's end-to-end time of the same calls. */
 static void scopes_that_disagree_are_flagged(void **state) {
@@ -299,6 +348,7 @@ int main(void) {
       cmocka_unit_test_setup(kernels_on_a_side_stream_fail, setup),
       cmocka_unit_test_setup(calls_without_kernels_fail, setup),
       cmocka_unit_test_setup(without_the_probe_it_does_not_run, setup),
+      cmocka_unit_test_setup(the_noise_rule_stops_whole_samples, setup),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -4,9 +4,11 @@
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "measure/replay_summary.h"
+#include "report/report.h"
 #include "results/load.h"
 #include "results/model.h"
 #include "test_support.h"
@@ -75,6 +77,44 @@ static void loads_interrupted_run(void **state) {
   assert_true(m.incomplete);
   assert_non_null(m.error);
   assert_non_null(strstr(m.error, "interrupted by"));
+  tb_results_model_free(&m);
+}
+
+/* Schema 6 stopping records of both phases, and their absence before it. */
+static void stopping_records_are_typed(void **state) {
+  const char *text =
+      "{\"schema\": \"tilebench.results\", \"schema_version\": 6, \"run\": {}, "
+      "\"provenance\": {}, \"cases\": [{\"id\": \"sum/2x3/packed/native/automatic\", "
+      "\"op\": \"sum\", \"provider\": \"native\", \"valid\": true, \"m\": 2, \"n\": 3, "
+      "\"host\": {\"stopping\": {\"rule\": \"noise\", \"reason\": \"timeout\", "
+      "\"samples_taken\": 7, \"noise\": 0.2, \"max_noise\": 0.01, "
+      "\"flags\": [\"not_converged: noise 0.2 above the bound 0.01 after 7 samples (timeout)\"]}}, "
+      "\"device\": {\"throughput\": {\"stopping\": {\"rule\": \"noise\", "
+      "\"reason\": \"converged\", \"samples_taken\": 4, \"noise\": 0.001, "
+      "\"max_noise\": 0.01, \"flags\": []}}}}]}";
+  json_t *doc = NULL;
+  struct tb_error err = {0};
+  assert_int_equal(tb_results_parse(text, strlen(text), "r.json", &doc, &err), TB_OK);
+  struct tb_results_model m;
+  assert_int_equal(tb_results_model_fill(doc, &m, &err), TB_OK);
+  json_decref(doc);
+  const struct tb_model_stopping *host = &m.cases[0].host_stopping;
+  assert_string_equal(host->rule, "noise");
+  assert_string_equal(host->reason, "timeout");
+  assert_int_equal(host->taken, 7);
+  assert_double_equal(host->noise, 0.2, 0.0);
+  assert_double_equal(host->max_noise, 0.01, 0.0);
+  assert_non_null(strstr(host->flag, "not_converged: "));
+  const struct tb_model_stopping *device = &m.cases[0].device_stopping;
+  assert_string_equal(device->reason, "converged");
+  assert_int_equal(device->taken, 4);
+  assert_null(device->flag);
+  char *md = tb_report_markdown(&m, &err);
+  assert_non_null(md);
+  assert_non_null(strstr(md, "| host throughput | 7 | 0.2 | 0.01 | timeout | not_converged |"));
+  assert_non_null(
+      strstr(md, "| device throughput (eager control) | 4 | 0.001 | 0.01 | converged | none |"));
+  free(md);
   tb_results_model_free(&m);
 }
 
@@ -153,6 +193,7 @@ int main(void) {
       cmocka_unit_test(loads_schema_2_replay),
       cmocka_unit_test(loads_interrupted_run),
       cmocka_unit_test(minimal_record_is_absent_everywhere),
+      cmocka_unit_test(stopping_records_are_typed),
       cmocka_unit_test(replay_summary_reproduces_the_file),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

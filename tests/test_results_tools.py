@@ -456,7 +456,7 @@ class ReplayIntervalTest(Corruptions, unittest.TestCase):
         self.assertEqual(gpu["withheld"], "no GPU: device statistics not measured")
 
     def test_recorded_method_and_exact_coverage(self):
-        self.assertEqual(self.doc["schema_version"], 5)
+        self.assertEqual(self.doc["schema_version"], 6)
         self.assertEqual(self.doc["replay"]["method"]["level"], 0.95)
         self.assertIsNone(self.doc["replay"]["method"]["seed"])
         rec = self.doc["replay"]["cases"][0]["metrics"]["host_latency"]

@@ -5,6 +5,7 @@
 #include "stats/case_key.h"
 #include "stats/interval.h"
 #include "stats/stats.h"
+#include "stats/stopping.h"
 #include "stats/verdict.h"
 #include "test_support.h"
 
@@ -210,6 +211,51 @@ static void robust_cv(void **state) {
   assert_true(isnan(tb_robust_cv(v, 0)));
 }
 
+/* The noise rule after each sample: the floors hold convergence back, then
+ * converged, max_samples and timeout, checked in that order. */
+static void stopping_rule_decisions(void **state) {
+  const struct tb_stopping_rule rule = {.by_noise = true,
+                                        .max_noise = 0.05,
+                                        .min_samples = 3,
+                                        .max_samples = 6,
+                                        .min_time_s = 0.5,
+                                        .timeout_s = 10.0};
+  const double quiet[] = {100, 101, 100, 99, 100, 100};
+  double noise = NAN;
+  /* two samples: below min_samples however quiet */
+  assert_int_equal(tb_stopping_decide(&rule, quiet, 2, 1.0, 1.0, &noise), TB_STOP_NOT_YET);
+  /* three quiet samples but only 0.4 s sampled: below min_time */
+  assert_int_equal(tb_stopping_decide(&rule, quiet, 3, 0.4, 1.0, &noise), TB_STOP_NOT_YET);
+  assert_int_equal(tb_stopping_decide(&rule, quiet, 3, 0.6, 1.0, &noise), TB_STOP_CONVERGED);
+  assert_double_equal(noise, tb_robust_cv(quiet, 3), 0.0); /* the measure of §3.1 itself */
+  /* noisy: median 120, deviations 70 20 30 50 40 20 -> MAD 35, noise 0.432 */
+  const double noisy[] = {50, 100, 150, 70, 160, 140};
+  assert_int_equal(tb_stopping_decide(&rule, noisy, 5, 5.0, 5.0, &noise), TB_STOP_NOT_YET);
+  assert_int_equal(tb_stopping_decide(&rule, noisy, 5, 5.0, 10.0, &noise), TB_STOP_TIMEOUT);
+  assert_int_equal(tb_stopping_decide(&rule, noisy, 6, 5.0, 10.0, &noise), TB_STOP_MAX_SAMPLES);
+  assert_double_equal(noise, 1.4826 * 35.0 / 120.0, 1e-12);
+  /* convergence wins over a ceiling reached by the same sample */
+  assert_int_equal(tb_stopping_decide(&rule, quiet, 6, 5.0, 10.0, &noise), TB_STOP_CONVERGED);
+  struct tb_stopping_outcome out = {.reason = TB_STOP_MAX_SAMPLES, .taken = 6, .noise = 0.667};
+  assert_true(tb_stopping_not_converged(&rule, &out));
+  out.noise = 0.04; /* a ceiling reached with the noise within the bound: no flag */
+  assert_false(tb_stopping_not_converged(&rule, &out));
+  out.noise = NAN; /* no noise at all never counts as within the bound */
+  assert_true(tb_stopping_not_converged(&rule, &out));
+}
+
+/* The fixed rule: exactly its count, whatever the noise; never flagged. */
+static void stopping_fixed_count(void **state) {
+  const struct tb_stopping_rule rule = {.samples = 3};
+  const double noisy[] = {50, 100, 150};
+  assert_int_equal(tb_stopping_decide(&rule, noisy, 2, 0, 0, NULL), TB_STOP_NOT_YET);
+  assert_int_equal(tb_stopping_decide(&rule, noisy, 3, 0, 0, NULL), TB_STOP_FIXED_COUNT);
+  assert_int_equal(tb_stopping_capacity(&rule), 3);
+  struct tb_stopping_outcome out = {.reason = TB_STOP_FIXED_COUNT, .taken = 3, .noise = 0.5};
+  assert_false(tb_stopping_not_converged(&rule, &out));
+  assert_string_equal(tb_stop_reason_name(TB_STOP_TIMEOUT), "timeout");
+}
+
 /* The band and the four outcomes of an interval. */
 static void verdict_of_intervals(void **state) {
   assert_double_equal(tb_equivalence_band(0.01, NAN), 0.02, 0.0);
@@ -262,6 +308,8 @@ int main(void) {
       cmocka_unit_test(ratio_interval_matches_sorting),
       cmocka_unit_test(paired_interval_of_rounds),
       cmocka_unit_test(robust_cv),
+      cmocka_unit_test(stopping_rule_decisions),
+      cmocka_unit_test(stopping_fixed_count),
       cmocka_unit_test(verdict_of_intervals),
       cmocka_unit_test(case_base_key),
   };

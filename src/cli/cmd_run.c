@@ -55,7 +55,14 @@ static const char usage[] =
     "  --gemm-block M,N,K   the native gemm tile instead of the planner's rule\n"
     "  --backend B          cpu, cuda or auto (default auto: cuda when usable, else cpu)\n"
     "  --seed N             input generator seed, 0..2^63-1 (default 1)\n"
-    "  --samples N          samples per timing phase (default 9)\n"
+    "  --samples N          samples per timing phase (default 9); not with --max-noise\n"
+    "  --max-noise P        stop each phase's throughput samples once their noise (1.4826 x\n"
+    "                       MAD / median) is at most P, e.g. 0.02 (docs/method.md §2.6); with it:\n"
+    "  --min-samples N      take at least N samples, 3..10000 (default the less of 5 and "
+    "--max-samples)\n"
+    "  --max-samples N      take at most N samples, 3..10000 (default 1000)\n"
+    "  --min-time S         take at least S seconds of sampled time (default none)\n"
+    "  --timeout S          stop a phase after S seconds of wall time (default 60)\n"
     "  --warmup-ms X        warm-up per case and provider (default 50)\n"
     "  --sample-ms X        target length of one throughput batch (default 10)\n"
     "  --out DIR            new or empty results directory (default runs/<UTC time>)\n"
@@ -80,7 +87,8 @@ static const char replay_usage[] =
     "  --ops LIST           row reductions (default: softmax,rmsnorm,layernorm)\n"
     "  --input-views LIST   default: packed\n"
     "  and --shapes, --providers, --kernel, --profile, --backend, --seed, --samples, --warmup-ms,\n"
-    "  --sample-ms, --probe, --out, --quiet as for `tilebench run`.\n";
+    "  --sample-ms, --probe, --out, --quiet, --max-noise, --min-samples, --max-samples,\n"
+    "  --min-time, --timeout as for `tilebench run`.\n";
 
 struct run_options {
   int replay; /* `tilebench replay`: rounds of two variants */
@@ -98,6 +106,11 @@ struct run_options {
   char default_out[128];
   unsigned long long seed;
   unsigned long long samples;
+  int samples_given;
+  /* the noise rule: --max-noise turns it on; the others are its parameters
+   * (given_* say which were on the command line) */
+  struct tb_stopping_rule stopping;
+  int given_min_samples, given_max_samples, given_min_time, given_timeout;
   double warmup_ms, sample_ms;
   int quiet;
   int probe;
@@ -127,6 +140,72 @@ static enum tb_status parse_batch_modes(const char *text, unsigned *modes, struc
   return status;
 }
 
+/* One option of the noise rule (getopt values 1000..1004), strictly parsed. */
+static enum tb_status parse_stopping_option(int opt, const char *text, struct run_options *o,
+                                            struct tb_error *err) {
+  struct tb_stopping_rule *r = &o->stopping;
+  unsigned long long count = 0;
+  switch (opt) {
+  case 1000:
+    r->by_noise = true;
+    /* above 1 the median absolute deviation would exceed the median itself */
+    return tb_parse_positive(text, "--max-noise", 1.0, &r->max_noise, err);
+  case 1001:
+  case 1002:
+    if (tb_parse_size(text, opt == 1001 ? "--min-samples" : "--max-samples",
+                      TB_STOP_MIN_SAMPLES_FLOOR, TB_STOP_MAX_SAMPLES_CEILING, &count,
+                      err) != TB_OK) {
+      return err->status;
+    }
+    *(opt == 1001 ? &r->min_samples : &r->max_samples) = (unsigned)count;
+    *(opt == 1001 ? &o->given_min_samples : &o->given_max_samples) = 1;
+    return TB_OK;
+  case 1003:
+    o->given_min_time = 1;
+    return tb_parse_positive(text, "--min-time", 3600.0, &r->min_time_s, err);
+  default:
+    o->given_timeout = 1;
+    return tb_parse_positive(text, "--timeout", 86400.0, &r->timeout_s, err);
+  }
+}
+
+/* The stopping options together: the noise rule or a fixed count, never
+ * both (which would win is no clearer than refusing); defaults for the
+ * rule's parameters not given. */
+static enum tb_status check_stopping(struct run_options *o, struct tb_error *err) {
+  struct tb_stopping_rule *r = &o->stopping;
+  int parameters =
+      o->given_min_samples || o->given_max_samples || o->given_min_time || o->given_timeout;
+  if (!r->by_noise) {
+    return parameters ? tb_fail(err, TB_ERR_USAGE,
+                                "--min-samples, --max-samples, --min-time and --timeout belong to "
+                                "the noise rule: add --max-noise P (docs/method.md §2.6)")
+                      : TB_OK;
+  }
+  if (o->samples_given) {
+    return tb_fail(err, TB_ERR_USAGE,
+                   "--samples (a fixed count) and --max-noise (stop on noise) exclude each "
+                   "other: give --min-samples/--max-samples to bound the count instead");
+  }
+  if (!o->given_max_samples) {
+    r->max_samples = TB_STOP_DEFAULT_MAX_SAMPLES;
+  }
+  if (!o->given_min_samples) {
+    r->min_samples =
+        TB_STOP_DEFAULT_MIN_SAMPLES < r->max_samples ? TB_STOP_DEFAULT_MIN_SAMPLES : r->max_samples;
+  }
+  if (!o->given_timeout) {
+    r->timeout_s = TB_STOP_DEFAULT_TIMEOUT_S;
+  }
+  if (r->min_samples > r->max_samples) {
+    return tb_fail(err, TB_ERR_USAGE, "--min-samples %u is more than --max-samples %u",
+                   r->min_samples, r->max_samples);
+  }
+  /* run.measure.samples records the most the rule allows (docs/results-schema.md) */
+  o->samples = r->max_samples;
+  return TB_OK;
+}
+
 static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
                                   struct tb_error *err) {
   static const struct option options[] = {{"ops", required_argument, NULL, 'o'},
@@ -150,6 +229,11 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
                                           {"gemm-block", required_argument, NULL, 'G'},
                                           {"profile", required_argument, NULL, 'C'},
                                           {"kernel", required_argument, NULL, 'K'},
+                                          {"max-noise", required_argument, NULL, 1000},
+                                          {"min-samples", required_argument, NULL, 1001},
+                                          {"max-samples", required_argument, NULL, 1002},
+                                          {"min-time", required_argument, NULL, 1003},
+                                          {"timeout", required_argument, NULL, 1004},
                                           {NULL, 0, NULL, 0}};
   const char *ops = o->replay ? "softmax,rmsnorm,layernorm" : tb_op_names();
   const char *shapes = o->replay ? DEFAULT_REDUCTION_SHAPES : DEFAULT_SHAPES;
@@ -204,6 +288,15 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
     case 'n':
       if (tb_parse_size(optarg, "--samples", 1, 100000, &o->samples, err) != TB_OK)
         return err->status;
+      o->samples_given = 1;
+      break;
+    case 1000:
+    case 1001:
+    case 1002:
+    case 1003:
+    case 1004:
+      if (parse_stopping_option(opt, optarg, o, err) != TB_OK)
+        return err->status;
       break;
     case 'w':
       if (tb_parse_positive(optarg, "--warmup-ms", 600000, &o->warmup_ms, err) != TB_OK)
@@ -228,6 +321,9 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
       tb_strlist_split(providers, "--providers", &o->providers, err) != TB_OK ||
       tb_strlist_split(variants, "--variants", &o->variants, err) != TB_OK ||
       tb_strlist_split(realizations, "--matrix-realization", &o->realizations, err) != TB_OK) {
+    return err->status;
+  }
+  if (check_stopping(o, err) != TB_OK) {
     return err->status;
   }
   return parse_batch_modes(batch, &o->batch_modes, err);
@@ -421,6 +517,7 @@ static enum tb_status build_campaign(struct run_options *o, struct tb_campaign *
   c->provider_count = o->providers.count;
   c->seed = o->seed;
   c->measure.samples = (unsigned)o->samples;
+  c->measure.stopping = o->stopping;
   c->measure.warmup_ms = o->warmup_ms;
   c->measure.sample_ms = o->sample_ms;
   c->measure.probe = o->probe;
@@ -459,6 +556,7 @@ static struct tb_run_facts run_facts(const struct run_options *o, const struct t
                                .backend_reason = why,
                                .seed = o->seed,
                                .samples = c->measure.samples,
+                               .stopping = c->measure.stopping,
                                .warmup_ms = c->measure.warmup_ms,
                                .sample_ms = c->measure.sample_ms,
                                .probe = c->measure.probe,

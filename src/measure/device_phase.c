@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "stats/stats.h"
 #include "tilebench/timing.h"
 
@@ -162,12 +163,45 @@ static void summarize_ratios(struct tb_paired_ratios *r) {
   free(finite);
 }
 
-/* Takes every sample of one metric over `steps`, recording per scope and
- * pairing within each sample. */
+/* The stopping decision after whole sample i (docs/method.md §2.6), on the
+ * eager control: the one scope every sample takes. Under the noise rule a
+ * stop ends the metric at i + 1 samples, every scope and pair of them whole. */
+static bool stop_after(struct tb_metric_result *m, size_t i, int64_t start_ns) {
+  const struct tb_scope_samples *eager = &m->modes[TB_BATCH_EAGER].control;
+  struct tb_stopping_outcome *o = &m->stopping;
+  o->sampled_s = 0.0;
+  for (size_t k = 0; k < eager->taken; ++k) {
+    o->sampled_s += eager->elapsed_ns[k] / 1e9;
+  }
+  o->wall_s = (double)(tb_monotonic_ns() - start_ns) / 1e9;
+  o->reason = tb_stopping_decide(&m->rule, eager->per_call_ns, eager->taken, o->sampled_s,
+                                 o->wall_s, &o->noise);
+  /* a fixed rule stops at the arrays' end whatever a failed sample left */
+  if (!m->rule.by_noise) {
+    o->reason = i + 1 >= m->samples ? TB_STOP_FIXED_COUNT : TB_STOP_NOT_YET;
+  } else if (o->reason == TB_STOP_NOT_YET && i + 1 >= m->samples) {
+    o->reason = TB_STOP_MAX_SAMPLES; /* eager samples failed: the arrays are full */
+  }
+  if (o->reason == TB_STOP_NOT_YET) {
+    return false;
+  }
+  m->samples = i + 1;
+  o->taken = m->samples;
+  for (int mode = 0; mode < TB_BATCH_MODE_COUNT; ++mode) {
+    m->modes[mode].probe_over_control.count = m->samples;
+    m->modes[mode].over_eager_control.count = m->samples;
+  }
+  return true;
+}
+
+/* Takes the samples of one metric over `steps`, recording per scope and
+ * pairing within each sample, until the metric's rule stops it. */
 static void take_samples(const struct phase *ph, struct tb_metric_result *m,
                          const struct step *steps, size_t n) {
   struct step order[2 * TB_BATCH_MODE_COUNT];
-  for (size_t i = 0; i < m->samples; ++i) {
+  int64_t start = tb_monotonic_ns();
+  bool stopped = m->samples == 0;
+  for (size_t i = 0; !stopped; ++i) {
     sample_order(steps, n, i, order);
     m->order[i] = order_text(order, n);
     bool ok[TB_BATCH_MODE_COUNT][2] = {{false}};
@@ -192,6 +226,7 @@ static void take_samples(const struct phase *ph, struct tb_metric_result *m,
       pair(&s->over_eager_control, i, ok[mode][0] && ok[TB_BATCH_EAGER][0], elapsed[mode][0],
            elapsed[TB_BATCH_EAGER][0]);
     }
+    stopped = stop_after(m, i, start);
   }
   for (int mode = 0; mode < TB_BATCH_MODE_COUNT; ++mode) {
     summarize_ratios(&m->modes[mode].probe_over_control);
@@ -262,12 +297,14 @@ static void finish_metric(struct tb_metric_result *m) {
   }
 }
 
+/* One metric: `samples` is the fixed count, or the most the rule may take. */
 static bool measure_metric(const struct phase *ph, struct tb_metric_result *m, unsigned calls,
-                           unsigned samples, bool throughput, bool probe_usable,
-                           unsigned batch_modes) {
+                           unsigned samples, const struct tb_stopping_rule *rule, bool throughput,
+                           bool probe_usable, unsigned batch_modes) {
   if (!tb_metric_result_init(m, calls, samples)) {
     return false;
   }
+  m->rule = *rule;
   struct step steps[2 * TB_BATCH_MODE_COUNT];
   size_t n = metric_steps(ph, m, throughput, probe_usable, batch_modes, steps);
   take_samples(ph, m, steps, n);
@@ -276,9 +313,9 @@ static bool measure_metric(const struct phase *ph, struct tb_metric_result *m, u
   }
   for (int mode = 0; mode < TB_BATCH_MODE_COUNT; ++mode) {
     struct tb_mode_samples *s = &m->modes[mode];
-    if (s->attempted && s->control.taken < samples && s->reason[0] == '\0') {
-      snprintf(s->reason, sizeof s->reason, "%zu of %u control samples failed: see errors",
-               samples - s->control.taken, samples);
+    if (s->attempted && s->control.taken < m->samples && s->reason[0] == '\0') {
+      snprintf(s->reason, sizeof s->reason, "%zu of %zu control samples failed: see errors",
+               m->samples - s->control.taken, m->samples);
     }
   }
   finish_metric(m);
@@ -433,14 +470,25 @@ bool tb_measure_device_phase(struct tb_provider *p, const struct tb_measure_opti
   out->probe_state = probe_usable ? "measured"
                      : opt->probe ? "unavailable"
                                   : "disabled (--probe off)";
-  if (!measure_metric(&ph, &out->throughput, reps, opt->samples, true, probe_usable,
-                      opt->batch_modes) ||
-      !measure_metric(&ph, &out->latency, 1, opt->samples, false, probe_usable, 0)) {
+  /* throughput under the run's rule (the noise rule judged on its eager
+   * control); latency takes as many samples as throughput did, as on the host */
+  struct tb_stopping_rule rule = opt->stopping, fixed = {.samples = opt->samples};
+  unsigned most = rule.by_noise ? rule.max_samples : opt->samples;
+  if (!rule.by_noise) {
+    rule = fixed;
+  }
+  if (!measure_metric(&ph, &out->throughput, reps, most, &rule, true, probe_usable,
+                      opt->batch_modes)) {
+    return false;
+  }
+  fixed.samples = (unsigned)out->throughput.samples;
+  if (!measure_metric(&ph, &out->latency, 1, fixed.samples, &fixed, false, probe_usable, 0)) {
     return false;
   }
   gpu_snapshot(&out->after);
-  out->control_complete = out->throughput.modes[TB_BATCH_EAGER].control.taken == opt->samples &&
-                          out->latency.modes[TB_BATCH_EAGER].control.taken == opt->samples;
+  out->control_complete =
+      out->throughput.modes[TB_BATCH_EAGER].control.taken == out->throughput.samples &&
+      out->latency.modes[TB_BATCH_EAGER].control.taken == out->latency.samples;
   check_hazards(out, host);
   return true;
 }

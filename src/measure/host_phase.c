@@ -43,14 +43,44 @@ static enum tb_status alloc_samples(struct tb_phase_samples *s, unsigned count, 
   return TB_OK;
 }
 
+static void per_call_of(struct tb_phase_samples *s, size_t i) {
+  s->per_call_ns[i] = (double)s->elapsed_ns[i] / (double)s->calls_per_sample;
+}
+
 static enum tb_status take_samples(struct tb_provider *p, struct tb_phase_samples *s,
                                    struct tb_error *err) {
   for (size_t i = 0; i < s->count; ++i) {
     if (timed_calls(p, s->calls_per_sample, &s->elapsed_ns[i], err) != TB_OK) {
       return err->status;
     }
-    s->per_call_ns[i] = (double)s->elapsed_ns[i] / (double)s->calls_per_sample;
+    per_call_of(s, i);
   }
+  s->summary = tb_summarize(s->per_call_ns, s->count);
+  return TB_OK;
+}
+
+/* Throughput samples until the stopping rule says stop (docs/method.md
+ * §2.6); s holds room for the rule's most. The decision is taken after every
+ * whole sample, so no sample is ever cut short or dropped. */
+static enum tb_status take_until_stopped(struct tb_provider *p, const struct tb_stopping_rule *rule,
+                                         struct tb_phase_samples *s,
+                                         struct tb_stopping_outcome *out, struct tb_error *err) {
+  int64_t start = tb_monotonic_ns(), sampled = 0;
+  size_t n = 0;
+  out->reason = TB_STOP_NOT_YET;
+  while (out->reason == TB_STOP_NOT_YET) {
+    if (timed_calls(p, s->calls_per_sample, &s->elapsed_ns[n], err) != TB_OK) {
+      return err->status;
+    }
+    per_call_of(s, n);
+    sampled += s->elapsed_ns[n++];
+    out->sampled_s = (double)sampled / 1e9;
+    out->wall_s = (double)(tb_monotonic_ns() - start) / 1e9;
+    out->reason =
+        tb_stopping_decide(rule, s->per_call_ns, n, out->sampled_s, out->wall_s, &out->noise);
+  }
+  out->taken = n;
+  s->count = n;
   s->summary = tb_summarize(s->per_call_ns, s->count);
   return TB_OK;
 }
@@ -87,11 +117,17 @@ enum tb_status tb_measure_host_phase(struct tb_provider *p, const struct tb_meas
     return err->status;
   }
   unsigned long batch = tb_calibrate_batch(per_call, opt->sample_ms);
-  if (alloc_samples(&out->throughput, opt->samples, batch, err) != TB_OK ||
-      alloc_samples(&out->latency, opt->samples, 1, err) != TB_OK) {
+  out->rule = opt->stopping;
+  if (!out->rule.by_noise) {
+    out->rule.samples = opt->samples; /* one source for the fixed count */
+  }
+  if (alloc_samples(&out->throughput, tb_stopping_capacity(&out->rule), batch, err) != TB_OK ||
+      take_until_stopped(p, &out->rule, &out->throughput, &out->stopping, err) != TB_OK) {
     return err->status;
   }
-  if (take_samples(p, &out->throughput, err) != TB_OK ||
+  /* as many latency samples as throughput samples were taken: the rule
+   * judges the throughput samples, the latency ones follow their count */
+  if (alloc_samples(&out->latency, (unsigned)out->stopping.taken, 1, err) != TB_OK ||
       take_samples(p, &out->latency, err) != TB_OK) {
     return err->status;
   }

@@ -12,18 +12,22 @@
 #include "providers/provider.h"
 #include "results/case_result.h"
 #include "stats/stats.h"
+#include "stats/stopping.h"
 
 struct tb_measure_options {
   double warmup_ms;
   double sample_ms;
-  unsigned samples;
-  bool probe; /* run the instrumented probe in the device phase */
+  unsigned samples; /* the fixed count; the device phase's count of samples */
+  bool probe;       /* run the instrumented probe in the device phase */
   /* the batch modes the device phase times throughput in (bit 1 << mode);
    * eager is always timed */
   unsigned batch_modes;
   /* the run's input seed: the fresh-inputs defence generates its second
    * inputs from seed ^ 1 (docs/method.md §8) */
   unsigned long long seed;
+  /* when the host phase's throughput samples stop (docs/method.md §2.6);
+   * by_noise false (zeroed): exactly `samples`, whatever stopping.samples says */
+  struct tb_stopping_rule stopping;
 };
 
 /* Largest batch: bounds a calibration fooled by a near-zero first timing. */

@@ -122,6 +122,49 @@ static void markdown_spread(struct tb_strbuf *b, const struct tb_results_model *
   tb_strbuf_printf(b, "\n");
 }
 
+/* One line of the Stopping section: a phase that ran the noise rule. */
+static bool stopping_line(struct tb_strbuf *b, const char *id, const char *phase,
+                          const struct tb_model_stopping *s) {
+  if (s->rule == NULL || strcmp(s->rule, "noise") != 0) {
+    return false;
+  }
+  char escaped_id[512], head[64], escaped[160];
+  tb_flag_head(s->flag != NULL ? s->flag : "none", head, sizeof head);
+  tb_strbuf_printf(b, "| %s | %s | %lld | %.3g | %.3g | %s | %s |\n",
+                   tb_md(id, escaped_id, sizeof escaped_id), phase, s->taken, s->noise,
+                   s->max_noise, tb_or(s->reason, "?"),
+                   s->flag != NULL ? tb_md(head, escaped, sizeof escaped) : "none");
+  return true;
+}
+
+/* How each case's phases stopped (docs/method.md §2.6): a line per case and
+ * phase, shown when the run took the noise rule. */
+static void markdown_stopping(struct tb_strbuf *b, const struct tb_results_model *m) {
+  bool noise_rule = false;
+  for (size_t i = 0; i < m->case_count && !noise_rule; ++i) {
+    const char *rule = m->cases[i].host_stopping.rule;
+    noise_rule = rule != NULL && strcmp(rule, "noise") == 0;
+  }
+  if (!noise_rule) {
+    return;
+  }
+  tb_strbuf_printf(b, "## Stopping\n\n"
+                      "Each phase's throughput samples were taken until their noise (1.4826 × "
+                      "MAD / median; on the device phase, of the eager control) was at most the "
+                      "bound, within the floors and ceilings of `run.measure.stopping` "
+                      "(`docs/method.md` §2.6); latency took the same count. "
+                      "**not_converged**: stopped by a ceiling with the noise above the "
+                      "bound.\n\n"
+                      "| case | phase | samples | noise | bound (--max-noise) | stopped by | "
+                      "flags |\n|---|---|---:|---:|---:|---|---|\n");
+  for (size_t i = 0; i < m->case_count; ++i) {
+    const struct tb_model_case *c = &m->cases[i];
+    stopping_line(b, c->id, "host throughput", &c->host_stopping);
+    stopping_line(b, c->id, "device throughput (eager control)", &c->device_stopping);
+  }
+  tb_strbuf_printf(b, "\n");
+}
+
 /* gemm is judged by arithmetic, not bytes: TFLOP/s = 2mnk / time per call,
  * with the precision every number was computed at. */
 static void markdown_gemm(struct tb_strbuf *b, const struct tb_results_model *m) {
@@ -380,6 +423,7 @@ char *tb_report_markdown(const struct tb_results_model *m, struct tb_error *err)
   markdown_ratios(&b, m);
   markdown_cases(&b, m, ceiling);
   markdown_spread(&b, m);
+  markdown_stopping(&b, m);
   markdown_gemm(&b, m);
   markdown_probe(&b, m);
   markdown_problems(&b, m);

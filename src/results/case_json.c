@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "results/plan_json.h"
@@ -27,10 +28,11 @@ static json_t *host_json(const struct tb_case_result *r) {
   if (!r->host_measured) {
     return json_null();
   }
-  return json_pack("{s:s, s:I, s:o, s:o, s:o}", "clock", "CLOCK_MONOTONIC", "warmup_calls",
+  return json_pack("{s:s, s:I, s:o, s:o, s:o, s:o}", "clock", "CLOCK_MONOTONIC", "warmup_calls",
                    (json_int_t)r->host.warmup_calls, "warmup_ns", tb_json_number(r->host.warmup_ns),
                    "throughput", samples_json(&r->host.throughput), "latency",
-                   samples_json(&r->host.latency));
+                   samples_json(&r->host.latency), "stopping",
+                   tb_stopping_json(&r->host.rule, &r->host.stopping));
 }
 
 static json_t *validation_json(const struct tb_case_result *r) {

@@ -15,6 +15,7 @@
 #include "providers/provider_details.h"
 #include "results/device_result.h"
 #include "stats/stats.h"
+#include "stats/stopping.h"
 
 /* The host phase's samples (measure/host_phase.h takes them). */
 struct tb_phase_samples {
@@ -30,6 +31,10 @@ struct tb_host_phase {
   double warmup_ns;
   struct tb_phase_samples throughput;
   struct tb_phase_samples latency;
+  /* the rule the throughput samples stopped by and what it did; latency
+   * takes as many samples as throughput did */
+  struct tb_stopping_rule rule;
+  struct tb_stopping_outcome stopping;
 };
 
 void tb_host_phase_free(struct tb_host_phase *phase);

@@ -1,5 +1,7 @@
 #include "results/device_json.h"
 
+#include <stdio.h>
+
 #include "results/json_number.h"
 
 static json_t *doubles(const double *values, size_t count) {
@@ -78,7 +80,34 @@ static json_t *mode_json(const struct tb_mode_samples *s, unsigned calls) {
   return j;
 }
 
-static json_t *metric_json(const struct tb_metric_result *m) {
+json_t *tb_stopping_json(const struct tb_stopping_rule *rule, const struct tb_stopping_outcome *o) {
+  json_t *j =
+      json_pack("{s:s, s:I, s:o, s:s?, s:o, s:o}", "rule", rule->by_noise ? "noise" : "fixed",
+                "samples_taken", (json_int_t)o->taken, "noise", tb_json_number(o->noise), "reason",
+                tb_stop_reason_name(o->reason), "sampled_s", tb_json_number(o->sampled_s), "wall_s",
+                tb_json_number(o->wall_s));
+  if (rule->by_noise) {
+    json_object_set_new(j, "max_noise", tb_json_number(rule->max_noise));
+    json_object_set_new(j, "min_samples", json_integer(rule->min_samples));
+    json_object_set_new(j, "max_samples", json_integer(rule->max_samples));
+    json_object_set_new(j, "min_time_s", tb_json_number(rule->min_time_s));
+    json_object_set_new(j, "timeout_s", tb_json_number(rule->timeout_s));
+  } else {
+    json_object_set_new(j, "samples", json_integer(rule->samples));
+  }
+  json_t *flags = json_array();
+  if (tb_stopping_not_converged(rule, o)) {
+    char flag[200];
+    snprintf(flag, sizeof flag,
+             "not_converged: noise %.4g above the bound %.4g after %zu samples (%s)", o->noise,
+             rule->max_noise, o->taken, tb_stop_reason_name(o->reason));
+    json_array_append_new(flags, json_string(flag));
+  }
+  json_object_set_new(j, "flags", flags);
+  return j;
+}
+
+static json_t *metric_json(const struct tb_metric_result *m, bool throughput) {
   const struct tb_mode_samples *eager = &m->modes[TB_BATCH_EAGER];
   unsigned calls = m->calls_per_sample;
   json_t *j = json_pack("{s:i, s:o, s:o, s:o, s:o, s:o}", "calls_per_sample", calls, "order",
@@ -86,6 +115,9 @@ static json_t *metric_json(const struct tb_metric_result *m) {
                         probe_or_null(&eager->probe, calls), "probe_over_control",
                         doubles(eager->probe_over_control.values, eager->probe_over_control.count),
                         "probe_over_control_summary", ratios_summary(&eager->probe_over_control));
+  if (throughput) {
+    json_object_set_new(j, "stopping", tb_stopping_json(&m->rule, &m->stopping));
+  }
   json_t *modes = json_object();
   for (int mode = TB_BATCH_GRAPH; mode < TB_BATCH_MODE_COUNT; ++mode) {
     if (m->modes[mode].attempted) {
@@ -134,7 +166,7 @@ json_t *tb_device_result_to_json(const struct tb_device_result *d) {
   return json_pack("{s:s, s:s, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o, s:I}", "clock",
                    "CUDA events (control); CUPTI kernel records (probe, instrumented)",
                    "probe_state", d->probe_state ? d->probe_state : "unavailable", "throughput",
-                   metric_json(&d->throughput), "latency", metric_json(&d->latency),
+                   metric_json(&d->throughput, true), "latency", metric_json(&d->latency, false),
                    "control_complete", d->control_complete, "gpu_state_before",
                    snapshot_json(&d->before), "gpu_state_after", snapshot_json(&d->after), "flags",
                    strings(d->flags, d->flag_count), "errors", strings(d->errors, d->error_count),

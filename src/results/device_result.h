@@ -14,6 +14,7 @@
 
 #include "cases/case_params.h"
 #include "stats/stats.h"
+#include "stats/stopping.h"
 
 /* Raw samples of one scope (control or probe) of one mode and metric. */
 struct tb_scope_samples {
@@ -45,7 +46,11 @@ struct tb_mode_samples {
 
 struct tb_metric_result {
   unsigned calls_per_sample;
-  size_t samples;
+  size_t samples; /* taken: under the noise rule, fewer than the arrays hold */
+  /* throughput: the rule its samples stopped by, judged on the eager
+   * control after each whole sample, and what it did (docs/method.md §2.6) */
+  struct tb_stopping_rule rule;
+  struct tb_stopping_outcome stopping;
   char **order; /* per sample: the scopes in the order taken, "control,probe" for eager */
   struct tb_mode_samples modes[TB_BATCH_MODE_COUNT];
   /* The lowest-overhead control that measured every sample (graph, then

@@ -70,6 +70,18 @@ static json_t *skipped_pairs_json(const struct tb_run_facts *f) {
   return pairs;
 }
 
+/* run.measure.stopping (schema 6): the rule every case's phases followed. */
+static json_t *stopping_rule_json(const struct tb_run_facts *f) {
+  const struct tb_stopping_rule *r = &f->stopping;
+  if (!r->by_noise) {
+    return json_pack("{s:s, s:I}", "rule", "fixed", "samples", (json_int_t)f->samples);
+  }
+  return json_pack("{s:s, s:f, s:I, s:I, s:f, s:f}", "rule", "noise", "max_noise", r->max_noise,
+                   "min_samples", (json_int_t)r->min_samples, "max_samples",
+                   (json_int_t)r->max_samples, "min_time_s", r->min_time_s, "timeout_s",
+                   r->timeout_s);
+}
+
 static json_t *run_json(const struct tb_run_facts *f) {
   json_t *command = NULL;
   json_t *argv_json = command_line_json(f->argc, f->argv, &command);
@@ -81,6 +93,7 @@ static json_t *run_json(const struct tb_run_facts *f) {
                 f->backend_reason, "seed", (json_int_t)f->seed, "measure", "samples",
                 (json_int_t)f->samples, "warmup_ms", f->warmup_ms, "sample_ms", f->sample_ms);
   json_object_set_new(json_object_get(info, "measure"), "probe", json_boolean(f->probe));
+  json_object_set_new(json_object_get(info, "measure"), "stopping", stopping_rule_json(f));
   json_t *modes = json_array();
   for (int mode = 0; mode < TB_BATCH_MODE_COUNT; ++mode) {
     if (mode == TB_BATCH_EAGER || (f->batch_modes & (1u << mode))) {

@@ -29,7 +29,8 @@ struct tb_run_facts {
   char **argv; /* after `tilebench` */
   const char *backend, *backend_reason;
   unsigned long long seed;
-  unsigned samples;
+  unsigned samples; /* the fixed count; under the noise rule its max_samples */
+  struct tb_stopping_rule stopping;
   double warmup_ms, sample_ms;
   bool probe;
   unsigned batch_modes;        /* bit 1 << enum tb_batch_mode */

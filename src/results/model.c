@@ -66,6 +66,15 @@ static void probe(const json_t *throughput, struct tb_model_probe *p) {
       (long long)json_integer_value(json_array_get(AT(throughput, "probe", "kernels"), 0));
 }
 
+static void stopping(const json_t *record, struct tb_model_stopping *s) {
+  s->rule = text(json_object_get(record, "rule"));
+  s->reason = text(json_object_get(record, "reason"));
+  s->taken = (long long)json_integer_value(json_object_get(record, "samples_taken"));
+  s->noise = number_or_nan(json_object_get(record, "noise"));
+  s->max_noise = number_or_nan(json_object_get(record, "max_noise"));
+  s->flag = text(json_array_get(json_object_get(record, "flags"), 0));
+}
+
 static bool flags(const json_t *array, struct tb_model_case *c) {
   c->flag_count = json_array_size(array);
   if (c->flag_count == 0) {
@@ -135,6 +144,8 @@ static bool one_case(const json_t *j, struct tb_model_case *c) {
   c->error = text(json_object_get(j, "error"));
   c->torch_version = text(AT(j, "provider_details", "worker", "torch"));
   c->plans = json_object_get(j, "execution_plans");
+  stopping(AT(j, "host", "stopping"), &c->host_stopping);
+  stopping(AT(j, "device", "throughput", "stopping"), &c->device_stopping);
   return scope(AT(j, "host", "throughput"), &c->host_throughput) &&
          scope(AT(j, "host", "latency"), &c->host_latency) &&
          device(json_object_get(j, "device"), c);

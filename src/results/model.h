@@ -32,6 +32,16 @@ struct tb_model_probe {
   long long first_sample_kernels;            /* probe.kernels[0], 0 when absent */
 };
 
+/* host.stopping or device.throughput.stopping (schema 6, docs/method.md
+ * §2.6); rule NULL in older records and where the phase did not run. */
+struct tb_model_stopping {
+  const char *rule;   /* "fixed" or "noise" */
+  const char *reason; /* "fixed_count", "converged", "max_samples", "timeout" */
+  long long taken;
+  double noise, max_noise; /* NaN when absent (max_noise: the fixed rule) */
+  const char *flag;        /* its flag (it has at most one: not_converged), or NULL */
+};
+
 struct tb_model_case {
   const char *id, *op, *provider; /* checked by the loader */
   bool valid;                     /* checked */
@@ -47,7 +57,9 @@ struct tb_model_case {
   long long round;
   double minimal_bytes; /* 0 when absent */
   struct tb_model_scope host_throughput, host_latency;
-  bool control_complete; /* device.control_complete is true */
+  struct tb_model_stopping host_stopping;
+  struct tb_model_stopping device_stopping; /* device.throughput.stopping */
+  bool control_complete;                    /* device.control_complete is true */
   struct tb_model_scope control_throughput, control_latency;
   /* The host-gap-free GPU control of the throughput batch (schema 3:
    * device.throughput.gap_free): its mode ("graph", "held", "eager") and

@@ -43,7 +43,7 @@ import zlib
 AUDIT_VERSION = "2"
 # docs/results-schema.md: 2 adds validation.max_abs_reference; 3 the device
 # throughput's batch modes (graph, held), scope_order and gap_free
-SCHEMA_VERSIONS = (1, 2, 3, 4, 5)
+SCHEMA_VERSIONS = (1, 2, 3, 4, 5, 6)
 
 EXIT_PASSED, EXIT_DISCREPANCY, EXIT_USAGE, EXIT_MALFORMED = 0, 1, 2, 3
 
@@ -346,6 +346,10 @@ def check_case(a, case, version, rounds):
     if host is not None:
         for metric in ("throughput", "latency"):
             check_phase(a, member(a, host, "host", metric, "object"), f"host.{metric}")
+        # version 6 records how the host throughput samples stopped (method §2.6)
+        stopping = member(a, host, "host", "stopping", "object", optional=version < 6)
+        if stopping is not None:
+            check_stopping(a, stopping, "host.stopping")
     device = member(a, case, "", "device", "object|null")
     if device is not None:
         check_device(a, device)
@@ -359,6 +363,30 @@ def check_case(a, case, version, rounds):
     plans = member(a, case, "", "execution_plans", "list")
     for i, record in enumerate(items(a, plans, "object", "execution_plans")):
         check_plan(a, record, f"execution_plans[{i}]")
+
+
+STOP_REASONS = {"fixed": ("fixed_count",), "noise": ("converged", "max_samples", "timeout")}
+NOISE_PARAMETERS = (("max_noise", "number"), ("min_samples", "positive"),
+                    ("max_samples", "positive"), ("min_time_s", "nonnegative"),
+                    ("timeout_s", "number"))
+
+
+def check_stopping(a, stopping, field):
+    """A stopping record (a phase's, or the run's rule when it has no outcome)."""
+    rule = one_of(a, member(a, stopping, field, "rule", "str"), tuple(STOP_REASONS), f"{field}.rule")
+    if rule == "fixed":
+        member(a, stopping, field, "samples", "positive")
+    else:
+        for key, kind in NOISE_PARAMETERS:
+            member(a, stopping, field, key, kind)
+    if field == "run.measure.stopping":
+        return
+    member(a, stopping, field, "samples_taken", "positive")
+    member(a, stopping, field, "noise", "number|null")
+    one_of(a, member(a, stopping, field, "reason", "str"), STOP_REASONS[rule], f"{field}.reason")
+    member(a, stopping, field, "sampled_s", "nonnegative")
+    member(a, stopping, field, "wall_s", "nonnegative")
+    items(a, member(a, stopping, field, "flags", "list"), "str", f"{field}.flags")
 
 
 def check_user_library(a, details):
@@ -652,16 +680,117 @@ def tolerance(op, n, k=None, realization=None):
     }[op]
 
 
-def audit_validity(a, case, samples, version):
+def noise_meets(noise, bound, slack):
+    """noise <= bound, with the decision's slack for a figure re-derived in another
+    language: slack > 0 counts a noise just above the bound as meeting it, < 0 not."""
+    return noise is not None and noise <= bound * (1 + slack)
+
+
+def first_converged(rule, per_call, elapsed, slack):
+    """The first prefix (its length) meeting the noise rule, or None: at least min_samples
+    samples, at least min_time_s of their own timed length, noise <= max_noise."""
+    sampled_ns = 0
+    for k in range(1, len(per_call) + 1):
+        sampled_ns += elapsed[k - 1]
+        floors = k >= rule["min_samples"] and sampled_ns / 1e9 >= rule["min_time_s"]
+        if floors and noise_meets(robust_cv(per_call[:k]), rule["max_noise"], slack):
+            return k
+    return None
+
+
+def audit_noise_stop(a, name, stopping, per_call, elapsed):
+    """Re-derives the noise rule's decision from the raw samples: the noise after every
+    prefix, the first prefix meeting the rule; the recorded reason must be that decision."""
+    taken, reason, rule = len(per_call), stopping["reason"], stopping
+    # a prefix before the last must clearly miss the bound (slack -1e-9): had it met it,
+    # sampling would have stopped there
+    early = first_converged(rule, per_call[:-1], elapsed[:-1], -1e-9)
+    if early is not None:
+        a.fail(f"{name}.reason", f"the first {early} samples already met the noise "
+               f"rule, yet {taken} were taken ({reason})")
+    converged = first_converged(rule, per_call, elapsed, 1e-9) == taken
+    if reason == "converged" and not converged:
+        a.fail(f"{name}.reason", f"converged, but the noise of the {taken} samples "
+               f"{short(robust_cv(per_call))} does not meet the rule")
+    if reason == "max_samples":
+        a.same(f"{name}.samples_taken (max_samples)", taken, rule["max_samples"])
+    if reason == "timeout":
+        if taken >= rule["max_samples"]:
+            a.fail(f"{name}.reason", "timeout at max_samples: max_samples is checked first")
+        if stopping["wall_s"] < rule["timeout_s"]:
+            a.fail(f"{name}.wall_s", f"timeout after {stopping['wall_s']} s, "
+                   f"before the {rule['timeout_s']} s of the rule")
+    if reason != "converged" and converged:
+        a.fail(f"{name}.reason", f"{reason}, but the {taken} samples met the noise rule")
+
+
+def run_stopping_rule(a, measure):
+    rule = measure.get("stopping")
+    check(a, rule, "object", "run.measure.stopping")
+    check_stopping(a, rule, "run.measure.stopping")
+    return rule
+
+
+def audit_stopping(a, name, stopping, measure, phase):
+    """A phase's stopping record (version 6) against the run's rule and the phase's raw
+    samples (host throughput; the device's eager throughput control): its parameters,
+    count, noise, sampled time, the decision and the not_converged flag."""
+    rule = run_stopping_rule(a, measure)
+    check_stopping(a, stopping, name)
+    for key in ("rule",) + tuple(k for k, _ in NOISE_PARAMETERS) + ("samples",):
+        if key in rule or key in stopping:
+            a.same(f"{name}.{key} (run.measure.stopping)", stopping.get(key), rule.get(key))
+    per_call, elapsed = phase["per_call_ns"], phase["elapsed_ns"]
+    taken = stopping["samples_taken"]
+    if len(per_call) > taken:
+        a.fail(f"{name}.samples_taken", f"{taken}, below the {len(per_call)} samples held")
+    a.same(f"{name}.noise", stopping["noise"], robust_cv(per_call))
+    a.same(f"{name}.sampled_s", stopping["sampled_s"], sum(elapsed) / 1e9, rel=1e-6)
+    if stopping["wall_s"] < stopping["sampled_s"] * (1 - 1e-9):
+        a.fail(f"{name}.wall_s", "shorter than the samples it holds")
+    if rule["rule"] == "fixed":
+        a.same(f"{name}.samples_taken (fixed)", taken, rule["samples"])
+        a.same("run.measure.samples", measure["samples"], rule["samples"])
+    else:
+        a.same("run.measure.samples (max_samples)", measure["samples"], rule["max_samples"])
+        # a device sample whose eager control failed leaves the decision on fewer samples
+        # than were taken (the case is then incomplete): re-derived only when all are there
+        if len(per_call) == taken:
+            audit_noise_stop(a, name, stopping, per_call, elapsed)
+    unconverged = stopping["reason"] in ("max_samples", "timeout") and not noise_meets(
+        stopping["noise"], rule.get("max_noise", 0), 0)
+    a.same(f"{name}.flags (not_converged)",
+           [f.split(":")[0] for f in stopping["flags"]], ["not_converged"] if unconverged else [])
+
+
+def audit_validity(a, case, measure, version):
     v = case["validation"]
     host = case["host"]
+    samples = measure["samples"]
     if host is not None:
+        # version 6: the count is the recorded samples_taken (under the noise rule it
+        # differs per case; latency and the device phase follow it), checked first
+        # against the samples, then against the rule's decision by audit_stopping
+        if version >= 6:
+            samples = host["stopping"]["samples_taken"]
         audit_phase(a, host["throughput"], "host.throughput", samples)
         audit_phase(a, host["latency"], "host.latency", samples)
+        if version >= 6:
+            audit_stopping(a, "host.stopping", host["stopping"], measure, host["throughput"])
         a.same("host.latency.calls_per_sample", host["latency"]["calls_per_sample"], 1)
     device_ok = True
-    if case["device"] is not None:
-        device_ok = audit_device(a, case["device"], samples)
+    device = case["device"]
+    if device is not None:
+        # version 6: the device phase stops by the same rule, judged on its eager
+        # throughput control, its count its own (latency follows it)
+        stopping = device["throughput"].get("stopping") if version >= 6 else None
+        if version >= 6:
+            check(a, stopping, "object", "device.throughput.stopping")
+            samples = member(a, stopping, "device.throughput.stopping", "samples_taken", "positive")
+        device_ok = audit_device(a, device, samples)
+        if stopping is not None:
+            audit_stopping(a, "device.throughput.stopping", stopping, measure,
+                           device["throughput"]["control"])
     passed = False
     if v is not None:
         atol, rtol = tolerance(case["op"], case["n"], case.get("k"), case.get("realization"))
@@ -1707,7 +1836,7 @@ def audit_case(a, path, run_dir, doc, case, index, seen):
     rounds = run["replay"]["rounds"] if "replay" in run else None
     check_case(a, case, doc["schema_version"], rounds)
     audit_identity(a, case, seen)
-    valid = audit_validity(a, case, run["measure"]["samples"], doc["schema_version"])
+    valid = audit_validity(a, case, run["measure"], doc["schema_version"])
     if case["op"] == "gemm":
         audit_gemm_precision(a, case)
     audit_plan_count(a, case)
