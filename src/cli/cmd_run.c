@@ -284,12 +284,6 @@ static enum tb_status check_source_kernel(struct run_options *o, struct tb_campa
                    "'grid=m,block=256,smem=0' or --launch @FILE (docs/user-kernels.md)",
                    o->kernel);
   }
-  if (o->backend != NULL && strcmp(o->backend, "cpu") == 0) {
-    return tb_fail(err, TB_ERR_USAGE,
-                   "--kernel %s is CUDA source, which runs on the CUDA backend only: drop "
-                   "--backend cpu",
-                   o->kernel);
-  }
   struct tb_user_source src;
   if (tb_user_source_open(o->kernel, o->launch, &src, err) != TB_OK) {
     return err->status;
@@ -298,6 +292,13 @@ static enum tb_status check_source_kernel(struct run_options *o, struct tb_campa
                           ? tb_user_source_check_shapes(&src, c->shapes, c->shape_count, err)
                           : err->status;
   tb_user_source_close(&src);
+  if (st == TB_OK && o->backend != NULL && strcmp(o->backend, "cpu") == 0) {
+    /* after the source's own checks, so they are reported on any machine */
+    st = tb_fail(err, TB_ERR_USAGE,
+                 "--kernel %s is CUDA source, which runs on the CUDA backend only: drop "
+                 "--backend cpu",
+                 o->kernel);
+  }
   c->kernel_library = o->kernel;
   c->kernel_launch = o->launch;
   return st;
