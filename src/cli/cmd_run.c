@@ -82,8 +82,8 @@ static const char replay_usage[] =
     "                       refused when any differs\n"
     "  --ops LIST           row reductions (default: softmax,rmsnorm,layernorm)\n"
     "  --input-views LIST   default: packed\n"
-    "  and --shapes, --providers, --kernel, --profile, --backend, --seed, --samples, --warmup-ms,\n"
-    "  --sample-ms, --probe, --out, --quiet as for `tilebench run`.\n";
+    "  and --shapes, --providers, --kernel, --launch, --profile, --backend, --seed, --samples,\n"
+    "  --warmup-ms, --sample-ms, --probe, --out, --quiet as for `tilebench run`.\n";
 
 struct run_options {
   int replay; /* `tilebench replay`: rounds of two variants */
