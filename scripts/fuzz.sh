@@ -14,7 +14,7 @@ if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
   echo "usage: scripts/fuzz.sh [SECONDS_PER_TARGET]" >&2
   exit 2
 fi
-targets=(fuzz_options fuzz_results fuzz_worker_reply)
+targets=(fuzz_options fuzz_results fuzz_worker_reply fuzz_launch_spec)
 dir=$TB_ROOT/build-fuzz
 run=$dir/run
 

@@ -159,7 +159,8 @@ if has user-kernels && [[ ! -f "$ROOT/.device/user-kernels/libsoftmax_cuda.so" ]
 elif has user-kernels; then
   # Issue 19 on the GPU: the CUDA example (examples/user-kernel-cuda, built
   # here by scripts/gpu-pack.sh) beside native, torch and torch.compile on both
-  # views, audited; then one broken kernel per GPU-only class
+  # views, audited; the same softmax as CUDA source through NVRTC
+  # (examples/user-kernel-nvrtc); then one broken kernel per GPU-only class
   # (tests/user_kernels/cuda), each invalid by the defence launches_on_stream.
   mkdir -p "$WORK/user-kernels"
   UK=$ROOT/.device/user-kernels
@@ -178,6 +179,18 @@ elif has user-kernels; then
       python3 "$ROOT/tools/audit/tilebench_audit.py" "$run" --receipt "$run/receipt.json" 2>&1 | tail -1 | tee -a "$SUMMARY"
     python3 "$VERDICTS" valid "$run" | tee -a "$SUMMARY"
   done
+  # The CUDA source path: examples/user-kernel-nvrtc/softmax.cu compiled by
+  # NVRTC on this GPU and launched as --launch says, the same checks.
+  run=$WORK/user-kernels/nvrtc-4096x1024
+  timeout "${USER_KERNELS_SHAPE_TIMEOUT_S:-120}" "$BIN/tilebench" run --backend cuda --ops softmax \
+    --shapes 17x257,4096x1024 --input-views packed,strided --providers native,torch,torch-compile,user \
+    --kernel "$ROOT/examples/user-kernel-nvrtc/softmax.cu" --launch 'grid=m,block=256,smem=0' \
+    --samples 5 --warmup-ms 20 --quiet --out "$run" > "$run.log" 2>&1
+  note "user-kernels nvrtc example (exit $?, ${SECONDS}s): $(grep -E 'cases valid' "$run.log" || tail -1 "$run.log")"
+  grep -E '^softmax' "$run.log" | tee -a "$SUMMARY"
+  [[ -f "$run/results.json" ]] &&
+    python3 "$ROOT/tools/audit/tilebench_audit.py" "$run" --receipt "$run/receipt.json" 2>&1 | tail -1 | tee -a "$SUMMARY"
+  python3 "$VERDICTS" valid "$run" | tee -a "$SUMMARY"
   # kernel and the words its launches_on_stream detail must contain
   for broken in "side_stream:on a stream other than the provider's" "no_kernel:saw no kernel"; do
     kernel=${broken%%:*}

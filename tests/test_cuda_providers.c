@@ -5,6 +5,7 @@
  * device copies (the fake's device memory is host memory, so host-code
  * kernels can stand in for CUDA ones), and all give back every context,
  * stream and allocation they took. */
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "backends/cuda/cuda_provider.h"
 #include "backends/cuda/driver.h"
 #include "backends/cuda/user_cuda_provider.h"
+#include "backends/cuda/user_nvrtc_provider.h"
 #include "measure/defences.h"
 #include "oracle/oracle.h"
 #include "registry/registry.h"
@@ -123,6 +125,68 @@ static CUresult fake_memset32(CUdeviceptr dst, unsigned value, size_t count, CUs
   return CUDA_SUCCESS;
 }
 
+/* Modules and launches for the CUDA source user provider: the cubin NVRTC
+ * really compiled is "loaded" as a handle, its entry point resolves by name,
+ * and a launch runs a host stand-in for the kernel over the parameters as
+ * the provider passed them (the device pointers are host addresses). */
+static struct {
+  int modules_loaded, modules_unloaded, launches;
+  unsigned grid[3], block[3], smem;
+  CUstream stream;
+  int ignore_stride; /* the stand-in reads rows as if packed: a broken kernel */
+} fake_kernel;
+
+static CUresult fake_module_load(CUmodule *m, const void *image) {
+  *m = (CUmodule)(uintptr_t)0xA0;
+  fake_kernel.modules_loaded++;
+  return image != NULL ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult fake_module_unload(CUmodule m) {
+  fake_kernel.modules_unloaded++;
+  return CUDA_SUCCESS;
+}
+
+static CUresult fake_get_function(CUfunction *f, CUmodule m, const char *name) {
+  *f = (CUfunction)(uintptr_t)0xF0;
+  return strcmp(name, "tb_user_softmax") == 0 ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+static CUresult fake_func_attribute(int *value, CUfunction_attribute a, CUfunction f) {
+  *value = a == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024 : 0;
+  return CUDA_SUCCESS;
+}
+
+/* tb_user_softmax(x, y, weight, bias, out, m, n, row_stride, eps) on the host. */
+static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                            unsigned by, unsigned bz, unsigned smem, CUstream stream, void **params,
+                            void **extra) {
+  fake_kernel.launches++;
+  fake_kernel.grid[0] = gx, fake_kernel.grid[1] = gy, fake_kernel.grid[2] = gz;
+  fake_kernel.block[0] = bx, fake_kernel.block[1] = by, fake_kernel.block[2] = bz;
+  fake_kernel.smem = smem;
+  fake_kernel.stream = stream;
+  const float *x = (const float *)(uintptr_t) * (CUdeviceptr *)params[0];
+  float *out = (float *)(uintptr_t) * (CUdeviceptr *)params[4];
+  long long m = *(long long *)params[5], n = *(long long *)params[6];
+  long long stride = fake_kernel.ignore_stride ? n : *(long long *)params[7];
+  for (long long i = 0; i < m; ++i) {
+    const float *row = x + i * stride;
+    float top = row[0];
+    for (long long j = 1; j < n; ++j) {
+      top = row[j] > top ? row[j] : top;
+    }
+    double total = 0;
+    for (long long j = 0; j < n; ++j) {
+      total += exp((double)row[j] - top);
+    }
+    for (long long j = 0; j < n; ++j) {
+      out[i * n + j] = (float)(exp((double)row[j] - top) / total);
+    }
+  }
+  return CUDA_SUCCESS;
+}
+
 static void install_device(int cc_major, int cc_minor, int multiprocessors) {
   memset(&dev, 0, sizeof dev);
   dev.cc_major = cc_major;
@@ -145,7 +209,13 @@ static void install_device(int cc_major, int cc_minor, int multiprocessors) {
       .cuMemcpyHtoD = fake_htod,
       .cuMemcpyDtoH = fake_dtoh,
       .cuMemsetD32Async = fake_memset32,
+      .cuModuleLoadData = fake_module_load,
+      .cuModuleUnload = fake_module_unload,
+      .cuModuleGetFunction = fake_get_function,
+      .cuFuncGetAttribute = fake_func_attribute,
+      .cuLaunchKernel = fake_launch,
   };
+  memset(&fake_kernel, 0, sizeof fake_kernel);
   tb_cuda_driver_install(&table);
 }
 
@@ -346,6 +416,102 @@ static void user_provider_defences_catch_broken_kernels(void **state) {
   }
 }
 
+#define SOFTMAX_CU TB_SOURCE_DIR "/examples/user-kernel-nvrtc/softmax.cu"
+
+/* The CUDA source provider over the fake: NVRTC really compiles the
+ * example, the fake loads it and runs the host stand-in; validated and
+ * defended as the case runner does. Returns 0 when NVRTC is missing. */
+static int defend_source_kernel(const char *launch, int ignore_stride, struct tb_case_result *r,
+                                struct tb_provider_details *details) {
+  install_device(9, 0, 132);
+  fake_kernel.ignore_stride = ignore_stride;
+  dev.l2_bytes = 64 << 10;
+  struct tb_case c = {.op = tb_op_info(TB_OP_SOFTMAX),
+                      .shape = {5, 33, 0},
+                      .view = tb_view_for(TB_VIEW_STRIDED, 33),
+                      .provider = "user",
+                      .variant = TB_VARIANT_AUTOMATIC};
+  struct tb_measure_options opt = {0.5, 0.2, 3, true, 0, 7, {0}};
+  struct tb_case_data data;
+  double *reference = NULL;
+  struct tb_error err = {0};
+  struct tb_provider *p = NULL;
+  enum tb_status st = tb_cuda_user_source_provider_create(SOFTMAX_CU, launch, &p, &err);
+  if (st == TB_ERR_UNAVAILABLE && strstr(err.message, "NVRTC") != NULL) {
+    return 0;
+  }
+  if (st != TB_OK) {
+    print_error("%s\n", err.message);
+  }
+  assert_int_equal(st, TB_OK);
+  assert_int_equal(fake_kernel.modules_loaded, 1); /* compiled and loaded once, at creation */
+  assert_int_equal(tb_case_data_create(&c, opt.seed, &data, &err), TB_OK);
+  assert_int_equal(tb_oracle_compute(&data, &reference, &err), TB_OK);
+  struct tb_input_hashes before;
+  tb_hash_inputs(&data, &before);
+  struct tb_exec_plan plan;
+  assert_int_equal(p->ops->plan(p, &c, &plan, &err), TB_OK);
+  assert_int_equal(plan.kind, TB_PLAN_NONE);
+  assert_int_equal(p->ops->prepare(p, &c, &data, &plan, &err), TB_OK);
+  memset(r, 0, sizeof *r);
+  r->c = c;
+  assert_int_equal(tb_validate_and_defend(p, &c, &data, reference, &before, &opt, r, &err), TB_OK);
+  p->ops->details(p, details);
+  const char *sha = NULL;
+  const char *text = p->ops->source(p, &sha);
+  assert_non_null(strstr(text, "tb_user_softmax")); /* archived with the run */
+  assert_string_equal(sha, details->as.user.sha256);
+  p->ops->release(p);
+  tb_provider_destroy(p);
+  assert_int_equal(fake_kernel.modules_unloaded, 1);
+  assert_everything_given_back();
+  free(reference);
+  tb_case_data_free(&data);
+  return 1;
+}
+
+/* The launch description decides the launch, on the provider's stream, and
+ * the example's stand-in passes validation and every defence. */
+static void source_provider_launches_as_described(void **state) {
+  struct tb_case_result r;
+  struct tb_provider_details d;
+  if (!defend_source_kernel("grid=cdiv(m,2),2,block=32*n/n,4,smem=n*4", 0, &r, &d)) {
+    skip(); /* no NVRTC here */
+  }
+  assert_int_equal(fake_kernel.grid[0], 3); /* m = 5 rows, two per block */
+  assert_int_equal(fake_kernel.grid[1], 2);
+  assert_int_equal(fake_kernel.block[0], 32);
+  assert_int_equal(fake_kernel.block[1], 4);
+  assert_int_equal(fake_kernel.smem, 33 * 4);
+  assert_ptr_equal(fake_kernel.stream, (CUstream)(uintptr_t)0x5);
+  assert_true(fake_kernel.launches >= 4); /* three validation calls and the fresh inputs */
+  assert_true(r.validated && r.validation.passed && r.defences_ran);
+  for (int k = 0; k < TB_DEFENCE_COUNT; ++k) {
+    assert_int_equal(r.defences[k].outcome,
+                     k == TB_DEFENCE_ON_STREAM ? TB_DEFENCE_NOT_RUN : TB_DEFENCE_PASSED);
+  }
+  assert_true(d.as.user.from_source);
+  assert_string_equal(d.as.user.symbol, "tb_user_softmax");
+  assert_string_equal(d.as.user.file_name, "softmax.cu");
+  assert_string_equal(d.as.user.launch, "grid=cdiv(m,2),2,block=32*n/n,4,smem=n*4");
+  assert_non_null(strstr(d.as.user.compile.options, "sm_90"));
+  assert_true(d.as.user.accepts_strided);
+  tb_provider_details_free(&d);
+}
+
+/* A kernel that ignores row_stride reads the strided view's NaN padding:
+ * validation fails, whatever the provider launched. */
+static void source_provider_validation_catches_a_wrong_kernel(void **state) {
+  struct tb_case_result r;
+  struct tb_provider_details d;
+  if (!defend_source_kernel("grid=m,block=256", 1, &r, &d)) {
+    skip();
+  }
+  assert_true(r.validated);
+  assert_false(r.validation.passed);
+  tb_provider_details_free(&d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(native_plans_reductions_for_its_device),
@@ -354,6 +520,8 @@ int main(void) {
       cmocka_unit_test(cublas_is_its_own_provider),
       cmocka_unit_test(user_provider_runs_a_library_on_device_buffers),
       cmocka_unit_test(user_provider_defences_catch_broken_kernels),
+      cmocka_unit_test(source_provider_launches_as_described),
+      cmocka_unit_test(source_provider_validation_catches_a_wrong_kernel),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

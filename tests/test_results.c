@@ -254,6 +254,37 @@ static void torch_details_keep_the_workers_shape(void **state) {
   assert_int_equal(d.kind, TB_DETAILS_NONE);
 }
 
+/* A CUDA source kernel's details add how it was compiled and launched; a
+ * library's stay as they were (no "source"). */
+static void user_source_details_record_compile_and_launch(void **state) {
+  struct tb_provider_details d;
+  memset(&d, 0, sizeof d);
+  d.kind = TB_DETAILS_USER;
+  d.as.user.abi_version = 1;
+  json_t *j = tb_provider_details_to_json(&d);
+  assert_null(json_object_get(j, "source"));
+  json_decref(j);
+  d.as.user.from_source = true;
+  snprintf(d.as.user.launch, sizeof d.as.user.launch, "grid=m,block=256");
+  snprintf(d.as.user.compile.options, sizeof d.as.user.compile.options, "--gpu-architecture=sm_90");
+  snprintf(d.as.user.compile_log, sizeof d.as.user.compile_log, "ptxas info: Used 20 registers");
+  d.as.user.grid[0] = 4096, d.as.user.grid[1] = d.as.user.grid[2] = 1;
+  d.as.user.block[0] = 256, d.as.user.block[1] = d.as.user.block[2] = 1;
+  d.as.user.dynamic_shared_bytes = 128;
+  j = tb_provider_details_to_json(&d);
+  json_t *source = json_object_get(j, "source");
+  assert_non_null(source);
+  assert_string_equal(json_string_value(json_object_get(source, "launch")), "grid=m,block=256");
+  assert_int_equal(json_integer_value(json_array_get(json_object_get(source, "grid"), 0)), 4096);
+  assert_int_equal(json_integer_value(json_array_get(json_object_get(source, "block"), 0)), 256);
+  assert_int_equal(json_integer_value(json_object_get(source, "dynamic_shared_bytes")), 128);
+  assert_string_equal(
+      json_string_value(json_object_get(json_object_get(source, "compile"), "options")),
+      "--gpu-architecture=sm_90");
+  assert_non_null(strstr(json_string_value(json_object_get(source, "compile_log")), "registers"));
+  json_decref(j);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(write_then_refuse_overwrite),
@@ -264,6 +295,7 @@ int main(void) {
       cmocka_unit_test(non_finite_numbers_become_null),
       cmocka_unit_test(plans_and_details_from_the_record),
       cmocka_unit_test(torch_details_keep_the_workers_shape),
+      cmocka_unit_test(user_source_details_record_compile_and_launch),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

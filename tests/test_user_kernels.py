@@ -215,6 +215,68 @@ class UserKernelTest(unittest.TestCase):
         self.assert_refused(r, out, "cannot load it")
 
 
+class CudaSourceUsageTest(unittest.TestCase):
+    """The CUDA source path (--kernel X.cu --launch): everything checkable before a run is
+    refused with exit 2 on any machine, naming the part that is wrong, and leaves no
+    directory; a correct source and launch then needs the CUDA backend (exit 2 on --backend
+    cpu, after its own checks)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="tb-user-cu-")
+        cls.example = os.path.join(SOURCE, "examples", "user-kernel-nvrtc", "softmax.cu")
+        cls.launch_file = os.path.join(SOURCE, "examples", "user-kernel-nvrtc", "softmax.launch")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def refused(self, fragment, *args, kernel=None, ops="softmax", shapes="37x769"):
+        out = os.path.join(self.tmp, "never")
+        r = tb("run", "--ops", ops, "--shapes", shapes, "--providers", "native,user", "--kernel",
+               kernel or self.example, *FAST, "--out", out, *args)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        self.assertIn(fragment, r.stderr)
+        self.assertFalse(os.path.exists(out), "a refused run leaves no directory")
+
+    def test_cu_and_launch_go_together(self):
+        self.refused("is CUDA source: add --launch")
+        self.refused("--launch is for a CUDA source kernel", "--launch", "grid=m,block=256",
+                     kernel=os.path.join(self.tmp, "libk.so"))
+        out = os.path.join(self.tmp, "never")
+        r = tb("run", "--ops", "softmax", "--launch", "grid=m,block=256", *FAST, "--out", out)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--launch describes the launch of a CUDA source kernel", r.stderr)
+
+    def test_bad_launch_descriptions_name_the_part(self):
+        for launch, fragment in [("grid=m,blok=256", "unknown key 'blok'"),
+                                 ("grid=m", "no block="),
+                                 ("grid=k,block=256", "unknown name 'k'"),
+                                 ("grid=m,block=256,grid=1", "grid given twice"),
+                                 ("grid=m,block=n*2", "block x is 1538 for shape 37x769"),
+                                 ("grid=m-37,block=32", "grid x is 0 for shape 37x769"),
+                                 ("grid=m,block=32,64", "= 2048 threads"),
+                                 ("grid=m/(n-769),block=32", "division by zero"),
+                                 ("grid=m*99999999999,block=1", "grid x is"),
+                                 ("@" + os.path.join(self.tmp, "absent.launch"),
+                                  "cannot read it")]:
+            with self.subTest(launch=launch):
+                self.refused(fragment, "--launch", launch)
+
+    def test_bad_sources(self):
+        self.refused("no such file", "--launch", "grid=m,block=256",
+                     kernel=os.path.join(self.tmp, "absent.cu"))
+        self.refused("no entry point tb_user_sum", "--launch", "grid=m,block=256",
+                     ops="softmax,sum")
+        self.refused("gemm is not in the user kernel contract", "--launch", "grid=m,block=256",
+                     ops="gemm", shapes="8x8x8")
+
+    def test_a_correct_source_needs_the_cuda_backend(self):
+        self.refused("runs on the CUDA backend only: drop --backend cpu", "--launch",
+                     "grid=m,block=256,smem=0")
+        self.refused("runs on the CUDA backend only", "--launch", "@" + self.launch_file)
+
+
 @unittest.skipUnless(os.access(NVCC, os.X_OK), f"no nvcc ({NVCC})")
 class CudaLibraryTest(unittest.TestCase):
     """The CUDA libraries the GPU stage loads, built here: what each exports, that none

@@ -66,6 +66,19 @@ int tb_user_layernorm(const struct tb_kernel_args *args);
 int tb_user_add(const struct tb_kernel_args *args);
 int tb_user_gelu_add(const struct tb_kernel_args *args);
 
+/* A CUDA source kernel (`--kernel mine.cu --launch 'grid=m,block=256'`,
+ * docs/user-kernels.md) needs no header: tilebench compiles the file with
+ * NVRTC and launches, per operation, the function of the same name with the
+ * grid, block and dynamic shared memory of --launch, on its own stream, with
+ * the fields of struct tb_kernel_args above as parameters, in this order:
+ *
+ *   extern "C" __global__ void tb_user_<op>(
+ *       const float *x, const float *y, const float *weight, const float *bias,
+ *       float *out, long long m, long long n, long long row_stride, float eps);
+ *
+ * (the pointers NULL where the operation has no such operand). It is part of
+ * ABI 1: a change of the parameters is a new TB_KERNEL_ABI_VERSION. */
+
 /* Optional: the ABI the library was built for (return TB_KERNEL_ABI_VERSION);
  * a library without it is taken as ABI 1, and the results say so. */
 uint32_t tb_user_kernel_abi_version(void);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "backends/user_library.h"
+#include "backends/user_source.h"
 #include "backends/cuda/driver.h"
 #ifdef TB_HAVE_TIMING
 #include "measure/copy_ceiling.h"
@@ -43,8 +44,10 @@ static const char usage[] =
     "                       providers run PyTorch in a worker process (TILEBENCH_PYTHON picks\n"
     "                       the python); cublas runs gemm through cublasSgemm; user runs the\n"
     "                       library given with --kernel (docs/user-kernels.md)\n"
-    "  --kernel PATH        the user provider's shared library (include/tilebench/kernel.h);\n"
-    "                       only with user in --providers\n"
+    "  --kernel PATH        the user provider's shared library (include/tilebench/kernel.h),\n"
+    "                       or a CUDA source X.cu (CUDA backend); only with user in --providers\n"
+    "  --launch SPEC|@FILE  a .cu kernel's launch: grid=EXPR[,EXPR[,EXPR]],block=...[,smem=EXPR]\n"
+    "                       over m, n, integers, + - * /, cdiv(a,b) (docs/user-kernels.md)\n"
     "  --variants LIST      plans of native row reductions: reference (1 warp x 8 rows),\n"
     "                       candidate (2 warps x 4 rows), automatic (default; the planner's pick)\n"
     "  --profile P          the planner's cost profile: calibrated (default; measured on the\n"
@@ -86,9 +89,9 @@ static const char replay_usage[] =
     "                       refused when any differs\n"
     "  --ops LIST           row reductions (default: softmax,rmsnorm,layernorm)\n"
     "  --input-views LIST   default: packed\n"
-    "  and --shapes, --providers, --kernel, --profile, --backend, --seed, --samples, --warmup-ms,\n"
-    "  --sample-ms, --probe, --out, --quiet, --max-noise, --min-samples, --max-samples,\n"
-    "  --min-time, --timeout as for `tilebench run`.\n";
+    "  and --shapes, --providers, --kernel, --launch, --profile, --backend, --seed, --samples,\n"
+    "  --warmup-ms, --sample-ms, --probe, --out, --quiet, --max-noise, --min-samples,\n"
+    "  --max-samples, --min-time, --timeout as for `tilebench run`.\n";
 
 struct run_options {
   int replay; /* `tilebench replay`: rounds of two variants */
@@ -97,6 +100,7 @@ struct run_options {
   struct tb_strlist ops, shapes, views, providers, variants, realizations;
   const char *gemm_block;
   const char *kernel; /* --kernel: the user provider's library */
+  const char *launch; /* --launch: a .cu kernel's launch description */
   /* open from the check to the end of the run, so provenance lists it
    * among the mapped libraries with its SHA-256 */
   struct tb_user_library user_lib;
@@ -229,6 +233,7 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
                                           {"gemm-block", required_argument, NULL, 'G'},
                                           {"profile", required_argument, NULL, 'C'},
                                           {"kernel", required_argument, NULL, 'K'},
+                                          {"launch", required_argument, NULL, 'L'},
                                           {"max-noise", required_argument, NULL, 1000},
                                           {"min-samples", required_argument, NULL, 1001},
                                           {"max-samples", required_argument, NULL, 1002},
@@ -254,6 +259,7 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
     case 'G': o->gemm_block = optarg; break;
     case 'C': o->profile = optarg; break;
     case 'K': o->kernel = optarg; break;
+    case 'L': o->launch = optarg; break;
     case 'R':
     case 'F':
       if (!o->replay) {
@@ -357,6 +363,43 @@ static enum tb_status choose_backend(const char *requested, const char **chosen,
   return tb_fail(err, TB_ERR_USAGE, "unknown backend '%s' (known: cpu,cuda,auto)", requested);
 }
 
+/* A CUDA source kernel: --launch and .cu come together, and the source, its
+ * entry points and its launch for every shape are checked before anything
+ * runs (compiling is the provider's, for the device it finds). */
+static enum tb_status check_source_kernel(struct run_options *o, struct tb_campaign *c,
+                                          struct tb_error *err) {
+  if (!tb_user_source_is_cu(o->kernel)) {
+    return tb_fail(err, TB_ERR_USAGE,
+                   "--launch is for a CUDA source kernel (--kernel X.cu); a library (%s) "
+                   "launches its own kernels: leave --launch out",
+                   o->kernel);
+  }
+  if (o->launch == NULL) {
+    return tb_fail(err, TB_ERR_USAGE,
+                   "--kernel %s is CUDA source: add --launch, for example --launch "
+                   "'grid=m,block=256,smem=0' or --launch @FILE (docs/user-kernels.md)",
+                   o->kernel);
+  }
+  struct tb_user_source src;
+  if (tb_user_source_open(o->kernel, o->launch, &src, err) != TB_OK) {
+    return err->status;
+  }
+  enum tb_status st = tb_user_source_check_ops(&src, c->ops, c->op_count, err) == TB_OK
+                          ? tb_user_source_check_shapes(&src, c->shapes, c->shape_count, err)
+                          : err->status;
+  tb_user_source_close(&src);
+  if (st == TB_OK && o->backend != NULL && strcmp(o->backend, "cpu") == 0) {
+    /* after the source's own checks, so they are reported on any machine */
+    st = tb_fail(err, TB_ERR_USAGE,
+                 "--kernel %s is CUDA source, which runs on the CUDA backend only: drop "
+                 "--backend cpu",
+                 o->kernel);
+  }
+  c->kernel_library = o->kernel;
+  c->kernel_launch = o->launch;
+  return st;
+}
+
 /* --kernel and the user provider come together; the library is loaded here,
  * so a missing file, another ABI or an operation it lacks is refused before
  * anything runs, and stays loaded for the run, so that provenance lists it
@@ -377,8 +420,16 @@ static enum tb_status check_kernel(struct run_options *o, struct tb_campaign *c,
                    "--kernel is the user provider's library: add user to --providers (for "
                    "example --providers native,user)");
   }
+  if (o->kernel == NULL && o->launch != NULL) {
+    return tb_fail(err, TB_ERR_USAGE,
+                   "--launch describes the launch of a CUDA source kernel: give it with "
+                   "--kernel X.cu and user in --providers");
+  }
   if (!wants_user) {
     return TB_OK;
+  }
+  if (tb_user_source_is_cu(o->kernel) || o->launch != NULL) {
+    return check_source_kernel(o, c, err);
   }
   if (tb_user_library_open(o->kernel, &o->user_lib, err) != TB_OK ||
       tb_user_library_check_ops(&o->user_lib, c->ops, c->op_count, err) != TB_OK) {
@@ -673,13 +724,26 @@ static int finish_run(const struct run_options *o, const struct tb_document *d, 
   return rc;
 }
 
+/* A CUDA source kernel needs the backend that compiles it: refused before
+ * the output directory is claimed when `auto` found no GPU. */
+static enum tb_status check_source_backend(const struct tb_campaign *c, const char *backend,
+                                           struct tb_error *err) {
+  if (c->kernel_launch == NULL || strcmp(backend, "cuda") == 0) {
+    return TB_OK;
+  }
+  return tb_fail(err, TB_ERR_USAGE,
+                 "--kernel %s is CUDA source, which runs on the CUDA backend only; this run's "
+                 "backend is %s (no usable GPU was found)",
+                 c->kernel_library, backend);
+}
+
 static int run_campaign(struct run_options *o, struct tb_campaign *c, int argc, char **argv,
                         struct tb_error *err) {
   const char *backend = NULL;
   char why[1100];
   tb_interrupt_install(); /* before the claim: a signal from here on is written down */
   if (choose_backend(o->backend, &backend, why, sizeof why, err) != TB_OK ||
-      tb_claim_out_dir(o->out, err) != TB_OK) {
+      check_source_backend(c, backend, err) != TB_OK || tb_claim_out_dir(o->out, err) != TB_OK) {
     return tb_cli_fail(err);
   }
   c->backend = backend;

@@ -326,6 +326,15 @@ static enum tb_status run_one_case(struct campaign_run *run, struct tb_campaign_
   return err->status;
 }
 
+/* The user provider over --kernel: a .cu source comes with its --launch. */
+static enum tb_status create_user_provider(const struct tb_campaign *c, struct tb_provider **out,
+                                           struct tb_error *err) {
+  return c->kernel_launch != NULL
+             ? tb_user_source_provider_create(c->kernel_library, c->kernel_launch, c->backend, out,
+                                              err)
+             : tb_user_provider_create(c->kernel_library, c->backend, out, err);
+}
+
 /* Creates each provider once. The native provider is the run's purpose:
  * without it, stop. Others (a missing PyTorch) leave invalid cases with the
  * reason. */
@@ -333,8 +342,7 @@ static void create_providers(struct campaign_run *run, struct tb_error *err) {
   const struct tb_campaign *c = run->c;
   for (size_t p = 0; p < c->provider_count && !tb_interrupted(); ++p) {
     enum tb_status st = strcmp(c->providers[p], "user") == 0
-                            ? tb_user_provider_create(c->kernel_library, c->backend,
-                                                      &run->providers[p], &run->failures[p])
+                            ? create_user_provider(c, &run->providers[p], &run->failures[p])
                             : tb_provider_create(c->providers[p], c->backend, &run->providers[p],
                                                  &run->failures[p]);
     if (st != TB_OK && strcmp(c->providers[p], "native") == 0) {

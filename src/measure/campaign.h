@@ -31,6 +31,7 @@ struct tb_campaign {
   size_t provider_count;
   const char *backend;
   const char *kernel_library; /* --kernel: the user provider's library, or NULL */
+  const char *kernel_launch;  /* --launch: a .cu kernel's launch description, or NULL */
   unsigned long long seed;
   struct tb_measure_options measure;
   bool progress;        /* a progress line on stderr (a TTY) */

@@ -148,6 +148,13 @@ struct tb_user_details {
   bool has_buffers;      /* CUDA backend: the buffer sets and the device */
   struct tb_buffer_facts buffers;
   char device[256];
+  /* A CUDA source kernel (--kernel X.cu): how NVRTC compiled it (the log cut
+   * to its start) and how this case launched it. */
+  bool from_source;
+  struct tb_compile_facts compile;
+  char compile_log[2048];
+  char launch[512]; /* the description, as given */
+  unsigned grid[3], block[3], dynamic_shared_bytes;
 };
 
 struct tb_provider_details {

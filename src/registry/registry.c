@@ -9,6 +9,7 @@
 #include "backends/cuda/cublas_provider.h"
 #include "backends/cuda/cuda_provider.h"
 #include "backends/cuda/user_cuda_provider.h"
+#include "backends/cuda/user_nvrtc_provider.h"
 #endif
 
 const char *tb_provider_names(void) {
@@ -75,6 +76,20 @@ enum tb_status tb_user_provider_create(const char *library, const char *backend,
 #endif
   return tb_fail(err, TB_ERR_UNAVAILABLE,
                  "the user provider has no %s backend in this build; pass --backend cpu", backend);
+}
+
+enum tb_status tb_user_source_provider_create(const char *source, const char *launch,
+                                              const char *backend, struct tb_provider **out,
+                                              struct tb_error *err) {
+  *out = NULL;
+#ifdef TB_HAVE_CUDA_HEADERS
+  if (strcmp(backend, "cuda") == 0) {
+    return tb_cuda_user_source_provider_create(source, launch, out, err);
+  }
+#endif
+  return tb_fail(err, TB_ERR_UNAVAILABLE,
+                 "a CUDA source kernel (--kernel %s) needs the CUDA backend; this run's is %s",
+                 source, backend);
 }
 
 void tb_provider_destroy(struct tb_provider *p) {

@@ -16,6 +16,12 @@ enum tb_status tb_provider_create(const char *name, const char *backend, struct 
  * the CUDA backend. */
 enum tb_status tb_user_provider_create(const char *library, const char *backend,
                                        struct tb_provider **out, struct tb_error *err);
+/* The user provider over a CUDA source kernel (--kernel X.cu) launched as
+ * `launch` describes (a description or @file; docs/user-kernels.md); the
+ * CUDA backend only. */
+enum tb_status tb_user_source_provider_create(const char *source, const char *launch,
+                                              const char *backend, struct tb_provider **out,
+                                              struct tb_error *err);
 void tb_provider_destroy(struct tb_provider *p);
 
 /* Whether the named provider runs the planner's variants of row reductions. */

@@ -122,6 +122,14 @@ static json_t *torch_json(const struct tb_torch_details *d) {
   return j;
 }
 
+/* A CUDA source kernel's compilation and launch (docs/user-kernels.md). */
+static json_t *source_kernel_json(const struct tb_user_details *d) {
+  return json_pack("{s:o, s:s, s:s, s:[i,i,i], s:[i,i,i], s:i}", "compile",
+                   compile_json(&d->compile), "compile_log", d->compile_log, "launch", d->launch,
+                   "grid", d->grid[0], d->grid[1], d->grid[2], "block", d->block[0], d->block[1],
+                   d->block[2], "dynamic_shared_bytes", d->dynamic_shared_bytes);
+}
+
 static json_t *user_json(const struct tb_user_details *d) {
   json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:i, s:b, s:b, s:s}", "library", d->library,
                         "file_name", d->file_name, "sha256", d->sha256, "symbol", d->symbol,
@@ -130,6 +138,9 @@ static json_t *user_json(const struct tb_user_details *d) {
   if (d->has_buffers) { /* the CUDA backend's buffer sets, as the other CUDA providers' */
     json_object_set_new(j, "buffers", buffers_json(&d->buffers));
     json_object_set_new(j, "device", json_string(d->device));
+  }
+  if (d->from_source) {
+    json_object_set_new(j, "source", source_kernel_json(d));
   }
   return j;
 }

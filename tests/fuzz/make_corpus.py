@@ -330,6 +330,22 @@ JSON_TOKENS = ["{", "}", "[", "]", ":", ",", "true", "false", "null", "-1", "0",
                '""', "\\u00e9"]
 
 
+# ---- launch descriptions (--launch) ----------------------------------------------
+
+LAUNCH_SEEDS = ["grid=m,block=256,smem=0", "grid=cdiv(m,4),2,block=32,4,smem=(n+3)*4",
+                "block=n/2,grid=m*(1+n)/n", "grid=m-m,block=1", "grid=m,block=1025",
+                "grid=cdiv(m,0),block=1", "grid=9223372036854775807+m,block=1",
+                "grid=((((m)))),block=32,32", "grid=m,blok=1", "grid=2m,block=1",
+                "grid=m,block=1,1,65", "grid=m/(n-n),block=1", " grid = m , block = n ",
+                "grid=m,block=256,grid=1"]
+
+
+def launch_seeds():
+    """Shape 38x769 (bytes 0-3: m-1, n-1, 16 bits each), then the description."""
+    for i, text in enumerate(LAUNCH_SEEDS):
+        write("fuzz_launch_spec", f"s{i:02d}", b"\x25\x00\x00\x03" + text.encode())
+
+
 def dictionaries():
     result_keys = {k for k in source_keys("src/results/load.c", "src/report/report.c",
                                            "src/cli/cmd_compare.c") if len(k) > 1}
@@ -342,6 +358,9 @@ def dictionaries():
              "--matrix-realization", "--gemm-block", "=", "2147483648", "18446744073709551615",
              "e-", "E+", "."]
     write_dict("options.dict", names + [v for k in "klmnop" for v in OPTIONS[k]])
+    write_dict("launch_spec.dict", ["grid=", "block=", "smem=", "cdiv(", "m", "n", ",", "(", ")",
+                                    "+", "-", "*", "/", "1024", "65535", "2147483648",
+                                    "9223372036854775807", " "])
 
 
 def main():
@@ -351,6 +370,7 @@ def main():
     results_seeds(binary)
     worker_seeds()
     option_seeds()
+    launch_seeds()
     dictionaries()
     total = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(CORPUS) for f in fs)
     print(f"corpus: {total} bytes under {os.path.relpath(CORPUS, ROOT)}")

@@ -193,3 +193,42 @@ enum tb_status tb_cuda_device_op_replay_graph(struct tb_provider *p, struct tb_e
 void tb_cuda_device_op_release_graph(struct tb_provider *p) {
   release_graphs(p->state);
 }
+
+enum tb_status tb_cuda_device_op_read_input(struct tb_provider *p, size_t index, float *dst,
+                                            size_t count, struct tb_error *err) {
+  struct tb_cuda_device *d = p->state;
+  const struct tb_case_data *data = d->data;
+  if (index >= data->input_count || count != data->inputs[index].storage_elems) {
+    return tb_fail(err, TB_ERR_RUN, "no input %zu of %zu elements", index, count);
+  }
+  if (tb_cuda_device_op_synchronize(p, err) != TB_OK) {
+    return err->status;
+  }
+  return tb_device_buffers_read_input(d->cu, &d->buffers, index, data->inputs[index].storage, dst,
+                                      err);
+}
+
+enum tb_status tb_cuda_device_op_check_guards(struct tb_provider *p, struct tb_guard_report *r,
+                                              struct tb_error *err) {
+  struct tb_cuda_device *d = p->state;
+  if (tb_cuda_device_op_synchronize(p, err) != TB_OK) {
+    return err->status;
+  }
+  return tb_device_buffers_check_guards(d->cu, &d->buffers, r, err);
+}
+
+/* Other inputs into every set; the device base then refers to `data`, and
+ * the next call is on set 0 again: read_output reads set 0, and the fresh-
+ * input call (made without a poison, which is what otherwise rewinds the
+ * sets) must land there, over the output the last validation call left. */
+enum tb_status tb_cuda_device_op_load_inputs(struct tb_provider *p, const struct tb_case_data *data,
+                                             struct tb_error *err) {
+  struct tb_cuda_device *d = p->state;
+  if (tb_cuda_device_op_synchronize(p, err) != TB_OK ||
+      tb_device_buffers_load_inputs(d->cu, &d->buffers, data, err) != TB_OK) {
+    return err->status;
+  }
+  d->data = data;
+  d->cursor = 0;
+  return TB_OK;
+}

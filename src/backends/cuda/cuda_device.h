@@ -76,6 +76,21 @@ enum tb_status tb_cuda_device_op_capture_graph(struct tb_provider *p, unsigned l
                                                struct tb_error *err);
 enum tb_status tb_cuda_device_op_replay_graph(struct tb_provider *p, struct tb_error *err);
 void tb_cuda_device_op_release_graph(struct tb_provider *p);
+/* The defences' primitives (method.md §8) over a guarded device base
+ * (`guarded` set before load_case): an input of set 0 as the calls left it
+ * (every set compared, the first differing one returned), the guard zones of
+ * every set, and other inputs into every set (the rotation restarts at set
+ * 0, where read_output reads, so the fresh-input call, made without a
+ * poison, lands over the output the last validation call left). */
+enum tb_status tb_cuda_device_op_read_input(struct tb_provider *p, size_t index, float *dst,
+                                            size_t count, struct tb_error *err);
+enum tb_status tb_cuda_device_op_check_guards(struct tb_provider *p, struct tb_guard_report *r,
+                                              struct tb_error *err);
+enum tb_status tb_cuda_device_op_load_inputs(struct tb_provider *p, const struct tb_case_data *data,
+                                             struct tb_error *err);
+#define TB_CUDA_DEVICE_DEFENCE_OPS                                                                 \
+  .read_input = tb_cuda_device_op_read_input, .check_guards = tb_cuda_device_op_check_guards,      \
+  .load_inputs = tb_cuda_device_op_load_inputs
 /* No generated source (a library call). */
 const char *tb_cuda_device_op_no_source(const struct tb_provider *p, const char **sha256);
 

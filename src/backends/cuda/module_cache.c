@@ -6,19 +6,6 @@
 #include "backends/cuda/nvrtc.h"
 #include "core/clock.h"
 
-static void compile_facts(const struct tb_compiled *c, double load_ms, struct tb_compile_facts *f) {
-  memset(f, 0, sizeof *f);
-  snprintf(f->nvrtc_version, sizeof f->nvrtc_version, "%d.%d", c->nvrtc_major, c->nvrtc_minor);
-  snprintf(f->options, sizeof f->options, "%s", c->options);
-  f->compile_ms = c->compile_ms;
-  f->load_ms = load_ms;
-  f->spill_store_bytes = c->spill_store_bytes;
-  f->spill_load_bytes = c->spill_load_bytes;
-  f->stack_frame_bytes = c->stack_frame_bytes;
-  f->max_registers = c->max_registers;
-  snprintf(f->nvrtc_path, sizeof f->nvrtc_path, "%s", c->nvrtc_path);
-}
-
 enum tb_status tb_module_get(const struct tb_cuda *cu, struct tb_module_cache *cache,
                              const struct tb_generated *g, const char *arch,
                              const struct tb_module_entry **entry, int *hit, struct tb_error *err) {
@@ -47,7 +34,7 @@ enum tb_status tb_module_get(const struct tb_cuda *cu, struct tb_module_cache *c
     return tb_cuda_fail(err, "cuModuleLoadData", rc);
   }
   snprintf(e->sha256, sizeof e->sha256, "%s", g->sha256);
-  compile_facts(&compiled, load_ms, &e->compile);
+  tb_compiled_facts(&compiled, load_ms, &e->compile);
   tb_compiled_free(&compiled);
   cache->count++;
   *entry = e;

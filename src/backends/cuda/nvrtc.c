@@ -76,6 +76,13 @@ static int max_registers(const char *log) {
 
 enum tb_status tb_nvrtc_compile(const char *source, const char *arch, struct tb_compiled *out,
                                 struct tb_error *err) {
+  return tb_nvrtc_compile_named(source, "tilebench_kernel.cu", "a generated kernel", arch, out,
+                                err);
+}
+
+enum tb_status tb_nvrtc_compile_named(const char *source, const char *file_name, const char *what,
+                                      const char *arch, struct tb_compiled *out,
+                                      struct tb_error *err) {
   memset(out, 0, sizeof *out);
   if (nv.state == 0) {
     nv.state = load_nvrtc();
@@ -92,7 +99,7 @@ enum tb_status tb_nvrtc_compile(const char *source, const char *arch, struct tb_
   const char *options[] = {arch_option, "--std=c++17", "--ptxas-options=-v"};
   snprintf(out->options, sizeof out->options, "%s %s %s", options[0], options[1], options[2]);
   nvrtc_program prog = NULL;
-  nvrtc_result rc = nv.create(&prog, source, "tilebench_kernel.cu", 0, NULL, NULL);
+  nvrtc_result rc = nv.create(&prog, source, file_name, 0, NULL, NULL);
   if (rc != 0) {
     return tb_fail(err, TB_ERR_RUN, "nvrtcCreateProgram: %s", nv.error_string(rc));
   }
@@ -106,7 +113,7 @@ enum tb_status tb_nvrtc_compile(const char *source, const char *arch, struct tb_
     nv.get_log(prog, out->log);
   }
   if (rc != 0) {
-    tb_fail(err, TB_ERR_RUN, "NVRTC failed to compile a generated kernel: %s\n%s",
+    tb_fail(err, TB_ERR_RUN, "NVRTC failed to compile %s for %s: %s\n%s", what, arch,
             nv.error_string(rc), out->log ? out->log : "");
     nv.destroy(&prog);
     return err->status;
@@ -131,4 +138,17 @@ void tb_compiled_free(struct tb_compiled *c) {
   free(c->cubin);
   free(c->log);
   memset(c, 0, sizeof *c);
+}
+
+void tb_compiled_facts(const struct tb_compiled *c, double load_ms, struct tb_compile_facts *f) {
+  memset(f, 0, sizeof *f);
+  snprintf(f->nvrtc_version, sizeof f->nvrtc_version, "%d.%d", c->nvrtc_major, c->nvrtc_minor);
+  snprintf(f->options, sizeof f->options, "%s", c->options);
+  f->compile_ms = c->compile_ms;
+  f->load_ms = load_ms;
+  f->spill_store_bytes = c->spill_store_bytes;
+  f->spill_load_bytes = c->spill_load_bytes;
+  f->stack_frame_bytes = c->stack_frame_bytes;
+  f->max_registers = c->max_registers;
+  snprintf(f->nvrtc_path, sizeof f->nvrtc_path, "%s", c->nvrtc_path);
 }

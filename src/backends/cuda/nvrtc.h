@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "core/error.h"
+#include "providers/provider_details.h"
 
 struct tb_compiled {
   void *cubin;
@@ -24,6 +25,14 @@ struct tb_compiled {
  * missing; TB_ERR_RUN with the compiler log when compilation fails. */
 enum tb_status tb_nvrtc_compile(const char *source, const char *arch, struct tb_compiled *out,
                                 struct tb_error *err);
+/* The same for a source not generated here (a user's .cu): `file_name` names
+ * it in the compiler's messages, `what` in the error. */
+enum tb_status tb_nvrtc_compile_named(const char *source, const char *file_name, const char *what,
+                                      const char *arch, struct tb_compiled *out,
+                                      struct tb_error *err);
 void tb_compiled_free(struct tb_compiled *c);
+
+/* What the results record of a compilation (and of loading it: `load_ms`). */
+void tb_compiled_facts(const struct tb_compiled *c, double load_ms, struct tb_compile_facts *f);
 
 #endif

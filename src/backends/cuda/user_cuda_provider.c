@@ -66,45 +66,6 @@ static enum tb_status user_cuda_launch(struct tb_provider *p, unsigned long call
   return TB_OK;
 }
 
-static enum tb_status user_cuda_read_input(struct tb_provider *p, size_t index, float *dst,
-                                           size_t count, struct tb_error *err) {
-  struct user_cuda_state *s = p->state;
-  const struct tb_case_data *data = s->dev.data;
-  if (index >= data->input_count || count != data->inputs[index].storage_elems) {
-    return tb_fail(err, TB_ERR_RUN, "no input %zu of %zu elements", index, count);
-  }
-  if (tb_cuda_device_op_synchronize(p, err) != TB_OK) {
-    return err->status;
-  }
-  return tb_device_buffers_read_input(s->dev.cu, &s->dev.buffers, index,
-                                      data->inputs[index].storage, dst, err);
-}
-
-static enum tb_status user_cuda_check_guards(struct tb_provider *p, struct tb_guard_report *r,
-                                             struct tb_error *err) {
-  struct user_cuda_state *s = p->state;
-  if (tb_cuda_device_op_synchronize(p, err) != TB_OK) {
-    return err->status;
-  }
-  return tb_device_buffers_check_guards(s->dev.cu, &s->dev.buffers, r, err);
-}
-
-/* Other inputs into every set; the device base then refers to `data`, and
- * the next call is on set 0 again: read_output reads set 0, and the fresh-
- * input call (made without a poison, which is what otherwise rewinds the
- * sets) must land there, over the output the last validation call left. */
-static enum tb_status user_cuda_load_inputs(struct tb_provider *p, const struct tb_case_data *data,
-                                            struct tb_error *err) {
-  struct user_cuda_state *s = p->state;
-  if (tb_cuda_device_op_synchronize(p, err) != TB_OK ||
-      tb_device_buffers_load_inputs(s->dev.cu, &s->dev.buffers, data, err) != TB_OK) {
-    return err->status;
-  }
-  s->dev.data = data;
-  s->dev.cursor = 0;
-  return TB_OK;
-}
-
 static unsigned user_cuda_launches_per_call(const struct tb_provider *p) {
   return USER_LAUNCHES_PER_CALL;
 }
@@ -138,9 +99,7 @@ static const struct tb_provider_ops user_cuda_ops = {
     .prepare = user_cuda_prepare,
     .launch = user_cuda_launch,
     TB_CUDA_DEVICE_OPS,
-    .read_input = user_cuda_read_input,
-    .check_guards = user_cuda_check_guards,
-    .load_inputs = user_cuda_load_inputs,
+    TB_CUDA_DEVICE_DEFENCE_OPS,
     .launches_per_call = user_cuda_launches_per_call,
     .details = user_cuda_details,
     .source = tb_cuda_device_op_no_source,
