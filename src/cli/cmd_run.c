@@ -291,7 +291,7 @@ static enum tb_status check_kernel(struct run_options *o, struct tb_campaign *c,
   if (!wants_user && o->kernel != NULL) {
     return tb_fail(err, TB_ERR_USAGE,
                    "--kernel is the user provider's library: add user to --providers (for "
-                   "example --providers native,user)");
+                   "example --providers native,user), or user-python for FILE.py:FUNCTION");
   }
   if (!wants_user) {
     return TB_OK;

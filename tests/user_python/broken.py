@@ -1,0 +1,32 @@
+"""Broken softmax callables for tests/test_user_python.py: each breaks one
+rule of the user-python contract (docs/user-kernels.md) and must be caught
+for its own reason."""
+import torch
+
+
+def modifies_input(x):
+    # softmax is shift-invariant per row, so the output stays right: only
+    # the input check can see that x was written
+    x.sub_(x.amax(dim=-1, keepdim=True))
+    return torch.softmax(x, dim=-1)
+
+
+def raises(x):
+    raise ValueError("deliberate failure in raises()")
+
+
+def wrong_shape(x):
+    return torch.softmax(x, dim=-1)[:, :-1]
+
+
+_cache = []
+
+
+def cached_output(x):
+    # computes once, then returns the same tensor (same storage) forever
+    if not _cache:
+        _cache.append(torch.softmax(x, dim=-1))
+    return _cache[0]
+
+
+not_a_function = 42
