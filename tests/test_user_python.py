@@ -67,6 +67,9 @@ class UserPythonTest(unittest.TestCase):
                 self.assertEqual(c["defences"][name]["outcome"], "passed", name)
         audit = self.audit(out)
         self.assertEqual(audit.returncode, 0, audit.stdout + audit.stderr)
+        with open(os.path.join(out, "results.md")) as f:
+            self.assertIn(f"- user kernel (provider user-python): softmax.py sha256:{digest}",
+                          f.read())
 
     def audit(self, out, *args):
         return subprocess.run(["python3", AUDIT, out, *args], capture_output=True, text=True)
