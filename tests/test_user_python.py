@@ -16,6 +16,26 @@ AUDIT = os.environ["TB_AUDIT"]
 SOURCE = os.environ["TB_SOURCE_DIR"]
 EXAMPLE = os.path.join(SOURCE, "examples", "user-kernel-python", "softmax.py")
 BROKEN = os.path.join(SOURCE, "tests", "user_python", "broken.py")
+# One function per op, each with that op's documented signature.
+OPS_MODULE = """
+import torch
+import torch.nn.functional as F
+
+def sum(x):
+    return x.sum(dim=-1)
+
+def rmsnorm(x, weight, eps):
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * weight
+
+def layernorm(x, weight, bias, eps):
+    return F.layer_norm(x, (x.shape[-1],), weight, bias, eps)
+
+def add(a, b):
+    return a + b
+
+def gelu_add(a, b):
+    return F.gelu(a + b)
+"""
 FAST = ["--samples", "3", "--warmup-ms", "1", "--sample-ms", "1", "--quiet"]
 
 
@@ -32,11 +52,12 @@ class UserPythonTest(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.tmp)
 
-    def run_tb(self, kernel, providers="native,user-python", shapes="8x40"):
+    def run_tb(self, kernel, providers="native,user-python", shapes="8x40", env=None):
         out = os.path.join(self.tmp, f"run{len(os.listdir(self.tmp))}")
         r = subprocess.run([BINARY, "run", "--ops", "softmax", "--shapes", shapes, "--providers",
                             providers, "--kernel", kernel, *FAST, "--out", out],
-                           capture_output=True, text=True, timeout=600)
+                           capture_output=True, text=True, timeout=600,
+                           env={**os.environ, **(env or {})})
         doc = None
         if os.path.exists(os.path.join(out, "results.json")):
             with open(os.path.join(out, "results.json")) as f:
@@ -70,6 +91,31 @@ class UserPythonTest(unittest.TestCase):
         with open(os.path.join(out, "results.md")) as f:
             self.assertIn(f"- user kernel (provider user-python): softmax.py sha256:{digest}",
                           f.read())
+
+    def test_each_op_gets_its_documented_signature(self):
+        module = os.path.join(self.tmp, "ops.py")
+        with open(module, "w") as f:
+            f.write(OPS_MODULE)
+        for op in ("sum", "rmsnorm", "layernorm", "add", "gelu_add"):
+            out = os.path.join(self.tmp, f"op-{op}")
+            r = subprocess.run([BINARY, "run", "--ops", op, "--shapes", "5x67", "--providers",
+                                "native,user-python", "--kernel", f"{module}:{op}", *FAST,
+                                "--out", out], capture_output=True, text=True, timeout=600)
+            self.assertEqual(r.returncode, 0, f"{op}: {r.stderr}")
+            with open(os.path.join(out, "results.json")) as f:
+                cases = [c for c in json.load(f)["cases"] if c["provider"] == "user-python"]
+            self.assertEqual(len(cases), 2)
+            for c in cases:
+                self.assertTrue(c["valid"], f"{c['id']}: {c['error']}")
+
+    def test_an_input_written_in_one_buffer_set_of_several_is_found(self):
+        # three sets rotating, only sets 1 and 2 written: the worker must
+        # compare every set, not read back set 0
+        r, doc, _ = self.run_tb(f"{BROKEN}:modifies_other_sets", env={"TILEBENCH_TORCH_SETS": "3"})
+        self.assertEqual(r.returncode, 1, r.stderr)
+        for c in self.user_cases(doc):
+            self.assertEqual(c["provider_details"]["buffers"]["sets"], 3)
+            self.assertIn("defence inputs_unchanged failed", c["error"])
 
     def audit(self, out, *args):
         return subprocess.run(["python3", AUDIT, out, *args], capture_output=True, text=True)

@@ -30,3 +30,16 @@ def cached_output(x):
 
 
 not_a_function = 42
+
+
+_first = []
+
+
+def modifies_other_sets(x):
+    # leaves the first buffer set it sees (set 0) alone and writes the
+    # others: only a check of every set finds it
+    if not _first:
+        _first.append(x.data_ptr())
+    if x.data_ptr() != _first[0]:
+        x.sub_(x.amax(dim=-1, keepdim=True))
+    return torch.softmax(x, dim=-1)
