@@ -162,6 +162,10 @@ class UserPythonTest(unittest.TestCase):
     def test_a_wrong_shape_is_named(self):
         self.assert_invalid("wrong_shape", "returned shape (8, 39), the output is (8, 40)")
 
+    def test_no_tensor_or_another_dtype_is_named(self):
+        self.assert_invalid("returns_none", "returned a NoneType, not a torch.Tensor")
+        self.assert_invalid("returns_float64", "returned torch.float64, the output is torch.float32")
+
     def test_a_cached_output_fails_fresh_inputs(self):
         for c in self.assert_invalid("cached_output", "defence fresh_inputs failed"):
             self.assertEqual(c["defences"]["every_call"]["outcome"], "passed")

@@ -43,3 +43,11 @@ def modifies_other_sets(x):
     if x.data_ptr() != _first[0]:
         x.sub_(x.amax(dim=-1, keepdim=True))
     return torch.softmax(x, dim=-1)
+
+
+def returns_none(x):
+    torch.softmax(x, dim=-1)  # computed, never returned
+
+
+def returns_float64(x):
+    return torch.softmax(x.double(), dim=-1)
