@@ -162,6 +162,11 @@ class UserPythonTest(unittest.TestCase):
     def test_a_wrong_shape_is_named(self):
         self.assert_invalid("wrong_shape", "returned shape (8, 39), the output is (8, 40)")
 
+    def test_a_worker_killed_by_the_callable_restarts_with_it(self):
+        # the strided case runs in a fresh worker: were the callable not
+        # imported again there, PyTorch's own softmax would run, valid
+        self.assert_invalid("exits", "the torch worker exited (status 3)")
+
     def test_no_tensor_or_another_dtype_is_named(self):
         self.assert_invalid("returns_none", "returned a NoneType, not a torch.Tensor")
         self.assert_invalid("returns_float64", "returned torch.float64, the output is torch.float32")
