@@ -175,6 +175,18 @@ class UserPythonTest(unittest.TestCase):
         for c in self.assert_invalid("cached_output", "defence fresh_inputs failed"):
             self.assertEqual(c["defences"]["every_call"]["outcome"], "passed")
 
+    def test_without_pytorch_the_cases_say_why_and_native_stands(self):
+        fake = os.path.join(self.tmp, "no_torch")
+        os.makedirs(fake)
+        with open(os.path.join(fake, "torch.py"), "w") as f:
+            f.write("raise ImportError('no torch here')\n")
+        r, doc, _ = self.run_tb(f"{EXAMPLE}:softmax", env={"PYTHONPATH": fake})
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertTrue(all(c["valid"] for c in doc["cases"] if c["provider"] == "native"))
+        for c in self.user_cases(doc):
+            self.assertFalse(c["valid"])
+            self.assertIn("PyTorch is not importable", c["error"])
+
     def assert_refused(self, kernel, message, providers="native,user-python"):
         r, doc, out = self.run_tb(kernel, providers=providers)
         self.assertEqual(r.returncode, 2, r.stderr)
