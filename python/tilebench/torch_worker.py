@@ -10,6 +10,8 @@ sample through libtilebench_timing (tilebench.timing, on torch's stream), poison
 write the output. How many samples, which batch sizes and in which order is
 decided by the harness alone.
 """
+import hashlib
+import importlib.util
 import json
 import os
 import signal
@@ -26,6 +28,17 @@ MAX_GRAPHS = 64
 TB_TIMING_E_CUDA = -7
 RMSNORM_EPS = 1e-6
 LAYERNORM_EPS = 1e-5
+# The user-python provider's call per op (docs/user-kernels.md, "A Python
+# callable"): the case's tensors in this order, eps as a float.
+USER_SIGNATURES = {
+    "sum": "fn(x)", "softmax": "fn(x)", "rmsnorm": "fn(x, weight, eps)",
+    "layernorm": "fn(x, weight, bias, eps)", "add": "fn(a, b)", "gelu_add": "fn(a, b)",
+    "gemm": "fn(a, b)",
+}
+
+
+class CallableError(Exception):
+    """The user's callable raised, or returned something that is not the output."""
 
 
 def reply(**fields):
@@ -44,6 +57,10 @@ class Worker:
         self.cursor = 0
         self.last = None
         self.graphs = {}  # calls -> a torch.cuda.CUDAGraph holding that many calls
+        self.user = None  # the user-python provider's callable (load_callable)
+        self.storages = []  # per buffer set: role -> the storage its view is of
+        self.specs = {}  # role -> the prepare request's input spec
+        self.out_shape = None
         if self.cuda:
             # $TILEBENCH_TIMING_LIB (set by the harness), checked: ABI and struct sizes
             try:
@@ -111,6 +128,7 @@ class Worker:
             storage, view = self.tensor_from(spec)
             base[spec["role"]] = (spec, storage)
             first[spec["role"]] = view
+        self.storages = [{role: st for role, (_, st) in base.items()}]
         out_shape = (req["m"],) if req["op"] == "sum" else (req["m"], req["n"])
         if preallocated:
             first["out"] = t.empty(out_shape, device=self.device)
@@ -127,9 +145,10 @@ class Worker:
             sets, state = int(os.environ["TILEBENCH_TORCH_SETS"]), "forced (test)"
         all_sets = [first]
         for _ in range(sets - 1):
-            copy = {}
+            copy, storages = {}, {}
             for role, (spec, storage) in base.items():
-                copy[role] = self.tensor_from(spec, storage.clone())[1]
+                storages[role], copy[role] = self.tensor_from(spec, storage.clone())
+            self.storages.append(storages)
             if preallocated:
                 copy["out"] = t.empty(out_shape, device=self.device)
             all_sets.append(copy)
@@ -143,10 +162,23 @@ class Worker:
         # matched to the realization compared (gemm): TF32 only for `tensor`
         t.backends.cuda.matmul.allow_tf32 = bool(req.get("allow_tf32", False))
         self.graphs = {}
-        fn, allocation, implementation = self.build(req["op"], req["n"])
+        if self.user is not None:
+            fn, allocation, implementation = self.build_user(req["op"])
+        else:
+            fn, allocation, implementation = self.build(req["op"], req["n"])
+        self.specs = {spec["role"]: spec for spec in req["inputs"]}
+        self.out_shape = (req["m"],) if req["op"] == "sum" else (req["m"], req["n"])
         self.sets, buffers = self.buffer_sets(req, allocation == "preallocated_out")
         self.cursor = 0
         compile_ms = None
+        if self.user is not None:
+            # one call outside every sample: a callable that raises or returns
+            # no proper output is refused before anything is timed
+            self.fn = fn
+            self.calls(1)
+            self.check_output(self.last)
+            self.sync()
+            self.cursor = 0
         if req.get("compile"):
             if not hasattr(t, "compile"):
                 raise RuntimeError(f"torch.compile needs torch 2.0 or newer (this is {t.__version__})")
@@ -169,10 +201,16 @@ class Worker:
         # written a whole rotation ago, as cold as a preallocated output. A
         # result dropped at once would come back as the next call's output,
         # and its writes would stay in L2 (docs/method.md §2.5).
-        for _ in range(count):
-            current = self.sets[self.cursor]
-            self.cursor = (self.cursor + 1) % len(self.sets)
-            self.last = current["result"] = self.fn(current)
+        try:
+            for _ in range(count):
+                current = self.sets[self.cursor]
+                self.cursor = (self.cursor + 1) % len(self.sets)
+                self.last = current["result"] = self.fn(current)
+        except Exception as e:
+            if self.user is None:
+                raise
+            raise CallableError(f"the callable {self.user['qualname']} raised "
+                                f"{type(e).__name__}: {e}") from e
 
     # ---- primitives ----
     def launch(self, req):
@@ -260,6 +298,8 @@ class Worker:
         result = self.sets[0]["out"] if "out" in self.sets[0] else self.last
         if result is None:
             raise RuntimeError("no output: the operation has not run since the last poison")
+        if self.user is not None:
+            self.check_output(result)
         result.detach().to("cpu").contiguous().numpy().tofile(req["path"])
         reply(ok=True, elements=result.numel())
 
@@ -267,6 +307,95 @@ class Worker:
         self.fn = self.last = None
         self.graphs = {}
         self.sets = []
+        self.storages = []
+        reply(ok=True)
+
+    # ---- the user-python provider ----
+    def load_callable(self, req):
+        """Imports the user's module from its file (never from sys.path, so
+        no other module of that name runs) and keeps its function. The code
+        executed is the bytes hashed: the digest recorded is of what ran."""
+        path = os.path.realpath(req["path"])
+        function = req["function"]
+        with open(path, "rb") as f:
+            source = f.read()
+        digest = hashlib.sha256(source).hexdigest()
+        name = f"tilebench_user_{digest[:16]}"
+        spec = importlib.util.spec_from_file_location(name, path)
+        if spec is None:
+            raise CallableError(f"{path} is not a Python module")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses, pickling and Triton look modules up by name
+        try:
+            exec(compile(source, path, "exec"), module.__dict__)
+        except Exception as e:
+            sys.modules.pop(name, None)
+            raise CallableError(f"importing {path} raised {type(e).__name__}: {e}") from e
+        if not hasattr(module, function):
+            raise CallableError(f"{path} has no attribute '{function}'")
+        fn = getattr(module, function)
+        if not callable(fn):
+            raise CallableError(f"{path}:{function} is a {type(fn).__name__}, not a callable")
+        qualname = getattr(fn, "__qualname__", function)
+        self.user = {"fn": fn, "qualname": qualname}
+        reply(ok=True, module_path=path, file_name=os.path.basename(path), sha256=digest,
+              function=function, qualname=qualname, module=name)
+
+    def build_user(self, op):
+        """The user's callable on one buffer set's tensors (USER_SIGNATURES);
+        it returns the output, kept per set as a framework's result is."""
+        fn = self.user["fn"]
+        calls = {
+            "sum": lambda s: fn(s["x"]), "softmax": lambda s: fn(s["x"]),
+            "rmsnorm": lambda s: fn(s["x"], s["weight"], RMSNORM_EPS),
+            "layernorm": lambda s: fn(s["x"], s["weight"], s["bias"], LAYERNORM_EPS),
+            "add": lambda s: fn(s["a"], s["b"]), "gelu_add": lambda s: fn(s["a"], s["b"]),
+            "gemm": lambda s: fn(s["a"], s["b"]),
+        }
+        if op not in calls:
+            raise ValueError(f"unknown operation {op}")
+        return calls[op], "framework_return_value", f"{self.user['qualname']}: {USER_SIGNATURES[op]}"
+
+    def check_output(self, result):
+        """The output must be a float32 tensor of the case's shape on the
+        worker's device: anything else is the callable's error, named."""
+        t, who = self.torch, f"the callable {self.user['qualname']}"
+        if not isinstance(result, t.Tensor):
+            raise CallableError(f"{who} returned a {type(result).__name__}, not a torch.Tensor")
+        if tuple(result.shape) != self.out_shape:
+            raise CallableError(f"{who} returned shape {tuple(result.shape)}, "
+                                f"the output is {self.out_shape}")
+        if result.dtype != t.float32:
+            raise CallableError(f"{who} returned {result.dtype}, the output is torch.float32")
+        if result.device.type != self.device:
+            raise CallableError(f"{who} returned a tensor on {result.device}, the inputs are on "
+                                f"{self.device}")
+
+    def read_input(self, req):
+        """Writes input `role`'s storage as the calls left it: the first
+        buffer set whose bits differ from the harness's file, else set 0."""
+        t, spec = self.torch, self.specs[req["role"]]
+        original = t.from_file(spec["path"], shared=False, size=spec["storage_elems"],
+                               dtype=t.float32).view(t.int32)
+        chosen = self.storages[0][req["role"]]
+        for storages in self.storages:  # bits, not values: NaN padding compares equal
+            now = storages[req["role"]].detach().to("cpu")
+            if not t.equal(now.view(t.int32), original):
+                chosen = now
+                break
+        chosen.detach().to("cpu").contiguous().numpy().tofile(req["path"])
+        reply(ok=True, elements=chosen.numel())
+
+    def load_inputs(self, req):
+        """Copies new input bytes (same layout) into every set's storages,
+        in place: the views the calls use stay valid."""
+        t = self.torch
+        for spec in req["inputs"]:
+            fresh = t.from_file(spec["path"], shared=False, size=spec["storage_elems"],
+                                dtype=t.float32).to(self.device)
+            for storages in self.storages:
+                storages[spec["role"]].copy_(fresh)
+        self.sync()
         reply(ok=True)
 
 
@@ -312,7 +441,9 @@ def main():
     worker.hello()
     handlers = {"prepare": worker.prepare, "launch": worker.launch, "host_sample": worker.host_sample,
                 "device_sample": worker.device_sample, "poison": worker.poison,
-                "read_output": worker.read_output, "release": worker.release}
+                "read_output": worker.read_output, "release": worker.release,
+                "load_callable": worker.load_callable, "read_input": worker.read_input,
+                "load_inputs": worker.load_inputs}
     for line in sys.stdin:
         req = json.loads(line)
         if req["cmd"] == "quit":
@@ -321,6 +452,8 @@ def main():
             continue
         try:
             handlers[req["cmd"]](req)
+        except CallableError as e:  # already says whose error it is
+            reply(ok=False, error=str(e))
         except Exception as e:
             reply(ok=False, error=f"{type(e).__name__}: {e}")
     return 0

@@ -22,6 +22,7 @@
 #include "planner/gemm.h"
 #include "planner/planner.h"
 #include "provenance/hash.h"
+#include "providers/torch_worker.h"
 #include "registry/registry.h"
 #include "report/report.h"
 #include "results/document.h"
@@ -43,9 +44,11 @@ static const char usage[] =
     "  --providers LIST     native, torch, torch-compile, cublas (default: native); the torch\n"
     "                       providers run PyTorch in a worker process (TILEBENCH_PYTHON picks\n"
     "                       the python); cublas runs gemm through cublasSgemm; user runs the\n"
-    "                       library given with --kernel (docs/user-kernels.md)\n"
+    "                       library given with --kernel (docs/user-kernels.md), user-python\n"
+    "                       a Python function in the torch worker\n"
     "  --kernel PATH        the user provider's shared library (include/tilebench/kernel.h),\n"
-    "                       or a CUDA source X.cu (CUDA backend); only with user in --providers\n"
+    "                       a CUDA source X.cu (CUDA backend), or FILE.py:FUNCTION for\n"
+    "                       user-python; only with one of them\n"
     "  --launch SPEC|@FILE  a .cu kernel's launch: grid=EXPR[,EXPR[,EXPR]],block=...[,smem=EXPR]\n"
     "                       over m, n, integers, + - * /, cdiv(a,b) (docs/user-kernels.md)\n"
     "  --variants LIST      plans of native row reductions: reference (1 warp x 8 rows),\n"
@@ -406,9 +409,19 @@ static enum tb_status check_source_kernel(struct run_options *o, struct tb_campa
  * (the provider opens the same file again: dlopen counts references). */
 static enum tb_status check_kernel(struct run_options *o, struct tb_campaign *c,
                                    struct tb_error *err) {
-  bool wants_user = false;
+  bool wants_user = false, wants_python = false;
   for (size_t i = 0; i < o->providers.count; ++i) {
     wants_user = wants_user || strcmp(o->providers.items[i], "user") == 0;
+    wants_python = wants_python || strcmp(o->providers.items[i], "user-python") == 0;
+  }
+  if (wants_python) { /* --kernel FILE.py:FUNCTION, imported once by a worker to check it */
+    if (wants_user || o->kernel == NULL || o->launch != NULL) {
+      return tb_fail(err, TB_ERR_USAGE,
+                     "--providers user-python needs --kernel FILE.py:FUNCTION, and neither the "
+                     "user provider nor --launch beside it (docs/user-kernels.md)");
+    }
+    c->kernel_library = o->kernel;
+    return tb_user_python_check(o->kernel, err);
   }
   if (wants_user && o->kernel == NULL) {
     return tb_fail(err, TB_ERR_USAGE,
@@ -418,7 +431,7 @@ static enum tb_status check_kernel(struct run_options *o, struct tb_campaign *c,
   if (!wants_user && o->kernel != NULL) {
     return tb_fail(err, TB_ERR_USAGE,
                    "--kernel is the user provider's library: add user to --providers (for "
-                   "example --providers native,user)");
+                   "example --providers native,user), or user-python for FILE.py:FUNCTION");
   }
   if (o->kernel == NULL && o->launch != NULL) {
     return tb_fail(err, TB_ERR_USAGE,

@@ -8,6 +8,7 @@
 #include "inputs/tensor.h"
 #include "measure/case_runner.h"
 #include "oracle/oracle.h"
+#include "providers/torch_worker.h"
 #include "registry/registry.h"
 #include "results/results.h"
 
@@ -326,13 +327,20 @@ static enum tb_status run_one_case(struct campaign_run *run, struct tb_campaign_
   return err->status;
 }
 
-/* The user provider over --kernel: a .cu source comes with its --launch. */
-static enum tb_status create_user_provider(const struct tb_campaign *c, struct tb_provider **out,
-                                           struct tb_error *err) {
-  return c->kernel_launch != NULL
-             ? tb_user_source_provider_create(c->kernel_library, c->kernel_launch, c->backend, out,
-                                              err)
-             : tb_user_provider_create(c->kernel_library, c->backend, out, err);
+/* The user providers take --kernel (a .cu source comes with its --launch);
+ * the others come from the registry alone. */
+static enum tb_status create_provider(const struct tb_campaign *c, const char *name,
+                                      struct tb_provider **out, struct tb_error *err) {
+  if (strcmp(name, "user") == 0) {
+    return c->kernel_launch != NULL
+               ? tb_user_source_provider_create(c->kernel_library, c->kernel_launch, c->backend,
+                                                out, err)
+               : tb_user_provider_create(c->kernel_library, c->backend, out, err);
+  }
+  if (strcmp(name, "user-python") == 0) {
+    return tb_user_python_provider_create(c->kernel_library, out, err);
+  }
+  return tb_provider_create(name, c->backend, out, err);
 }
 
 /* Creates each provider once. The native provider is the run's purpose:
@@ -341,10 +349,7 @@ static enum tb_status create_user_provider(const struct tb_campaign *c, struct t
 static void create_providers(struct campaign_run *run, struct tb_error *err) {
   const struct tb_campaign *c = run->c;
   for (size_t p = 0; p < c->provider_count && !tb_interrupted(); ++p) {
-    enum tb_status st = strcmp(c->providers[p], "user") == 0
-                            ? create_user_provider(c, &run->providers[p], &run->failures[p])
-                            : tb_provider_create(c->providers[p], c->backend, &run->providers[p],
-                                                 &run->failures[p]);
+    enum tb_status st = create_provider(c, c->providers[p], &run->providers[p], &run->failures[p]);
     if (st != TB_OK && strcmp(c->providers[p], "native") == 0) {
       tb_fail(err, run->failures[p].status, "%s", run->failures[p].message);
     }

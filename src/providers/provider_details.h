@@ -125,6 +125,15 @@ struct tb_torch_worker_facts {
   struct tb_env_fact thread_env[TB_DETAILS_MAX_ENV];
 };
 
+/* The user-python provider's callable: which file ran, and what in it. */
+struct tb_python_callable_facts {
+  char module_path[4096]; /* the resolved path the worker imported */
+  char file_name[256];    /* its last component, as the report labels it */
+  char sha256[65];        /* of the bytes the worker executed */
+  char function[256];     /* as --kernel named it */
+  char qualname[256];     /* the callable's __qualname__ */
+};
+
 struct tb_torch_details {
   bool has_worker; /* false: null (the worker never answered) */
   struct tb_torch_worker_facts worker;
@@ -133,6 +142,8 @@ struct tb_torch_details {
   bool has_buffers; /* false: null */
   struct tb_buffer_facts buffers;
   bool torch_compile;
+  bool has_callable; /* user-python only */
+  struct tb_python_callable_facts callable;
 };
 
 /* A user's kernel library (include/tilebench/kernel.h): which file ran. */

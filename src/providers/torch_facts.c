@@ -100,3 +100,17 @@ void tb_torch_details_read(const json_t *hello, const json_t *prepared, bool tor
     read_buffers(buffers, &t->buffers);
   }
 }
+
+void tb_torch_callable_read(const json_t *loaded, struct tb_provider_details *out) {
+  struct tb_torch_details *t = &out->as.torch;
+  t->has_callable = loaded != NULL;
+  if (loaded == NULL) {
+    return;
+  }
+  struct tb_python_callable_facts *f = &t->callable;
+  copy_text(f->module_path, sizeof f->module_path, json_object_get(loaded, "module_path"));
+  copy_text(f->file_name, sizeof f->file_name, json_object_get(loaded, "file_name"));
+  copy_text(f->sha256, sizeof f->sha256, json_object_get(loaded, "sha256"));
+  copy_text(f->function, sizeof f->function, json_object_get(loaded, "function"));
+  copy_text(f->qualname, sizeof f->qualname, json_object_get(loaded, "qualname"));
+}

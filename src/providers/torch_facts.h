@@ -13,4 +13,8 @@
 void tb_torch_details_read(const json_t *hello, const json_t *prepared, bool torch_compile,
                            struct tb_provider_details *out);
 
+/* The user-python provider's load_callable reply (NULL: none) added to
+ * torch details already read. */
+void tb_torch_callable_read(const json_t *loaded, struct tb_provider_details *out);
+
 #endif

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,6 +30,9 @@ struct worker {
 
 struct torch_state {
   bool compile;
+  const char *callable_path, *callable_function; /* user-python: the --kernel parts */
+  json_t *callable;                              /* user-python: the load_callable reply */
+  const char *roles[TB_MAX_INPUTS];              /* the prepared case's inputs, in order */
   struct worker w;
   json_t *hello;    /* the worker's handshake: versions, config, threads */
   json_t *prepared; /* the prepare reply of the current case */
@@ -127,6 +131,8 @@ static enum tb_status worker_environment(struct tb_error *err) {
   return TB_OK;
 }
 
+static enum tb_status load_callable(struct torch_state *s, struct tb_error *err);
+
 static enum tb_status worker_start(struct torch_state *s, struct tb_error *err) {
   struct worker *w = &s->w;
   int in[2], out[2];
@@ -167,6 +173,11 @@ static enum tb_status worker_start(struct torch_state *s, struct tb_error *err) 
   if (read_reply(w, worker_timeout(), "hello", 0, &s->hello, err) != TB_OK) {
     json_decref(s->hello);
     s->hello = NULL;
+    worker_kill(w);
+    return err->status;
+  }
+  /* a restarted worker (after a crash) imports the callable again */
+  if (s->callable_path != NULL && load_callable(s, err) != TB_OK) {
     worker_kill(w);
     return err->status;
   }
@@ -231,6 +242,16 @@ static enum tb_status simple(struct torch_state *s, json_t *req, struct tb_error
   return st;
 }
 
+/* user-python: the worker imports the module from its file and keeps the
+ * function; the reply (path, digest, qualified name) goes to the details. */
+static enum tb_status load_callable(struct torch_state *s, struct tb_error *err) {
+  json_decref(s->callable);
+  s->callable = NULL;
+  json_t *req = json_pack("{s:s, s:s, s:s}", "cmd", "load_callable", "path", s->callable_path,
+                          "function", s->callable_function);
+  return request(s, req, worker_timeout(), &s->callable, err);
+}
+
 /* ---- provider ops ------------------------------------------------------------- */
 
 /* The harness's own input bytes, one raw fp32 file per tensor. */
@@ -280,6 +301,9 @@ static enum tb_status torch_prepare(struct tb_provider *p, const struct tb_case 
     return err->status;
   }
   s->out_elems = data->output.storage_elems;
+  for (size_t i = 0; i < data->input_count && i < TB_MAX_INPUTS; ++i) {
+    s->roles[i] = data->inputs[i].role;
+  }
   /* gemm: TF32 exactly when the realization compared is TF32 */
   json_t *req = json_pack(
       "{s:s, s:s, s:I, s:I, s:b, s:b, s:o}", "cmd", "prepare", "op", c->op->name, "m",
@@ -401,6 +425,7 @@ static unsigned torch_launches_per_call(const struct tb_provider *p) {
 static void torch_details(const struct tb_provider *p, struct tb_provider_details *out) {
   const struct torch_state *s = p->state;
   tb_torch_details_read(s->hello, s->prepared, s->compile, out);
+  tb_torch_callable_read(s->callable, out);
 }
 
 static const char *torch_source(const struct tb_provider *p, const char **sha256) {
@@ -438,8 +463,46 @@ static void torch_destroy(struct tb_provider *p) {
   worker_kill(&s->w);
   json_decref(s->hello);
   json_decref(s->prepared);
+  json_decref(s->callable);
   free(s);
   free(p);
+}
+
+/* inputs_unchanged (user-python): the worker writes the storage of the
+ * first buffer set whose bits differ from the harness's file, else set 0. */
+static enum tb_status python_read_input(struct tb_provider *p, size_t index, float *dst,
+                                        size_t count, struct tb_error *err) {
+  struct torch_state *s = p->state;
+  char path[128];
+  snprintf(path, sizeof path, "%s/input-back.f32", s->dir);
+  json_t *req =
+      json_pack("{s:s, s:s, s:s}", "cmd", "read_input", "role",
+                index < TB_MAX_INPUTS && s->roles[index] ? s->roles[index] : "", "path", path);
+  if (simple(s, req, err) != TB_OK) {
+    return err->status;
+  }
+  FILE *f = fopen(path, "rb");
+  size_t got = f ? fread(dst, sizeof(float), count, f) : 0;
+  int extra = f ? fgetc(f) != EOF : 0;
+  if (f) {
+    fclose(f);
+  }
+  unlink(path);
+  if (got != count || extra) {
+    return tb_fail(err, TB_ERR_RUN, "the worker's input read back is not of %zu elements", count);
+  }
+  return TB_OK;
+}
+
+/* fresh_inputs (user-python): other bytes into every set, in place. */
+static enum tb_status python_load_inputs(struct tb_provider *p, const struct tb_case_data *data,
+                                         struct tb_error *err) {
+  struct torch_state *s = p->state;
+  json_t *inputs = write_inputs(s, data, err);
+  if (inputs == NULL) {
+    return err->status;
+  }
+  return simple(s, json_pack("{s:s, s:o}", "cmd", "load_inputs", "inputs", inputs), err);
 }
 
 static const struct tb_provider_ops torch_ops = {
@@ -482,5 +545,106 @@ enum tb_status tb_torch_provider_create(bool compile, struct tb_provider **out,
     return err->status;
   }
   *out = p;
+  return TB_OK;
+}
+
+/* The torch worker's primitives and two defences' more: a user's callable is
+ * the code under test, so its inputs are read back and replaced. */
+static const struct tb_provider_ops user_python_ops = {
+    .plan = torch_plan,
+    .prepare = torch_prepare,
+    .launch = torch_launch,
+    .synchronize = torch_synchronize,
+    .poison_output = torch_poison,
+    .read_output = torch_read_output,
+    .device_stream = torch_device_stream,
+    .has_device = torch_has_device,
+    .host_sample = torch_host_sample,
+    .device_sample = torch_device_sample,
+    .read_input = python_read_input,
+    .load_inputs = python_load_inputs,
+    .launches_per_call = torch_launches_per_call,
+    .details = torch_details,
+    .source = torch_source,
+    .release = torch_release,
+    .destroy = torch_destroy,
+};
+
+enum tb_status tb_user_python_split(const char *kernel, char *path, size_t path_size,
+                                    char *function, size_t function_size, struct tb_error *err) {
+  const char *colon = kernel ? strrchr(kernel, ':') : NULL;
+  if (colon == NULL || colon == kernel || colon[1] == '\0') {
+    return tb_fail(err, TB_ERR_USAGE,
+                   "--kernel '%s': the user-python provider needs FILE.py:FUNCTION (for example "
+                   "examples/user-kernel-python/softmax.py:softmax)",
+                   kernel ? kernel : "");
+  }
+  size_t length = (size_t)(colon - kernel);
+  if (length >= path_size || strlen(colon + 1) >= function_size) {
+    return tb_fail(err, TB_ERR_USAGE, "--kernel '%s' is too long", kernel);
+  }
+  memcpy(path, kernel, length);
+  path[length] = '\0';
+  snprintf(function, function_size, "%s", colon + 1);
+  return TB_OK;
+}
+
+enum tb_status tb_user_python_provider_create(const char *kernel, struct tb_provider **out,
+                                              struct tb_error *err) {
+  *out = NULL;
+  static char path[PATH_MAX], function[256]; /* one user-python provider per run */
+  if (tb_user_python_split(kernel, path, sizeof path, function, sizeof function, err) != TB_OK) {
+    return err->status;
+  }
+  struct tb_provider *p = calloc(1, sizeof *p);
+  struct torch_state *s = calloc(1, sizeof *s);
+  if (p == NULL || s == NULL) {
+    free(p);
+    free(s);
+    return tb_fail(err, TB_ERR_SYSTEM, "out of memory creating the user-python provider");
+  }
+  s->callable_path = path;
+  s->callable_function = function;
+  s->w.to_worker = s->w.from_worker = -1;
+  p->ops = &user_python_ops;
+  p->name = "user-python";
+  p->backend = "torch";
+  p->output_allocation = "framework_return_value";
+  p->state = s;
+  if (worker_start(s, err) != TB_OK) {
+    torch_destroy(p);
+    return err->status;
+  }
+  *out = p;
+  return TB_OK;
+}
+
+enum tb_status tb_user_python_check(const char *kernel, struct tb_error *err) {
+  struct tb_provider *p = NULL;
+  struct tb_error start = {0};
+  char path[PATH_MAX], function[256];
+  if (tb_user_python_split(kernel, path, sizeof path, function, sizeof function, err) != TB_OK) {
+    return err->status;
+  }
+  struct stat st;
+  errno = 0;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || access(path, R_OK) != 0) {
+    return tb_fail(err, TB_ERR_USAGE, "--kernel %s: %s is not a readable file (%s)", kernel, path,
+                   errno ? strerror(errno) : "not a regular file");
+  }
+  /* no worker here (no PyTorch): the provider's cases will say why */
+  if (tb_torch_provider_create(false, &p, &start) != TB_OK) {
+    return TB_OK;
+  }
+  struct torch_state *s = p->state;
+  s->callable_path = path;
+  s->callable_function = function;
+  struct tb_error load = {0};
+  enum tb_status loaded = load_callable(s, &load);
+  s->callable_path = s->callable_function = NULL;
+  torch_destroy(p);
+  if (loaded != TB_OK) {
+    return tb_fail(err, TB_ERR_USAGE, "--kernel %s: %s", kernel, load.message);
+  }
   return TB_OK;
 }

@@ -19,4 +19,20 @@
 enum tb_status tb_torch_provider_create(bool compile, struct tb_provider **out,
                                         struct tb_error *err);
 
+/* The user-python provider (docs/user-kernels.md): `kernel` is
+ * FILE.py:FUNCTION, imported in the worker and called on the case's
+ * tensors. */
+enum tb_status tb_user_python_provider_create(const char *kernel, struct tb_provider **out,
+                                              struct tb_error *err);
+
+/* Splits FILE.py:FUNCTION at its last colon; a form without both parts is
+ * a usage error. */
+enum tb_status tb_user_python_split(const char *kernel, char *path, size_t path_size,
+                                    char *function, size_t function_size, struct tb_error *err);
+
+/* Before the run: a worker imports the file and finds the function; what
+ * it refuses (an import error, no such function, not callable) is a usage
+ * error. Where no worker starts (no PyTorch) nothing is checked here. */
+enum tb_status tb_user_python_check(const char *kernel, struct tb_error *err);
+
 #endif

@@ -13,13 +13,13 @@
 #endif
 
 const char *tb_provider_names(void) {
-  return "native,torch,torch-compile,cublas,user";
+  return "native,torch,torch-compile,cublas,user,user-python";
 }
 
 bool tb_provider_known(const char *name) {
   return strcmp(name, "native") == 0 || strcmp(name, "torch") == 0 ||
          strcmp(name, "torch-compile") == 0 || strcmp(name, "cublas") == 0 ||
-         strcmp(name, "user") == 0;
+         strcmp(name, "user") == 0 || strcmp(name, "user-python") == 0;
 }
 
 bool tb_provider_plans(const char *name) {
@@ -44,6 +44,9 @@ enum tb_status tb_provider_create(const char *name, const char *backend, struct 
   }
   if (strcmp(name, "user") == 0) {
     return tb_fail(err, TB_ERR_USAGE, "the user provider needs --kernel PATH (its library)");
+  }
+  if (strcmp(name, "user-python") == 0) {
+    return tb_fail(err, TB_ERR_USAGE, "the user-python provider needs --kernel FILE.py:FUNCTION");
   }
   if (strcmp(name, "native") != 0) {
     return tb_fail(err, TB_ERR_USAGE, "unknown provider '%s' (known: %s)", name,

@@ -25,8 +25,9 @@ static void user_libraries(struct tb_strbuf *b, const struct tb_results_model *m
               strcmp(e->user_sha256, c->user_sha256) != 0;
     }
     if (first) {
-      char name[512], digest[160];
-      tb_strbuf_printf(b, "- user kernel (provider user): %s sha256:%s\n",
+      char name[512], digest[160], provider[64];
+      tb_strbuf_printf(b, "- user kernel (provider %s): %s sha256:%s\n",
+                       tb_md(c->provider, provider, sizeof provider),
                        tb_md(c->user_library, name, sizeof name),
                        tb_md(c->user_sha256, digest, sizeof digest));
     }

@@ -119,6 +119,14 @@ static json_t *torch_json(const struct tb_torch_details *d) {
   json_object_set_new(j, "compile_ms",
                       d->compile_ms.state == TB_FACT_SET ? tb_json_number(d->compile_ms.value)
                                                          : json_null());
+  if (d->has_callable) { /* user-python: beside the worker's facts, what it ran */
+    const struct tb_python_callable_facts *f = &d->callable;
+    json_object_set_new(j, "module_path", json_string(f->module_path));
+    json_object_set_new(j, "file_name", json_string(f->file_name));
+    json_object_set_new(j, "sha256", json_string(f->sha256));
+    json_object_set_new(j, "function", json_string(f->function));
+    json_object_set_new(j, "qualname", json_string(f->qualname));
+  }
   return j;
 }
 

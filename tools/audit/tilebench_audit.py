@@ -338,6 +338,8 @@ def check_case(a, case, version, rounds):
     member(a, details, "provider_details", "implementation", "str|null", optional=True)
     if case.get("provider") == "user" and case.get("provider_details") is not None:
         check_user_library(a, details)
+    if case.get("provider") == "user-python" and case.get("provider_details") is not None:
+        check_user_callable(a, details)
     if rounds is None and "round" in case:
         a.malformed("round", "a case of a run that is not a replay has no round")
     if rounds is not None and member(a, case, "", "round", "count") >= rounds:
@@ -400,6 +402,20 @@ def check_user_library(a, details):
     name = member(a, details, "provider_details", "file_name", "str")
     if not library.startswith("/") or library.rsplit("/", 1)[-1][:255] != name:
         a.malformed("provider_details.file_name", "the last component of an absolute library path")
+
+
+def check_user_callable(a, details):
+    """docs/user-kernels.md, a Python callable: the worker's facts as for
+    torch, and which file ran, by its resolved path and digest, and what in it."""
+    path = member(a, details, "provider_details", "module_path", "str")
+    member(a, details, "provider_details", "sha256", "sha256")
+    for key in ("function", "qualname"):
+        if not member(a, details, "provider_details", key, "str"):
+            a.malformed(f"provider_details.{key}", "empty")
+    name = member(a, details, "provider_details", "file_name", "str")
+    if not path.startswith("/") or path.rsplit("/", 1)[-1][:255] != name:
+        a.malformed("provider_details.file_name", "the last component of an absolute module path")
+    member(a, details, "provider_details", "worker", "object|null")
 
 
 DEFENCES = ("inputs_unchanged", "guard_zones", "every_call", "fresh_inputs", "launches_on_stream")
@@ -1902,6 +1918,19 @@ def audit_artifacts(a, path, doc):
         except Unreadable as e:
             a.fail("sha256 (current file)", f"cannot hash the current file: {e}")
         a.same("sha256 (current file)", art["sha256"], current)
+    # the user-python provider's modules are not loaded libraries: the cases name them
+    modules = {}
+    for case in doc["cases"]:
+        details = case.get("provider_details") or {}
+        if case["provider"] == "user-python" and "module_path" in details:
+            modules.setdefault(details["module_path"], details["sha256"])
+    for module, recorded in sorted(modules.items()):
+        a.where = f"{path} user-python module {printable(module)}"
+        try:
+            current = file_sha256(module, ARTIFACT_CAP)
+        except Unreadable as e:
+            a.fail("sha256 (current file)", f"cannot hash the current file: {e}")
+        a.same("sha256 (current file)", recorded, current)
 
 
 def load_run(a, path):
