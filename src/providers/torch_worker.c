@@ -505,38 +505,40 @@ static enum tb_status python_load_inputs(struct tb_provider *p, const struct tb_
   return simple(s, json_pack("{s:s, s:o}", "cmd", "load_inputs", "inputs", inputs), err);
 }
 
-static const struct tb_provider_ops torch_ops = {
-    .plan = torch_plan,
-    .prepare = torch_prepare,
-    .launch = torch_launch,
-    .synchronize = torch_synchronize,
-    .poison_output = torch_poison,
-    .read_output = torch_read_output,
-    .device_stream = torch_device_stream,
-    .has_device = torch_has_device,
-    .host_sample = torch_host_sample,
-    .device_sample = torch_device_sample,
-    .launches_per_call = torch_launches_per_call,
-    .details = torch_details,
-    .source = torch_source,
-    .release = torch_release,
-    .destroy = torch_destroy,
+/* The worker's primitives, the same for the torch providers and user-python. */
+#define TORCH_WORKER_OPS                                                                           \
+  .plan = torch_plan, .prepare = torch_prepare, .launch = torch_launch,                            \
+  .synchronize = torch_synchronize, .poison_output = torch_poison,                                 \
+  .read_output = torch_read_output, .device_stream = torch_device_stream,                          \
+  .has_device = torch_has_device, .host_sample = torch_host_sample,                                \
+  .device_sample = torch_device_sample, .launches_per_call = torch_launches_per_call,              \
+  .details = torch_details, .source = torch_source, .release = torch_release,                      \
+  .destroy = torch_destroy
+
+static const struct tb_provider_ops torch_ops = {TORCH_WORKER_OPS};
+
+/* Two defences' more for a user's callable: it is the code under test, so
+ * its inputs are read back and replaced. */
+static const struct tb_provider_ops user_python_ops = {
+    TORCH_WORKER_OPS,
+    .read_input = python_read_input,
+    .load_inputs = python_load_inputs,
 };
 
-enum tb_status tb_torch_provider_create(bool compile, struct tb_provider **out,
-                                        struct tb_error *err) {
+/* A provider over state `s` (allocated by the caller, owned by the provider
+ * from here on, freed on failure) and a worker started for it. */
+static enum tb_status start_provider(const struct tb_provider_ops *ops, const char *name,
+                                     struct torch_state *s, struct tb_provider **out,
+                                     struct tb_error *err) {
   *out = NULL;
-  struct tb_provider *p = calloc(1, sizeof *p);
-  struct torch_state *s = calloc(1, sizeof *s);
-  if (p == NULL || s == NULL) {
-    free(p);
+  struct tb_provider *p = s ? calloc(1, sizeof *p) : NULL;
+  if (p == NULL) {
     free(s);
-    return tb_fail(err, TB_ERR_SYSTEM, "out of memory creating the torch provider");
+    return tb_fail(err, TB_ERR_SYSTEM, "out of memory creating the %s provider", name);
   }
-  s->compile = compile;
   s->w.to_worker = s->w.from_worker = -1;
-  p->ops = &torch_ops;
-  p->name = compile ? "torch-compile" : "torch";
+  p->ops = ops;
+  p->name = name;
   p->backend = "torch";
   p->output_allocation = "framework_return_value";
   p->state = s;
@@ -548,27 +550,14 @@ enum tb_status tb_torch_provider_create(bool compile, struct tb_provider **out,
   return TB_OK;
 }
 
-/* The torch worker's primitives and two defences' more: a user's callable is
- * the code under test, so its inputs are read back and replaced. */
-static const struct tb_provider_ops user_python_ops = {
-    .plan = torch_plan,
-    .prepare = torch_prepare,
-    .launch = torch_launch,
-    .synchronize = torch_synchronize,
-    .poison_output = torch_poison,
-    .read_output = torch_read_output,
-    .device_stream = torch_device_stream,
-    .has_device = torch_has_device,
-    .host_sample = torch_host_sample,
-    .device_sample = torch_device_sample,
-    .read_input = python_read_input,
-    .load_inputs = python_load_inputs,
-    .launches_per_call = torch_launches_per_call,
-    .details = torch_details,
-    .source = torch_source,
-    .release = torch_release,
-    .destroy = torch_destroy,
-};
+enum tb_status tb_torch_provider_create(bool compile, struct tb_provider **out,
+                                        struct tb_error *err) {
+  struct torch_state *s = calloc(1, sizeof *s);
+  if (s != NULL) {
+    s->compile = compile;
+  }
+  return start_provider(&torch_ops, compile ? "torch-compile" : "torch", s, out, err);
+}
 
 enum tb_status tb_user_python_split(const char *kernel, char *path, size_t path_size,
                                     char *function, size_t function_size, struct tb_error *err) {
@@ -596,27 +585,12 @@ enum tb_status tb_user_python_provider_create(const char *kernel, struct tb_prov
   if (tb_user_python_split(kernel, path, sizeof path, function, sizeof function, err) != TB_OK) {
     return err->status;
   }
-  struct tb_provider *p = calloc(1, sizeof *p);
   struct torch_state *s = calloc(1, sizeof *s);
-  if (p == NULL || s == NULL) {
-    free(p);
-    free(s);
-    return tb_fail(err, TB_ERR_SYSTEM, "out of memory creating the user-python provider");
+  if (s != NULL) {
+    s->callable_path = path;
+    s->callable_function = function;
   }
-  s->callable_path = path;
-  s->callable_function = function;
-  s->w.to_worker = s->w.from_worker = -1;
-  p->ops = &user_python_ops;
-  p->name = "user-python";
-  p->backend = "torch";
-  p->output_allocation = "framework_return_value";
-  p->state = s;
-  if (worker_start(s, err) != TB_OK) {
-    torch_destroy(p);
-    return err->status;
-  }
-  *out = p;
-  return TB_OK;
+  return start_provider(&user_python_ops, "user-python", s, out, err);
 }
 
 enum tb_status tb_user_python_check(const char *kernel, struct tb_error *err) {
