@@ -127,6 +127,16 @@ class CompareTest(unittest.TestCase):
         self.assertIn("the runs differ (--allow-different)", before_table)
         self.assertIn("seed: A 1; B 2", before_table)
 
+    def test_a_different_stopping_rule_is_refused(self):
+        def noise_rule(d):
+            d["run"]["measure"]["stopping"] = {"rule": "noise", "max_noise": 0.02, "min_samples": 5,
+                                               "max_samples": 100, "min_time_s": 0.0,
+                                               "timeout_s": 60.0}
+        r = tb("compare", self.a, self.edited(noise_rule))
+        self.assertEqual(r.returncode, 2, r.stdout)
+        self.assertIn("stopping rule: A fixed sample count; B noise <= 0.02, 5 to 100 samples, "
+                      "min time 0 s, timeout 60 s", r.stderr)
+
     def test_a_cpu_run_against_a_cuda_claim_is_refused(self):
         def claim_cuda(d):
             d["run"]["backend"] = "cuda"

@@ -2,7 +2,7 @@
  * on (docs/method.md §3).
  *
  * Two runs are comparable only when they ran the same way: the same device,
- * backend, driver, framework, seed and build. Otherwise a difference in time
+ * backend, driver, framework, seed, stopping rule and build. Otherwise a difference in time
  * says nothing about the change under test, so compare refuses (exit 2)
  * unless --allow-different, which prints every difference above the table.
  * Cases pair only when both the id and the execution plan are the same.
@@ -31,8 +31,8 @@ static const char usage[] =
     "  the last column is the strictest rule (B faster / slower in every sample).\n"
     "  Host-scope cases stay INCONCLUSIVE (host times drift from run to run) unless\n"
     "  --decide-host, and then still when a run recorded other busy processes.\n"
-    "  Runs that differ in device, backend, driver, torch, seed or build are refused (exit 2)\n"
-    "  unless --allow-different, which prints every difference above the table.\n"
+    "  Runs that differ in device, backend, driver, torch, seed, stopping rule or build are\n"
+    "  refused (exit 2) unless --allow-different, which prints every difference above the table.\n"
     "  --fail-on-regression exits 1 when a case is SLOWER.\n";
 
 /* ---- what the two runs ran on --------------------------------------------- */
@@ -62,6 +62,10 @@ static void backend(const struct tb_results_model *m, struct fact *f) {
 static void seed(const struct tb_results_model *m, struct fact *f) {
   snprintf(f->text, sizeof f->text, "%lld", m->seed);
   f->known = true;
+}
+
+static void stopping_rule(const struct tb_results_model *m, struct fact *f) {
+  fact_printf(f, "%s", m->stopping_rule);
 }
 
 static void cpu(const struct tb_results_model *m, struct fact *f) {
@@ -147,6 +151,7 @@ static const struct {
     {"driver", driver},
     {"torch", torch},
     {"seed", seed},
+    {"stopping rule", stopping_rule},
     {"tilebench version", tool_version},
     {"build", build},
 };

@@ -30,6 +30,21 @@ static double number_or_nan(const json_t *v) {
 }
 
 /* The numbers of a JSON array, in order; false when memory ran out. */
+/* run.measure.stopping in one line, so two runs' rules compare as text. */
+static void describe_stopping_rule(const json_t *rule, char *out, size_t size) {
+  const char *kind = text(json_object_get(rule, "rule"));
+  if (kind == NULL || strcmp(kind, "noise") != 0) {
+    snprintf(out, size, "fixed sample count");
+    return;
+  }
+  snprintf(out, size, "noise <= %g, %lld to %lld samples, min time %g s, timeout %g s",
+           number_or_nan(json_object_get(rule, "max_noise")),
+           (long long)json_integer_value(json_object_get(rule, "min_samples")),
+           (long long)json_integer_value(json_object_get(rule, "max_samples")),
+           number_or_nan(json_object_get(rule, "min_time_s")),
+           number_or_nan(json_object_get(rule, "timeout_s")));
+}
+
 static bool numbers(const json_t *array, double **out, size_t *count) {
   *out = NULL;
   *count = 0;
@@ -301,6 +316,7 @@ static void run_facts(const json_t *doc, struct tb_results_model *m) {
   m->error = text(json_object_get(run, "error"));
   m->seed = (long long)json_integer_value(json_object_get(run, "seed"));
   m->valid_cases = (long long)json_integer_value(json_object_get(run, "valid_cases"));
+  describe_stopping_rule(AT(run, "measure", "stopping"), m->stopping_rule, sizeof m->stopping_rule);
   m->incomplete = json_is_false(json_object_get(run, "complete"));
   m->copy_ceiling_gbps = number_or_nan(AT(run, "copy_ceiling", "gbps"));
   m->git_commit = text(AT(prov, "git", "commit"));

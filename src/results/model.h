@@ -165,6 +165,9 @@ struct tb_results_model {
   /* run */
   const char *command, *started_at, *finished_at, *backend, *error;
   long long seed, valid_cases;
+  /* run.measure.stopping as one line: "fixed" (also every run before schema
+   * 6), or the noise rule with its parameters */
+  char stopping_rule[160];
   bool incomplete;          /* run.complete is false */
   double copy_ceiling_gbps; /* NaN without a ceiling */
   /* provenance */
