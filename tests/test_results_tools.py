@@ -278,9 +278,6 @@ class EvidenceTest(unittest.TestCase):
                  for tool in ("memcheck", "racecheck") for case in checks]
         runs += [os.path.join("2026-12-01-h200-after-issues-15-16", "torch")]
         runs += [os.path.join("2026-12-01-h200-batch-modes", r) for r in ab]
-        runs += [os.path.join("2026-12-01-h200-batch-modes/batch", s) for s in
-                 ("17x257", "37x769", "64x4096", "1024x1024", "4096x1024", "16384x257", "8x65536",
-                  "32768x8192")]
         runs += [os.path.join("2026-12-01-h200-held-graphs/batch", s) for s in
                  ("17x257", "37x769", "64x4096", "1024x1024", "4096x1024", "16384x257", "8x65536",
                   "32768x8192")]
@@ -553,7 +550,7 @@ class OnStreamAuditTest(Corruptions, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="tb-on-stream-")
-        source = os.path.join(os.path.dirname(EVIDENCE_SOURCES), "2026-12-01-h200-batch-modes",
+        source = os.path.join(os.path.dirname(EVIDENCE_SOURCES), "2026-12-01-h200-held-graphs",
                               "batch", "17x257")
         converted = os.path.join(cls.tmp, "converted")
         os.mkdir(converted)

@@ -83,8 +83,9 @@ def cpu_runs(binary):
 
 EVIDENCE = {
     # torch and torch.compile beside native, with device control and probe
-    # (every batch mode; the 2026-11-29 torch-all run's seed, eager only, is in history)
-    "gpu_torch": ("evidence/2026-12-01-h200-batch-modes/batch/37x769/results.json.gz",
+    # (every batch mode; the seeds of earlier runs, 2026-11-29 torch-all and 2026-12-01
+    # batch-modes/batch, are in history: evidence/INDEX.md)
+    "gpu_torch": ("evidence/2026-12-01-h200-held-graphs/batch/37x769/results.json.gz",
                   lambda c: c["op"] in ("softmax", "gelu_add")),
     # gemm against cuBLAS and torch, realizations and precisions
     "gpu_gemm": ("evidence/2026-11-29-h200-final-5/gemm/run/results.json.gz",
