@@ -384,6 +384,19 @@ static enum tb_status torch_poison(struct tb_provider *p, struct tb_error *err) 
   return simple(p->state, json_pack("{s:s}", "cmd", "poison"), err);
 }
 
+/* Reads the floats the worker wrote to `path` into dst (at most count) and
+ * removes the file; returns how many it held, count + 1 when more. */
+static size_t take_worker_floats(const char *path, float *dst, size_t count) {
+  FILE *f = fopen(path, "rb");
+  size_t got = f ? fread(dst, sizeof(float), count, f) : 0;
+  got += f && got == count && fgetc(f) != EOF;
+  if (f) {
+    fclose(f);
+  }
+  unlink(path);
+  return got;
+}
+
 static enum tb_status torch_read_output(struct tb_provider *p, float *dst, size_t count,
                                         struct tb_error *err) {
   struct torch_state *s = p->state;
@@ -392,14 +405,8 @@ static enum tb_status torch_read_output(struct tb_provider *p, float *dst, size_
   if (simple(s, json_pack("{s:s, s:s}", "cmd", "read_output", "path", path), err) != TB_OK) {
     return err->status;
   }
-  FILE *f = fopen(path, "rb");
-  size_t got = f ? fread(dst, sizeof(float), count, f) : 0;
-  int extra = f ? fgetc(f) != EOF : 0;
-  if (f) {
-    fclose(f);
-  }
-  unlink(path);
-  if (got != count || extra) {
+  size_t got = take_worker_floats(path, dst, count);
+  if (got != count) {
     return tb_fail(err, TB_ERR_RUN, "the torch output has %s elements than the case's %zu",
                    got < count ? "fewer" : "more", count);
   }
@@ -481,14 +488,7 @@ static enum tb_status python_read_input(struct tb_provider *p, size_t index, flo
   if (simple(s, req, err) != TB_OK) {
     return err->status;
   }
-  FILE *f = fopen(path, "rb");
-  size_t got = f ? fread(dst, sizeof(float), count, f) : 0;
-  int extra = f ? fgetc(f) != EOF : 0;
-  if (f) {
-    fclose(f);
-  }
-  unlink(path);
-  if (got != count || extra) {
+  if (take_worker_floats(path, dst, count) != count) {
     return tb_fail(err, TB_ERR_RUN, "the worker's input read back is not of %zu elements", count);
   }
   return TB_OK;
