@@ -339,6 +339,15 @@ static void cublas_is_its_own_provider(void **state) {
   assert_everything_given_back();
 }
 
+/* The user provider's case of the defence tests: a strided softmax, small. */
+static struct tb_case strided_user_case(void) {
+  return (struct tb_case){.op = tb_op_info(TB_OP_SOFTMAX),
+                          .shape = {5, 33, 0},
+                          .view = tb_view_for(TB_VIEW_STRIDED, 33),
+                          .provider = "user",
+                          .variant = TB_VARIANT_AUTOMATIC};
+}
+
 /* The user provider on a strided softmax case, its library one of the
  * host-code kernels built beside this test: prepared on rotating, guarded
  * buffer sets, then validated and defended as the case runner does (no
@@ -346,11 +355,7 @@ static void cublas_is_its_own_provider(void **state) {
 static void defend_user_kernel(const char *library, struct tb_case_result *r) {
   install_device(9, 0, 132);
   dev.l2_bytes = 64 << 10; /* several small sets, not hundreds */
-  struct tb_case c = {.op = tb_op_info(TB_OP_SOFTMAX),
-                      .shape = {5, 33, 0},
-                      .view = tb_view_for(TB_VIEW_STRIDED, 33),
-                      .provider = "user",
-                      .variant = TB_VARIANT_AUTOMATIC};
+  struct tb_case c = strided_user_case();
   struct tb_measure_options opt = {0.5, 0.2, 3, true, 0, 7, {0}};
   struct tb_case_data data;
   double *reference = NULL;
@@ -426,11 +431,7 @@ static int defend_source_kernel(const char *launch, int ignore_stride, struct tb
   install_device(9, 0, 132);
   fake_kernel.ignore_stride = ignore_stride;
   dev.l2_bytes = 64 << 10;
-  struct tb_case c = {.op = tb_op_info(TB_OP_SOFTMAX),
-                      .shape = {5, 33, 0},
-                      .view = tb_view_for(TB_VIEW_STRIDED, 33),
-                      .provider = "user",
-                      .variant = TB_VARIANT_AUTOMATIC};
+  struct tb_case c = strided_user_case();
   struct tb_measure_options opt = {0.5, 0.2, 3, true, 0, 7, {0}};
   struct tb_case_data data;
   double *reference = NULL;
