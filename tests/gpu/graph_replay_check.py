@@ -29,7 +29,12 @@ TOLERANCE = 0.05
 REPLAYS = 15
 # ~100 µs at the H200's 1.98 GHz: longer than queueing a replay, short enough
 # that the GPU does not idle down its clocks first (TB_CHECK_SLEEP_CYCLES)
-SLEEP_CYCLES = int(os.environ.get("TB_CHECK_SLEEP_CYCLES", "200000"))
+def sleep_cycles():
+    text = os.environ.get("TB_CHECK_SLEEP_CYCLES", "200000")
+    if not text.isdigit() or int(text) == 0:
+        print(f"TB_CHECK_SLEEP_CYCLES={text!r}: give a positive whole number of cycles", file=sys.stderr)
+        sys.exit(2)
+    return int(text)
 
 
 def load(directory):
@@ -79,7 +84,7 @@ def held_per_call_ns(lib, graphs, calls):
     return statistics.median(times)
 
 
-def graph_per_call_ns(fn, sets, calls, keep=True, lib=None):
+def graph_per_call_ns(fn, sets, calls, cycles, keep=True, lib=None):
     """Per call of one replay behind a sleep (median of REPLAYS), over as
     many graphs as one pass over the sets takes (at most 64), replayed in
     turn: cold like an eager batch. keep: each result lives until its set's
@@ -111,7 +116,7 @@ def graph_per_call_ns(fn, sets, calls, keep=True, lib=None):
     times = []
     for i in range(REPLAYS):
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(SLEEP_CYCLES)
+        torch.cuda._sleep(cycles)
         start.record()
         graphs[i % len(graphs)].replay()
         stop.record()
@@ -133,7 +138,11 @@ def tilebench_graph(case):
 
 
 def main(argv):
+    if len(argv) < 3:
+        print("usage: python3 graph_replay_check.py OUT.json RESULTS_DIR...", file=sys.stderr)
+        return 2
     out, dirs = argv[1], argv[2:]
+    cycles = sleep_cycles()
     lib = None
     if os.environ.get("TB_CHECK_TIMING_LIB"):
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
@@ -154,8 +163,8 @@ def main(argv):
             torch._dynamo.reset()
             compiled = torch.compile(fn, dynamic=False)
             sets = buffer_sets(op, m, n)
-            mine, held = graph_per_call_ns(compiled, sets, calls, lib=lib)
-            dropped, _ = graph_per_call_ns(compiled, sets, calls, keep=False)
+            mine, held = graph_per_call_ns(compiled, sets, calls, cycles, lib=lib)
+            dropped, _ = graph_per_call_ns(compiled, sets, calls, cycles, keep=False)
             ratio = theirs / mine
             ok = abs(ratio - 1.0) <= TOLERANCE
             failures += not ok

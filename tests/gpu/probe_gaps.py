@@ -114,6 +114,9 @@ def residue(lib, stream, m=4096, n=1024):
 
 
 def main():
+    if len(sys.argv) != 3:
+        print("usage: python3 probe_gaps.py LIBTILEBENCH_TIMING OUT.json", file=sys.stderr)
+        sys.exit(2)
     lib = timing.load(sys.argv[1])
     stream = torch.cuda.Stream()
     first = residue(lib, stream)
