@@ -138,10 +138,27 @@ static void every_step_failing_leaves_nothing(void **state) {
   assert_nothing_left();
 }
 
+/* The replay takes the graph whose sets begin nearest ahead of the cursor:
+ * after an eager batch the next sets, never those the batch just touched. */
+static void a_replay_takes_the_sets_ahead_of_the_cursor(void **state) {
+  /* 10 sets, graphs of 4 calls captured from set 2: they begin at 2, 6, 0 */
+  const unsigned first[] = {2, 6, 0};
+  assert_int_equal(tb_cuda_next_graph(first, 3, 2, 10), 0); /* exactly at a graph */
+  assert_int_equal(tb_cuda_next_graph(first, 3, 3, 10), 1); /* mid graph 0: the next one */
+  assert_int_equal(tb_cuda_next_graph(first, 3, 7, 10), 2); /* wraps to set 0 */
+  assert_int_equal(tb_cuda_next_graph(first, 3, 1, 10), 0);
+  /* graphs capped short of the rotation (64 sets, two graphs of 4 from 0):
+   * past the last the rotation's start comes next */
+  const unsigned capped[] = {0, 4};
+  assert_int_equal(tb_cuda_next_graph(capped, 2, 20, 64), 0);
+  assert_int_equal(tb_cuda_next_graph(capped, 2, 1, 64), 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(capture_replay_destroy),
       cmocka_unit_test(every_step_failing_leaves_nothing),
+      cmocka_unit_test(a_replay_takes_the_sets_ahead_of_the_cursor),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

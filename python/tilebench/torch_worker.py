@@ -56,7 +56,7 @@ class Worker:
         self.sets = []
         self.cursor = 0
         self.last = None
-        self.graphs = {}  # calls -> a torch.cuda.CUDAGraph holding that many calls
+        self.graphs = {}  # calls -> [(first buffer set, torch.cuda.CUDAGraph), ...]
         self.user = None  # the user-python provider's callable (load_callable)
         self.storages = []  # per buffer set: role -> the storage its view is of
         self.specs = {}  # role -> the prepare request's input spec
@@ -224,26 +224,30 @@ class Worker:
         reply(ok=True, elapsed_ns=time.clock_gettime_ns(time.CLOCK_MONOTONIC) - start)
 
     def graph_of(self, calls):
-        """The next CUDA graph of `calls` calls over the rotating buffer sets,
-        as eager calls would run them. Captured on first use (outside any
-        timing): as many graphs as one pass over the sets takes (at most
-        MAX_GRAPHS), so replays find the sets as cold as eager batches do;
-        each replayed once untimed; kept until release."""
+        """The CUDA graph of `calls` calls to replay next. Captured on first
+        use (outside any timing): as many graphs as one pass over the buffer
+        sets takes (at most MAX_GRAPHS), each replayed once untimed, kept
+        until release. A replay takes the graph whose calls begin nearest
+        ahead of the rotation's cursor and moves the cursor past its sets, as
+        the C provider does (src/backends/cuda/cuda_device.h): eager calls
+        and replays walk the sets as one sequence, so a replay never re-reads
+        sets an eager batch of the same sample has just left in L2."""
         if calls not in self.graphs:
             count = min(MAX_GRAPHS, -(-len(self.sets) // calls))
             graphs = []
             for _ in range(count):
                 graph = self.torch.cuda.CUDAGraph()
+                first = self.cursor
                 with self.torch.cuda.graph(graph):
                     self.calls(calls)
-                graphs.append(graph)
-            for graph in graphs:
+                graphs.append((first, graph))
+            for _, graph in graphs:
                 graph.replay()
             self.sync()
-            self.graphs[calls] = [graphs, 0]
-        entry = self.graphs[calls]
-        graph = entry[0][entry[1]]
-        entry[1] = (entry[1] + 1) % len(entry[0])
+            self.graphs[calls] = graphs
+        sets = len(self.sets)
+        first, graph = min(self.graphs[calls], key=lambda g: (g[0] - self.cursor) % sets)
+        self.cursor = (first + calls) % sets
         return graph
 
     def session_for(self, req, stream):

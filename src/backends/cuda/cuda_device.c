@@ -51,7 +51,7 @@ static void release_graphs(struct tb_cuda_device *d) {
     tb_cuda_graph_destroy(d->cu, &d->graphs[g]);
   }
   d->graph_count = 0;
-  d->next_graph = 0;
+  d->graph_calls = 0;
 }
 
 void tb_cuda_device_unload_case(struct tb_cuda_device *d) {
@@ -162,7 +162,9 @@ enum tb_status tb_cuda_device_op_capture_graph(struct tb_provider *p, unsigned l
   unsigned long sets = d->buffers.count > 0 ? d->buffers.count : 1;
   unsigned long wanted = (sets + calls - 1) / calls;
   unsigned count = wanted < TB_CUDA_MAX_GRAPHS ? (unsigned)wanted : TB_CUDA_MAX_GRAPHS;
+  d->graph_calls = calls;
   for (unsigned g = 0; g < count; ++g) {
+    d->graph_first_set[g] = d->cursor;
     if (tb_cuda_graph_capture(d->cu, d->stream, launch_for_capture, p, calls, &d->graphs[g], err) !=
         TB_OK) {
       release_graphs(d);
@@ -185,9 +187,11 @@ enum tb_status tb_cuda_device_op_replay_graph(struct tb_provider *p, struct tb_e
   if (d->graph_count == 0) {
     return tb_fail(err, TB_ERR_RUN, "no graph has been captured");
   }
-  const struct tb_cuda_graph *g = &d->graphs[d->next_graph];
-  d->next_graph = (d->next_graph + 1) % d->graph_count;
-  return tb_cuda_graph_launch(d->cu, g, d->stream, err);
+  unsigned g = tb_cuda_next_graph(d->graph_first_set, d->graph_count, d->cursor,
+                                   d->buffers.count > 0 ? d->buffers.count : 1);
+  d->cursor = (unsigned)((d->graph_first_set[g] + d->graph_calls) %
+                         (d->buffers.count > 0 ? d->buffers.count : 1));
+  return tb_cuda_graph_launch(d->cu, &d->graphs[g], d->stream, err);
 }
 
 void tb_cuda_device_op_release_graph(struct tb_provider *p) {

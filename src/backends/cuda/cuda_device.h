@@ -27,11 +27,16 @@ struct tb_cuda_device {
   bool guarded;    /* set before load_case: buffers between guard zones (method §8) */
   size_t view_offset;
   /* The graph mode's batches: consecutive graphs of `calls` calls that
-   * together walk the whole rotation, replayed in turn, so that replays see
-   * the buffer sets as cold as eager batches do (one graph alone would keep
-   * re-reading the same few sets, warm in L2). */
+   * together walk the whole rotation (one graph alone would keep re-reading
+   * the same few sets, warm in L2). graph g's calls begin at buffer set
+   * graph_first_set[g]; a replay takes the graph that begins nearest ahead
+   * of the cursor and moves the cursor past its sets, so eager calls and
+   * replays walk the sets as one sequence and a replay never re-reads sets
+   * an eager batch of the same sample has just left in L2. */
   struct tb_cuda_graph graphs[TB_CUDA_MAX_GRAPHS];
-  unsigned graph_count, next_graph;
+  unsigned graph_first_set[TB_CUDA_MAX_GRAPHS];
+  unsigned graph_count;
+  unsigned long graph_calls;
 };
 
 /* A call's device pointers: x (or a), y (b), weight, bias with the view's

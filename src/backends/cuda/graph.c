@@ -52,3 +52,16 @@ enum tb_status tb_cuda_graph_launch(const struct tb_cuda *cu, const struct tb_cu
   CUresult rc = cu->cuGraphLaunch(g->exec, stream);
   return rc == CUDA_SUCCESS ? TB_OK : tb_cuda_fail(err, "cuGraphLaunch", rc);
 }
+
+unsigned tb_cuda_next_graph(const unsigned *first_set, unsigned count, unsigned cursor,
+                            unsigned sets) {
+  unsigned best = 0, best_distance = sets;
+  for (unsigned g = 0; g < count; ++g) {
+    unsigned distance = (first_set[g] + sets - cursor % sets) % sets;
+    if (distance < best_distance) {
+      best = g;
+      best_distance = distance;
+    }
+  }
+  return best;
+}

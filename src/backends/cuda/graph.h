@@ -27,6 +27,12 @@ enum tb_status tb_cuda_graph_capture(const struct tb_cuda *cu, CUstream stream, 
 enum tb_status tb_cuda_graph_launch(const struct tb_cuda *cu, const struct tb_cuda_graph *g,
                                     CUstream stream, struct tb_error *err);
 
+/* Of `count` graphs whose calls begin at buffer sets first_set[], the one
+ * beginning nearest at or after `cursor` in a rotation of `sets` sets: the
+ * least recently used sets, as the next eager call would take them. */
+unsigned tb_cuda_next_graph(const unsigned *first_set, unsigned count, unsigned cursor,
+                            unsigned sets);
+
 /* Destroys the graph, if any (idempotent). */
 void tb_cuda_graph_destroy(const struct tb_cuda *cu, struct tb_cuda_graph *g);
 
