@@ -3,7 +3,7 @@
 # after scripts/gpu-pack.sh here; the device tool carries .device/):
 #   scripts/gpu.sh [tests] [validate] [sanitize] [perf] [floor] [replay] [torch] [torch-all]
 #                  [probe-gaps] [batch] [gemm] [gemm-tiles] [ab] [cupti-variants] [ncu]
-#                  [user-kernels]
+#                  [user-kernels] [stopping]
 #   (default: tests validate sanitize perf)
 # Writes full results under $OUT (bundled: the tool returns few files) and
 # prints a short table last.
@@ -336,6 +336,23 @@ if has floor; then
   tar -C "$WORK" -czf "$OUT/floor.tgz" floor
   note "streaming floor (add at the bytes of the short and few-row reductions):"
   grep -E '^add' "$WORK/floor.log" | tee -a "$SUMMARY"
+fi
+
+if has stopping; then
+  # Issue 20 on the GPU: the noise rule (--max-noise) with the per-sample clock
+  # checks (docs/method.md §2.6, §2.7), native and torch, audited; then each
+  # case's stopping decision and its SM clock reads, summarised.
+  mkdir -p "$WORK/stopping"
+  run=$WORK/stopping/run
+  timeout "${STOPPING_TIMEOUT_S:-200}" "$BIN/tilebench" run --backend cuda --ops softmax,rmsnorm \
+    --shapes "${STOPPING_SHAPES:-17x257,4096x1024,32768x8192}" --input-views packed \
+    --providers native,torch,torch-compile --max-noise 0.02 --min-samples 5 --max-samples 40 \
+    --timeout 10 --warmup-ms 20 --quiet --out "$run" > "$run.log" 2>&1
+  note "stopping run (exit $?, ${SECONDS}s): $(grep -E 'cases valid' "$run.log" || tail -1 "$run.log")"
+  [[ -f "$run/results.json" ]] &&
+    python3 "$ROOT/tools/audit/tilebench_audit.py" "$run" --receipt "$run/receipt.json" 2>&1 | tail -1 | tee -a "$SUMMARY"
+  python3 "$ROOT/tests/gpu/clock_checks_summary.py" "$run" | tee "$WORK/stopping/clock_checks.txt" | tee -a "$SUMMARY"
+  tar -C "$WORK" -czf "$OUT/stopping.tgz" stopping
 fi
 
 if has perf; then

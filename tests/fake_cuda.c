@@ -395,6 +395,58 @@ void fake_install(void) {
   tb_timing_install_api(&table);
 }
 
+/* NVML: one fake device, its readings scripted by F. */
+static size_t script_index(int read) {
+  size_t last = F.clock_script_length ? F.clock_script_length - 1 : 0;
+  return (size_t)read < last ? (size_t)read : last;
+}
+static tb_nvml_return f_nvmlInit(void) {
+  return TB_NVML_SUCCESS;
+}
+static tb_nvml_return f_nvmlDeviceGetHandleByUUID(const char *uuid, tb_nvml_device *dev) {
+  *dev = (tb_nvml_device)(uintptr_t)1;
+  return TB_NVML_SUCCESS;
+}
+static tb_nvml_return f_nvmlDeviceGetClockInfo(tb_nvml_device dev, int which, unsigned *mhz) {
+  if (which != TB_NVML_CLOCK_SM) {
+    *mhz = 3201;
+    return TB_NVML_SUCCESS;
+  }
+  *mhz = F.clock_script_length ? F.sm_clock_mhz[script_index(F.nvml_reads)] : 1980;
+  F.nvml_reads++;
+  return TB_NVML_SUCCESS;
+}
+static tb_nvml_return f_nvmlDeviceGetMaxClockInfo(tb_nvml_device dev, int which, unsigned *mhz) {
+  *mhz = 1980;
+  return TB_NVML_SUCCESS;
+}
+/* Read after the SM clock in a snapshot: the reasons of the same read. */
+static tb_nvml_return f_nvmlDeviceGetCurrentClocksEventReasons(tb_nvml_device dev,
+                                                               unsigned long long *reasons) {
+  *reasons = F.clock_script_length
+                 ? F.clocks_event_reasons[script_index(F.nvml_reads > 0 ? F.nvml_reads - 1 : 0)]
+                 : 0;
+  return TB_NVML_SUCCESS;
+}
+static tb_nvml_return f_nvmlDeviceGetTemperature(tb_nvml_device dev, int which, unsigned *c) {
+  *c = 40;
+  return TB_NVML_SUCCESS;
+}
+static tb_nvml_return f_nvmlDeviceGetPowerUsage(tb_nvml_device dev, unsigned *mw) {
+  *mw = 120000;
+  return TB_NVML_SUCCESS;
+}
+
+void fake_install_nvml(void) {
+  table.nvmlInit_v2 = f_nvmlInit;
+  table.nvmlDeviceGetHandleByUUID = f_nvmlDeviceGetHandleByUUID;
+  table.nvmlDeviceGetClockInfo = f_nvmlDeviceGetClockInfo;
+  table.nvmlDeviceGetMaxClockInfo = f_nvmlDeviceGetMaxClockInfo;
+  table.nvmlDeviceGetCurrentClocksEventReasons = f_nvmlDeviceGetCurrentClocksEventReasons;
+  table.nvmlDeviceGetTemperature = f_nvmlDeviceGetTemperature;
+  table.nvmlDeviceGetPowerUsage = f_nvmlDeviceGetPowerUsage;
+}
+
 void fake_remove_cupti(void) {
   table.cuptiGetVersion = NULL;
 }

@@ -30,12 +30,21 @@ struct fake_cuda {
   /* held sessions: the hold kernel's launches, and a hold the fake GPU
    * releases by its time-out although the host released it (a stuck flag) */
   int holds_launched, hold_stuck, modules_loaded;
+  /* NVML (fake_install_nvml): read k returns sm_clock_mhz[k] and
+   * clocks_event_reasons[k], the last entry repeating past the script's end */
+  unsigned sm_clock_mhz[64];
+  unsigned long long clocks_event_reasons[64];
+  size_t clock_script_length;
+  int nvml_reads; /* SM clock reads so far */
 };
 
 extern struct fake_cuda F;
 
 /* Resets F and installs the fake table (CUPTI present, version 13.0 U1). */
 void fake_install(void);
+/* Adds NVML to the installed table: the SM clock and reasons follow F's
+ * script (with none, 1980 MHz and no reason). */
+void fake_install_nvml(void);
 /* Makes libcupti.so.13 "missing" from the installed table. */
 void fake_remove_cupti(void);
 /* Launches on a stream (CUPTI stream id = the handle's value). */

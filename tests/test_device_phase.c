@@ -338,6 +338,124 @@ static void without_the_probe_it_does_not_run(void **state) {
   tb_device_result_free(&d);
 }
 
+/* The NVML script: reads 0..n-1 return clocks[k] with reasons[k] (the last
+ * repeating). Read 0 is the case's "before" snapshot, reads 1 and 2 the
+ * warm-up's, then two a sample (before, after). */
+static void script_clocks(const unsigned *clocks, const unsigned long long *reasons, size_t n) {
+  fake_install_nvml();
+  for (size_t k = 0; k < n; ++k) {
+    F.sm_clock_mhz[k] = clocks[k];
+    F.clocks_event_reasons[k] = reasons ? reasons[k] : 0;
+  }
+  F.clock_script_length = n;
+}
+
+static size_t kept_throttled(const struct tb_clock_checks *c, size_t samples) {
+  size_t n = 0;
+  for (size_t i = 0; i < samples; ++i) {
+    n += c->kept_throttled[i];
+  }
+  return n;
+}
+
+/* A steady clock: every sample kept, its reads recorded, nothing flagged. */
+static void steady_clocks_keep_every_sample(void **state) {
+  fake_install_nvml();
+  struct fake_gpu g = {0};
+  struct tb_provider p = {.ops = &gpu_ops, .name = "fake", .state = &g};
+  struct tb_device_result d = measure(&p, ALL_MODES, 2000.0, 3);
+  assert_true(d.clock_warmup.checked);
+  assert_true(d.clock_warmup.steady);
+  assert_int_equal(d.clock_warmup.reads, 2);
+  assert_int_equal(d.clock_warmup.sm_clock_mhz, 1980);
+  const struct tb_clock_checks *c = &d.throughput.clock;
+  assert_true(c->checked);
+  assert_int_equal(c->reference_sm_clock_mhz, 1980);
+  assert_int_equal(c->discarded_count, 0);
+  assert_int_equal(c->sm_clock_after_mhz[2], 1980);
+  assert_int_equal(d.flag_count, 0);
+  json_t *j = tb_device_result_to_json(&d);
+  json_t *checks = json_object_get(json_object_get(j, "throughput"), "clock_checks");
+  assert_true(json_is_true(json_object_get(checks, "checked")));
+  assert_int_equal(json_array_size(json_object_get(checks, "sm_clock_before_mhz")), 3);
+  assert_int_equal(
+      json_integer_value(json_object_get(json_object_get(checks, "rule"), "discard_budget")), 3);
+  assert_true(json_is_true(json_object_get(json_object_get(j, "clock_warmup"), "steady")));
+  json_decref(j);
+  tb_device_result_free(&d);
+}
+
+/* A clock drop after sample 0, then a throttle reason on its retake: both
+ * attempts discarded with their reasons, sample 0 taken a third time, every
+ * scope and pair of the kept samples whole. */
+static void a_throttled_sample_is_discarded_and_taken_again(void **state) {
+  static const unsigned clocks[] = {1980, 1980, 1980, 1980, 1500, 1980, 1980, 1980};
+  static const unsigned long long reasons[] = {0, 0, 0, 0, 0, 0, 0x4, 0};
+  script_clocks(clocks, reasons, 8);
+  struct fake_gpu g = {0};
+  struct tb_provider p = {.ops = &gpu_ops, .name = "fake", .state = &g};
+  struct tb_device_result d = measure(&p, ALL_MODES, 2000.0, 3);
+  const struct tb_clock_checks *c = &d.throughput.clock;
+  assert_int_equal(c->discarded_count, 2);
+  assert_int_equal(c->discarded[0].sample, 0);
+  assert_int_equal(c->discarded[0].sm_clock_after_mhz, 1500);
+  assert_non_null(strstr(c->discarded[0].reason, "SM clock"));
+  assert_non_null(strstr(c->discarded[1].reason, "throttle reason 0x4"));
+  assert_int_equal(d.throughput.samples, 3);
+  for (int mode = 0; mode < TB_BATCH_MODE_COUNT; ++mode) {
+    assert_int_equal(d.throughput.modes[mode].control.taken, 3);
+    assert_int_equal(d.throughput.modes[mode].over_eager_control.pairs, 3);
+  }
+  assert_int_equal(d.throughput.modes[TB_BATCH_EAGER].probe_over_control.pairs, 3);
+  assert_int_equal(kept_throttled(c, 3), 0);
+  assert_int_equal(d.latency.clock.discarded_count, 0);
+  assert_int_equal(d.flag_count, 0);
+  tb_device_result_free(&d);
+}
+
+/* A clock that never comes back: the budget (one discard a sample) spent,
+ * the rest kept and marked, and the case flagged. */
+static void a_spent_budget_keeps_samples_and_flags(void **state) {
+  static const unsigned clocks[] = {1980, 1980, 1980, 1500};
+  script_clocks(clocks, NULL, 4);
+  struct fake_gpu g = {0};
+  struct tb_provider p = {.ops = &gpu_ops, .name = "fake", .state = &g};
+  struct tb_device_result d = measure(&p, 1u << TB_BATCH_GRAPH, 2000.0, 3);
+  const struct tb_clock_checks *c = &d.throughput.clock;
+  assert_int_equal(c->discarded_count, 3);
+  assert_int_equal(kept_throttled(c, 3), 3);
+  assert_int_equal(d.throughput.modes[TB_BATCH_EAGER].control.taken, 3);
+  assert_true(has_flag(&d, "throttling (throughput): 3 samples discarded, the budget of 3 spent"));
+  assert_true(has_flag(&d, "throttling (latency)"));
+  tb_device_result_free(&d);
+}
+
+/* A clock that keeps moving in the warm-up: at most 20 reads, then flagged. */
+static void an_unsteady_warmup_is_flagged(void **state) {
+  unsigned clocks[24];
+  for (size_t k = 0; k < 24; ++k) {
+    clocks[k] = k % 2 ? 1700 : 1980;
+  }
+  script_clocks(clocks, NULL, 24);
+  struct fake_gpu g = {0};
+  struct tb_provider p = {.ops = &gpu_ops, .name = "fake", .state = &g};
+  struct tb_device_result d = measure(&p, 0, 2000.0, 2);
+  assert_false(d.clock_warmup.steady);
+  assert_int_equal(d.clock_warmup.reads, 20);
+  assert_true(has_flag(&d, "clock not steady after warm-up: 20 reads"));
+  tb_device_result_free(&d);
+}
+
+/* Without NVML nothing is judged, and the record says why. */
+static void without_nvml_the_clock_is_not_checked(void **state) {
+  struct fake_gpu g = {0};
+  struct tb_provider p = {.ops = &gpu_ops, .name = "fake", .state = &g};
+  struct tb_device_result d = measure(&p, 0, 2000.0, 2);
+  assert_false(d.throughput.clock.checked);
+  assert_non_null(strstr(d.throughput.clock.why_unchecked, "no NVML clock read"));
+  tb_device_result_free(&d);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup(every_mode_is_measured_and_paired, setup),
@@ -349,6 +467,11 @@ int main(void) {
       cmocka_unit_test_setup(calls_without_kernels_fail, setup),
       cmocka_unit_test_setup(without_the_probe_it_does_not_run, setup),
       cmocka_unit_test_setup(the_noise_rule_stops_whole_samples, setup),
+      cmocka_unit_test_setup(steady_clocks_keep_every_sample, setup),
+      cmocka_unit_test_setup(a_throttled_sample_is_discarded_and_taken_again, setup),
+      cmocka_unit_test_setup(a_spent_budget_keeps_samples_and_flags, setup),
+      cmocka_unit_test_setup(an_unsteady_warmup_is_flagged, setup),
+      cmocka_unit_test_setup(without_nvml_the_clock_is_not_checked, setup),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -194,6 +194,22 @@ class DrawingTest(unittest.TestCase):
         r = plot("sweep", run_dir, "--scope", "gap_free", "--out", os.path.join(self.tmp, "x"))
         self.assertEqual(r.returncode, 2)
         self.assertIn("no scope (gap_free) that every selected case measured", r.stderr)
+        # the same sweep through `tilebench report --format plot`, beside the Markdown
+        report_dir = os.path.join(self.tmp, "cpu-report")
+        env = dict(os.environ, PATH=os.path.dirname(PYTHON) + os.pathsep + os.environ["PATH"])
+        r = subprocess.run([BINARY, "report", run_dir, "--format", "md,plot", "--output-dir",
+                            report_dir], capture_output=True, text=True, env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(sorted(os.listdir(report_dir)),
+                         ["results.md", "sweep-softmax-time.png", "sweep-softmax-time.svg"])
+        self.assertEqual(len(series_markers(os.path.join(report_dir,
+                                                         "sweep-softmax-time.svg"))["series-native"]), 3)
+        assert_png(self, os.path.join(report_dir, "sweep-softmax-time.png"))
+        # drawn once: a second request is refused by the plotting tool, nothing overwritten
+        r = subprocess.run([BINARY, "report", run_dir, "--format", "plot", "--output-dir",
+                            report_dir], capture_output=True, text=True, env=env)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("never overwritten", r.stderr)
 
 
 def gap_free_p50(case):

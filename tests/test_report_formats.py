@@ -179,6 +179,8 @@ class ReportFormatsTest(unittest.TestCase):
             (["--format", "xml"], "unknown --format"),
             (["--format", "csv,csv"], "names twice"),
             (["--format", ","], "at least one"),
+            (["--format", "plot"], "--format plot needs --output-dir"),
+            (["--format", "plot", "--output", out], "--format plot needs --output-dir"),
         ]
         for args, message in cases:
             r = run("report", self.cpu, *args)

@@ -114,6 +114,15 @@ class AuditTest(Corruptions, unittest.TestCase):
                 d["cases"][2]["host"]["latency"][key].pop()
         self.assert_caught(self.run_dir, m, "host.latency.elapsed_ns (count)")
 
+    def test_cpu_frequency_change_must_be_flagged(self):
+        # schema 7: the host phase's cpufreq reads; the flag follows from the top frequency
+        def m(d):
+            d["cases"][0]["host"]["cpu_frequency"] = {
+                "available": True, "governor": "schedutil", "governor_after": "schedutil",
+                "top_khz_before": 3000000, "top_khz_after": 2000000,
+                "khz_before": [3000000, 800000], "khz_after": [2000000, 800000], "flags": []}
+        self.assert_caught(self.run_dir, m, "host.cpu_frequency.flags (cpu frequency change)")
+
     def test_changed_plan_fact(self):
         def m(d):
             d["cases"][0]["execution_plans"][0]["candidates"][3]["slots"] += 1
@@ -453,7 +462,7 @@ class ReplayIntervalTest(Corruptions, unittest.TestCase):
         self.assertEqual(gpu["withheld"], "no GPU: device statistics not measured")
 
     def test_recorded_method_and_exact_coverage(self):
-        self.assertEqual(self.doc["schema_version"], 6)
+        self.assertEqual(self.doc["schema_version"], 7)
         self.assertEqual(self.doc["replay"]["method"]["level"], 0.95)
         self.assertIsNone(self.doc["replay"]["method"]["seed"])
         rec = self.doc["replay"]["cases"][0]["metrics"]["host_latency"]
@@ -608,6 +617,65 @@ class OnStreamAuditTest(Corruptions, unittest.TestCase):
         def m(d):
             d["cases"][0]["defences"]["launches_on_stream"]["outcome"] = "passed"
         self.assert_caught(self.cpu_run, m, "recorded 'passed', re-derived 'not_run'")
+
+
+class ClockChecksAuditTest(unittest.TestCase):
+    """Schema 7's per-sample clock checks re-derived by the audit's own rule: a CPU run has
+    no device record, so its functions are driven with records of the writer's shape."""
+
+    @classmethod
+    def setUpClass(cls):
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("tilebench_audit", AUDIT)
+        cls.audit = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(cls.audit)
+
+    RULE = {"tolerance": 0.05, "reason_mask": 0xEC, "recovery_ms": 50, "discard_budget": 3}
+
+    def record(self, kept_throttled=(False, False, False), discarded=(), after=(1980, 1980, 1980),
+               reasons=(0, 0, 0)):
+        return {"clock_checks": {
+            "checked": True, "reference_sm_clock_mhz": 1980, "rule": dict(self.RULE),
+            "sm_clock_before_mhz": [1980, 1980, 1980], "sm_clock_after_mhz": list(after),
+            "clocks_event_reasons": list(reasons), "kept_throttled": list(kept_throttled),
+            "discarded": list(discarded)}}
+
+    def check(self, metric_record, flags=()):
+        a = self.audit.Audit()
+        self.audit.audit_clock_checks(a, {"flags": list(flags)}, "throughput", metric_record, 3, 3)
+        return a.checks
+
+    def test_the_rule(self):
+        throttled = self.audit.clock_throttled
+        self.assertFalse(throttled(self.RULE, 1980, 1980, 1950, 0x1))  # idle is not throttling
+        self.assertTrue(throttled(self.RULE, 1980, 1980, 1980, 0x4))   # power cap
+        self.assertTrue(throttled(self.RULE, 1980, 1980, 1800, 0))     # 9 % below
+        self.assertFalse(throttled(self.RULE, 1980, 1900, 1900, 0))    # 4 % below
+
+    def test_steady_samples_pass(self):
+        self.assertGreater(self.check(self.record()), 0)
+
+    def test_a_kept_throttled_sample_is_caught(self):
+        with self.assertRaisesRegex(self.audit.Discrepancy, r"kept_throttled\[1\]"):
+            self.check(self.record(after=(1980, 1700, 1980)))
+
+    def test_a_discard_that_passes_the_rule_is_caught(self):
+        ok = {"sample": 0, "reason": "x", "sm_clock_before_mhz": 1980, "sm_clock_after_mhz": 1980,
+              "clocks_event_reasons": 0}
+        with self.assertRaisesRegex(self.audit.Discrepancy, r"discarded\[0\]"):
+            self.check(self.record(discarded=[ok]))
+
+    def test_kept_throttled_needs_the_spent_budget_and_the_flag(self):
+        bad = {"sample": 0, "reason": "x", "sm_clock_before_mhz": 1980, "sm_clock_after_mhz": 1500,
+               "clocks_event_reasons": 0}
+        record = self.record(kept_throttled=(True, False, False), after=(1500, 1980, 1980),
+                             discarded=[bad])
+        with self.assertRaisesRegex(self.audit.Discrepancy, "while the budget lasted"):
+            self.check(record)
+        record["clock_checks"]["discarded"] = [bad] * 3
+        with self.assertRaisesRegex(self.audit.Discrepancy, r"flags \(throttling"):
+            self.check(record)
+        self.check(record, flags=["throttling (throughput): 3 samples discarded, ..."])
 
 
 if __name__ == "__main__":

@@ -6,10 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "core/resources.h"
 #include "report/report.h"
 #include "results/model.h"
 #include "results/results.h"
@@ -19,22 +22,30 @@ static const char usage[] =
     "  Prints the report of the run in DIR, built from DIR/results.json (or\n"
     "  results.json.gz) alone.\n"
     "  --format LIST   comma-separated, each at most once: md (default), csv,\n"
-    "                  json-summary (docs/results-schema.md, \"Report formats\")\n"
+    "                  json-summary (docs/results-schema.md, \"Report formats\"),\n"
+    "                  plot (with --output-dir: time per call against bytes per\n"
+    "                  operation, sweep-OP-time.svg and .png, by tools/plot with\n"
+    "                  python3 and matplotlib)\n"
     "  --output FILE   write the one format to FILE instead (refused if FILE exists)\n"
     "  --output-dir D  write each format into D (created if absent) as results.md,\n"
     "                  results.csv, results-summary.json; refused, writing none, if\n"
     "                  any of them exists. Several formats need --output-dir.\n";
+
+extern char **environ;
 
 struct report_format {
   const char *name, *file_name;
   char *(*build)(const struct tb_results_model *, struct tb_error *);
 };
 
+/* plot has no builder here: tools/plot draws it from results.json (run_plot). */
 static const struct report_format formats[] = {
     {"md", "results.md", tb_report_markdown},
     {"csv", "results.csv", tb_report_csv},
     {"json-summary", "results-summary.json", tb_report_json_summary},
+    {"plot", NULL, NULL},
 };
+#define PLOT_FORMAT 3
 #define FORMAT_COUNT (sizeof formats / sizeof formats[0])
 
 static int misuse(const char *message, const char *detail) {
@@ -57,7 +68,7 @@ static int parse_formats(const char *list, bool chosen[FORMAT_COUNT], size_t *co
       ++f;
     }
     if (f == FORMAT_COUNT) {
-      return misuse("unknown --format (md, csv, json-summary): ", name);
+      return misuse("unknown --format (md, csv, json-summary, plot): ", name);
     }
     if (chosen[f]) {
       return misuse("--format names twice: ", name);
@@ -65,7 +76,7 @@ static int parse_formats(const char *list, bool chosen[FORMAT_COUNT], size_t *co
     chosen[f] = true;
     ++*count;
   }
-  return *count > 0 ? 0 : misuse("--format needs at least one of md, csv, json-summary", "");
+  return *count > 0 ? 0 : misuse("--format needs at least one of md, csv, json-summary, plot", "");
 }
 
 /* path, through a temporary file linked into place: never half-written,
@@ -97,8 +108,8 @@ static int prepare_output_dir(const char *dir, const bool chosen[FORMAT_COUNT]) 
   }
   for (size_t f = 0; f < FORMAT_COUNT; ++f) {
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s", dir, formats[f].file_name);
-    if (chosen[f] && access(path, F_OK) == 0) {
+    snprintf(path, sizeof path, "%s/%s", dir, formats[f].file_name ? formats[f].file_name : "");
+    if (chosen[f] && formats[f].file_name != NULL && access(path, F_OK) == 0) {
       fprintf(stderr, "tilebench report: %s exists; nothing written (never overwritten)\n", path);
       return 2;
     }
@@ -128,10 +139,34 @@ static int emit(const struct tb_results_model *model, const struct report_format
   return rc;
 }
 
+/* The plots of run_dir into output_dir, drawn by tools/plot (which refuses,
+ * with exit 2, to overwrite a file or to plot nothing); its exit status. */
+static int run_plot(const char *run_dir, const char *output_dir) {
+  char script[PATH_MAX];
+  struct tb_error err = {0};
+  if (tb_resource_path(TB_RESOURCE_PLOT, script, sizeof script, &err) != TB_OK) {
+    fprintf(stderr, "tilebench report: %s\n", err.message);
+    return 2;
+  }
+  char *args[] = {"python3", script, "sweep", (char *)run_dir, "--out", (char *)output_dir, NULL};
+  pid_t pid;
+  int status = 0;
+  if (posix_spawnp(&pid, "python3", NULL, NULL, args, environ) != 0 ||
+      waitpid(pid, &status, 0) != pid) {
+    fprintf(stderr, "tilebench report: cannot run python3 for the plots (install python3 and "
+                    "python3-matplotlib)\n");
+    return 2;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 /* Which outputs go where is decided before anything is read or written. */
-static int check_destinations(size_t count, const char *output, const char *output_dir) {
+static int check_destinations(size_t count, bool plot, const char *output, const char *output_dir) {
   if (output != NULL && output_dir != NULL) {
     return misuse("give --output or --output-dir, not both", "");
+  }
+  if (plot && output_dir == NULL) {
+    return misuse("--format plot needs --output-dir (it writes SVG and PNG files)", "");
   }
   if (count > 1 && output_dir == NULL) {
     return misuse(output != NULL ? "--output takes one format; several need --output-dir"
@@ -168,7 +203,7 @@ int tb_cmd_report(int argc, char **argv) {
   size_t count = 0;
   int rc = parse_formats(format_list, chosen, &count);
   if (rc == 0) {
-    rc = check_destinations(count, output, output_dir);
+    rc = check_destinations(count, chosen[PLOT_FORMAT], output, output_dir);
   }
   if (rc != 0) {
     return rc;
@@ -180,8 +215,8 @@ int tb_cmd_report(int argc, char **argv) {
   }
   rc = output_dir != NULL ? prepare_output_dir(output_dir, chosen) : 0;
   for (size_t f = 0; f < FORMAT_COUNT && rc == 0; ++f) {
-    rc = chosen[f] ? emit(&model, &formats[f], output, output_dir) : 0;
+    rc = chosen[f] && formats[f].build ? emit(&model, &formats[f], output, output_dir) : 0;
   }
   tb_results_model_free(&model);
-  return rc;
+  return rc == 0 && chosen[PLOT_FORMAT] ? run_plot(argv[optind], output_dir) : rc;
 }

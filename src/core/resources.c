@@ -34,6 +34,10 @@ static const struct resource resources[] = {
                                 {"libtilebench_timing.so.2",
                                  TB_INSTALL_LIBDIR_REL "/libtilebench_timing.so.2"},
                                 "the timing library"},
+    [TB_RESOURCE_PLOT] = {"TILEBENCH_PLOT",
+                          {"plot/tilebench_plot.py",
+                           TB_INSTALL_DATADIR_REL "/plot/tilebench_plot.py"},
+                          "the plotting program"},
 };
 
 enum tb_status tb_self_dir(char *out, size_t size, struct tb_error *err) {

@@ -20,6 +20,7 @@ enum tb_resource {
   TB_RESOURCE_PYTHON,     /* the directory holding the `tilebench` Python package */
   TB_RESOURCE_AUDIT,      /* the audit program */
   TB_RESOURCE_TIMING_LIB, /* libtilebench_timing.so.2 */
+  TB_RESOURCE_PLOT,       /* the plotting program (tools/plot) */
 };
 
 /* The resource's path in out, or TB_ERR_UNAVAILABLE with every place

@@ -4,16 +4,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/clock.h"
+#include "measure/clock_guard.h"
 #include "stats/stats.h"
 #include "tilebench/timing.h"
 
 /* Probe/control outside this range is reported as perturbation (docs/method.md §4). */
 #define TB_PERTURBATION_LOW 0.95
 #define TB_PERTURBATION_HIGH 1.05
-/* Throttle reasons that mean lost clocks (power cap, slowdowns, thermal, brake). */
-#define TB_THROTTLE_MASK (0x4ull | 0x8ull | 0x20ull | 0x40ull | 0x80ull)
 /* Two scopes' medians differ "beyond noise" when apart by more than this
  * fraction, or by more than either one's own spread (max - min) / p50. */
 #define TB_SCOPE_TOLERANCE 0.10
@@ -35,7 +35,7 @@ struct step {
 struct phase {
   struct tb_provider *p;
   uint64_t hold_timeout_ns;
-  struct tb_device_result *out;
+  struct tb_device_result *out; /* its clock_warmup is every metric's reference */
 };
 
 static unsigned probe_capacity(const struct phase *ph, unsigned calls) {
@@ -194,38 +194,118 @@ static bool stop_after(struct tb_metric_result *m, size_t i, int64_t start_ns) {
   return true;
 }
 
+static void gpu_snapshot(struct tb_gpu_snapshot *s) {
+  struct tb_timing_gpu_state g;
+  memset(&g, 0, sizeof g);
+  g.struct_size = sizeof g;
+  memset(s, 0, sizeof *s);
+  if (tb_timing_gpu_state(&g) != TB_TIMING_OK || !g.valid) {
+    snprintf(s->reason, sizeof s->reason, "%s", tb_timing_last_error());
+    return;
+  }
+  s->valid = true;
+  s->sm_clock_mhz = g.sm_clock_mhz;
+  s->memory_clock_mhz = g.memory_clock_mhz;
+  s->max_sm_clock_mhz = g.max_sm_clock_mhz;
+  s->temperature_c = g.temperature_c;
+  s->clocks_event_reasons = g.clocks_event_reasons;
+  s->power_mw = g.power_mw;
+}
+
+/* What one attempt at sample i took: which scopes and their GPU times. */
+struct attempt {
+  bool ok[TB_BATCH_MODE_COUNT][2];
+  double elapsed[TB_BATCH_MODE_COUNT][2];
+};
+
+/* Takes every scope of sample i once, in the sample's order. */
+static void attempt_sample(const struct phase *ph, struct tb_metric_result *m,
+                           const struct step *steps, size_t n, size_t i, struct attempt *a) {
+  struct step order[2 * TB_BATCH_MODE_COUNT];
+  sample_order(steps, n, i, order);
+  free(m->order[i]);
+  m->order[i] = order_text(order, n);
+  memset(a, 0, sizeof *a);
+  for (size_t k = 0; k < n; ++k) {
+    struct tb_mode_samples *mode = &m->modes[order[k].mode];
+    struct tb_timing_result r;
+    char error[1200];
+    if (timed_sample(ph, order[k], m->calls_per_sample, &r, error, sizeof error) != TB_TIMING_OK) {
+      tb_device_result_add_error(ph->out, error);
+      continue;
+    }
+    record(order[k].probe ? &mode->probe : &mode->control, &r, m->calls_per_sample);
+    a->ok[order[k].mode][order[k].probe] = true;
+    a->elapsed[order[k].mode][order[k].probe] = r.gpu_elapsed_ns;
+  }
+}
+
+/* Takes back what a discarded attempt recorded (every scope records at the
+ * end of its arrays, so dropping the last entry of each is enough). */
+static void forget_attempt(struct tb_metric_result *m, const struct attempt *a) {
+  for (int mode = 0; mode < TB_BATCH_MODE_COUNT; ++mode) {
+    if (a->ok[mode][0]) {
+      m->modes[mode].control.taken--;
+    }
+    if (a->ok[mode][1]) {
+      m->modes[mode].probe.taken--;
+    }
+  }
+}
+
+static void pair_attempt(struct tb_metric_result *m, size_t i, const struct attempt *a) {
+  for (int mode = 0; mode < TB_BATCH_MODE_COUNT; ++mode) {
+    struct tb_mode_samples *s = &m->modes[mode];
+    pair(&s->probe_over_control, i, a->ok[mode][0] && a->ok[mode][1], a->elapsed[mode][1],
+         a->elapsed[mode][0]);
+    pair(&s->over_eager_control, i, a->ok[mode][0] && a->ok[TB_BATCH_EAGER][0], a->elapsed[mode][0],
+         a->elapsed[TB_BATCH_EAGER][0]);
+  }
+}
+
+static void sleep_ms(unsigned ms) {
+  struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  nanosleep(&t, NULL);
+}
+
+/* Sample i, taken again (after the recovery delay) while the clock reads
+ * around it say throttled and the discard budget lasts (method §2.7). */
+static void take_sample(const struct phase *ph, struct tb_metric_result *m,
+                        const struct step *steps, size_t n, size_t i) {
+  struct tb_clock_checks *clock = &m->clock;
+  for (;;) {
+    struct tb_gpu_snapshot before, after;
+    struct attempt a;
+    if (clock->checked) {
+      gpu_snapshot(&before);
+    }
+    attempt_sample(ph, m, steps, n, i, &a);
+    if (!clock->checked) {
+      pair_attempt(m, i, &a);
+      return;
+    }
+    gpu_snapshot(&after);
+    char why[200];
+    bool throttled =
+        tb_clock_sample_throttled(clock->reference_sm_clock_mhz, &before, &after, why, sizeof why);
+    if (!throttled || !tb_clock_discard(clock, i, &before, &after, why)) {
+      tb_clock_keep(clock, i, &before, &after, throttled);
+      pair_attempt(m, i, &a);
+      return;
+    }
+    forget_attempt(m, &a);
+    sleep_ms(TB_CLOCK_RECOVERY_MS);
+  }
+}
+
 /* Takes the samples of one metric over `steps`, recording per scope and
  * pairing within each sample, until the metric's rule stops it. */
 static void take_samples(const struct phase *ph, struct tb_metric_result *m,
                          const struct step *steps, size_t n) {
-  struct step order[2 * TB_BATCH_MODE_COUNT];
   int64_t start = tb_monotonic_ns();
   bool stopped = m->samples == 0;
   for (size_t i = 0; !stopped; ++i) {
-    sample_order(steps, n, i, order);
-    m->order[i] = order_text(order, n);
-    bool ok[TB_BATCH_MODE_COUNT][2] = {{false}};
-    double elapsed[TB_BATCH_MODE_COUNT][2] = {{0}};
-    for (size_t k = 0; k < n; ++k) {
-      struct tb_mode_samples *mode = &m->modes[order[k].mode];
-      struct tb_timing_result r;
-      char error[1200];
-      if (timed_sample(ph, order[k], m->calls_per_sample, &r, error, sizeof error) !=
-          TB_TIMING_OK) {
-        tb_device_result_add_error(ph->out, error);
-        continue;
-      }
-      record(order[k].probe ? &mode->probe : &mode->control, &r, m->calls_per_sample);
-      ok[order[k].mode][order[k].probe] = true;
-      elapsed[order[k].mode][order[k].probe] = r.gpu_elapsed_ns;
-    }
-    for (int mode = 0; mode < TB_BATCH_MODE_COUNT; ++mode) {
-      struct tb_mode_samples *s = &m->modes[mode];
-      pair(&s->probe_over_control, i, ok[mode][0] && ok[mode][1], elapsed[mode][1],
-           elapsed[mode][0]);
-      pair(&s->over_eager_control, i, ok[mode][0] && ok[TB_BATCH_EAGER][0], elapsed[mode][0],
-           elapsed[TB_BATCH_EAGER][0]);
-    }
+    take_sample(ph, m, steps, n, i);
     stopped = stop_after(m, i, start);
   }
   for (int mode = 0; mode < TB_BATCH_MODE_COUNT; ++mode) {
@@ -305,6 +385,13 @@ static bool measure_metric(const struct phase *ph, struct tb_metric_result *m, u
     return false;
   }
   m->rule = *rule;
+  const struct tb_clock_warmup *w = &ph->out->clock_warmup;
+  m->clock.checked = w->checked;
+  m->clock.reference_sm_clock_mhz = w->sm_clock_mhz;
+  m->clock.tolerance = TB_CLOCK_TOLERANCE;
+  m->clock.reason_mask = TB_CLOCK_THROTTLE_MASK;
+  m->clock.recovery_ms = TB_CLOCK_RECOVERY_MS;
+  snprintf(m->clock.why_unchecked, sizeof m->clock.why_unchecked, "%s", w->why_unchecked);
   struct step steps[2 * TB_BATCH_MODE_COUNT];
   size_t n = metric_steps(ph, m, throughput, probe_usable, batch_modes, steps);
   take_samples(ph, m, steps, n);
@@ -320,24 +407,6 @@ static bool measure_metric(const struct phase *ph, struct tb_metric_result *m, u
   }
   finish_metric(m);
   return true;
-}
-
-static void gpu_snapshot(struct tb_gpu_snapshot *s) {
-  struct tb_timing_gpu_state g;
-  memset(&g, 0, sizeof g);
-  g.struct_size = sizeof g;
-  memset(s, 0, sizeof *s);
-  if (tb_timing_gpu_state(&g) != TB_TIMING_OK || !g.valid) {
-    snprintf(s->reason, sizeof s->reason, "%s", tb_timing_last_error());
-    return;
-  }
-  s->valid = true;
-  s->sm_clock_mhz = g.sm_clock_mhz;
-  s->memory_clock_mhz = g.memory_clock_mhz;
-  s->max_sm_clock_mhz = g.max_sm_clock_mhz;
-  s->temperature_c = g.temperature_c;
-  s->clocks_event_reasons = g.clocks_event_reasons;
-  s->power_mw = g.power_mw;
 }
 
 static struct tb_summary per_call(const struct tb_scope_samples *s) {
@@ -439,11 +508,66 @@ static void check_hazards(struct tb_device_result *d, const struct tb_host_phase
   if (sm0 > 0 && sm1 > 0 && (sm1 < sm0 * 9 / 10 || sm1 > sm0 * 11 / 10)) {
     tb_device_result_add_flag(d, "clock change: SM clock moved by more than 10% during the case");
   }
-  if ((d->before.clocks_event_reasons | d->after.clocks_event_reasons) & TB_THROTTLE_MASK) {
+  if ((d->before.clocks_event_reasons | d->after.clocks_event_reasons) & TB_CLOCK_THROTTLE_MASK) {
     tb_device_result_add_flag(d, "throttling: a power, slowdown or thermal clocks event reason "
                                  "was set");
   }
   check_scopes(d, host);
+}
+
+/* Warm samples (eager control, results dropped) until two successive clock
+ * reads agree: the reference of every sample's clock check (method §2.7). */
+static void wait_for_steady_clock(const struct phase *ph, unsigned reps,
+                                  struct tb_clock_warmup *w) {
+  struct tb_gpu_snapshot previous, now;
+  gpu_snapshot(&previous);
+  if (!previous.valid) {
+    snprintf(w->why_unchecked, sizeof w->why_unchecked, "no NVML clock read: %.200s",
+             previous.reason);
+    return;
+  }
+  int64_t start = tb_monotonic_ns();
+  w->checked = true;
+  w->reads = 1;
+  for (;;) {
+    struct tb_timing_result r;
+    char error[1200];
+    sample_once(ph, (struct step){TB_BATCH_EAGER, false}, reps, &r, error, sizeof error);
+    gpu_snapshot(&now);
+    w->reads++;
+    w->steady = tb_clock_steady(&previous, &now);
+    if (w->steady || w->reads >= TB_CLOCK_STEADY_MAX_READS || !now.valid) {
+      break;
+    }
+    previous = now;
+  }
+  w->sm_clock_mhz = now.sm_clock_mhz;
+  w->waited_ms = (double)(tb_monotonic_ns() - start) / 1e6;
+  if (!w->steady) {
+    char text[300];
+    snprintf(text, sizeof text,
+             "clock not steady after warm-up: %u reads, the last %u MHz (reference of the "
+             "per-sample checks)",
+             w->reads, now.sm_clock_mhz);
+    tb_device_result_add_flag(ph->out, text);
+  }
+}
+
+/* A hazard when throttled samples had to be kept: the discard budget ran out. */
+static void check_kept_throttled(struct tb_device_result *d, const struct tb_metric_result *m,
+                                 const char *metric) {
+  size_t kept = 0;
+  for (size_t i = 0; m->clock.checked && i < m->samples; ++i) {
+    kept += m->clock.kept_throttled[i];
+  }
+  if (kept > 0) {
+    char text[300];
+    snprintf(text, sizeof text,
+             "throttling (%s): %zu samples discarded, the budget of %zu spent; %zu samples kept "
+             "although taken under throttling or a clock change",
+             metric, m->clock.discarded_count, m->clock.discard_budget, kept);
+    tb_device_result_add_flag(d, text);
+  }
 }
 
 bool tb_measure_device_phase(struct tb_provider *p, const struct tb_measure_options *opt,
@@ -467,6 +591,7 @@ bool tb_measure_device_phase(struct tb_provider *p, const struct tb_measure_opti
       tb_device_result_add_error(out, error);
     }
   }
+  wait_for_steady_clock(&ph, reps, &out->clock_warmup);
   out->probe_state = probe_usable ? "measured"
                      : opt->probe ? "unavailable"
                                   : "disabled (--probe off)";
@@ -490,5 +615,7 @@ bool tb_measure_device_phase(struct tb_provider *p, const struct tb_measure_opti
       out->throughput.modes[TB_BATCH_EAGER].control.taken == out->throughput.samples &&
       out->latency.modes[TB_BATCH_EAGER].control.taken == out->latency.samples;
   check_hazards(out, host);
+  check_kept_throttled(out, &out->throughput, "throughput");
+  check_kept_throttled(out, &out->latency, "latency");
   return true;
 }

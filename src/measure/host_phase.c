@@ -116,6 +116,7 @@ enum tb_status tb_measure_host_phase(struct tb_provider *p, const struct tb_meas
   if (warm_up(p, opt->warmup_ms, out, &per_call, err) != TB_OK) {
     return err->status;
   }
+  tb_read_cpu_frequency(TB_CPU_FREQUENCY_ROOT, &out->cpu_before);
   unsigned long batch = tb_calibrate_batch(per_call, opt->sample_ms);
   out->rule = opt->stopping;
   if (!out->rule.by_noise) {
@@ -131,5 +132,6 @@ enum tb_status tb_measure_host_phase(struct tb_provider *p, const struct tb_meas
       take_samples(p, &out->latency, err) != TB_OK) {
     return err->status;
   }
+  tb_read_cpu_frequency(TB_CPU_FREQUENCY_ROOT, &out->cpu_after);
   return TB_OK;
 }

@@ -24,15 +24,49 @@ static json_t *samples_json(const struct tb_phase_samples *s) {
                    summary_json(&s->summary));
 }
 
+static json_t *khz_list(const struct tb_cpu_frequency *f) {
+  json_t *a = json_array();
+  for (size_t i = 0; i < f->cpus; ++i) {
+    json_array_append_new(a, json_integer((json_int_t)f->khz[i]));
+  }
+  return a;
+}
+
+/* host.cpu_frequency (schema 7): the reads around the host phase. */
+static json_t *cpu_frequency_json(const struct tb_cpu_frequency *before,
+                                  const struct tb_cpu_frequency *after) {
+  if (!before->available || !after->available) {
+    return json_pack("{s:b, s:s}", "available", 0, "why_unavailable",
+                     before->available ? after->why_unavailable : before->why_unavailable);
+  }
+  json_t *flags = json_array();
+  if (tb_cpu_frequency_changed(before, after)) {
+    char text[200];
+    snprintf(text, sizeof text,
+             "cpu frequency change: the top CPU frequency moved from %lu to %lu kHz during the "
+             "host phase",
+             tb_cpu_frequency_top(before), tb_cpu_frequency_top(after));
+    json_array_append_new(flags, json_string(text));
+  }
+  return json_pack("{s:b, s:s, s:s, s:I, s:I, s:o, s:o, s:o}", "available", 1, "governor",
+                   before->governor, "governor_after", after->governor, "top_khz_before",
+                   (json_int_t)tb_cpu_frequency_top(before), "top_khz_after",
+                   (json_int_t)tb_cpu_frequency_top(after), "khz_before", khz_list(before),
+                   "khz_after", khz_list(after), "flags", flags);
+}
+
 static json_t *host_json(const struct tb_case_result *r) {
   if (!r->host_measured) {
     return json_null();
   }
-  return json_pack("{s:s, s:I, s:o, s:o, s:o, s:o}", "clock", "CLOCK_MONOTONIC", "warmup_calls",
-                   (json_int_t)r->host.warmup_calls, "warmup_ns", tb_json_number(r->host.warmup_ns),
-                   "throughput", samples_json(&r->host.throughput), "latency",
-                   samples_json(&r->host.latency), "stopping",
-                   tb_stopping_json(&r->host.rule, &r->host.stopping));
+  json_t *j = json_pack(
+      "{s:s, s:I, s:o, s:o, s:o, s:o}", "clock", "CLOCK_MONOTONIC", "warmup_calls",
+      (json_int_t)r->host.warmup_calls, "warmup_ns", tb_json_number(r->host.warmup_ns),
+      "throughput", samples_json(&r->host.throughput), "latency", samples_json(&r->host.latency),
+      "stopping", tb_stopping_json(&r->host.rule, &r->host.stopping));
+  json_object_set_new(j, "cpu_frequency",
+                      cpu_frequency_json(&r->host.cpu_before, &r->host.cpu_after));
+  return j;
 }
 
 static json_t *validation_json(const struct tb_case_result *r) {

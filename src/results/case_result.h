@@ -12,6 +12,7 @@
 
 #include "oracle/validate.h"
 #include "planner/exec_plan.h"
+#include "provenance/cpu_frequency.h"
 #include "providers/provider_details.h"
 #include "results/device_result.h"
 #include "stats/stats.h"
@@ -35,6 +36,8 @@ struct tb_host_phase {
    * takes as many samples as throughput did */
   struct tb_stopping_rule rule;
   struct tb_stopping_outcome stopping;
+  /* cpufreq read after the warm-up and after the last sample (method §2.7) */
+  struct tb_cpu_frequency cpu_before, cpu_after;
 };
 
 void tb_host_phase_free(struct tb_host_phase *phase);

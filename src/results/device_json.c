@@ -107,6 +107,45 @@ json_t *tb_stopping_json(const struct tb_stopping_rule *rule, const struct tb_st
   return j;
 }
 
+static json_t *discarded_json(const struct tb_discarded_sample *d) {
+  return json_pack("{s:I, s:s, s:i, s:i, s:I}", "sample", (json_int_t)d->sample, "reason",
+                   d->reason, "sm_clock_before_mhz", d->sm_clock_before_mhz, "sm_clock_after_mhz",
+                   d->sm_clock_after_mhz, "clocks_event_reasons",
+                   (json_int_t)d->clocks_event_reasons);
+}
+
+static json_t *unsigned_array(const unsigned *v, size_t n) {
+  json_t *a = json_array();
+  for (size_t i = 0; i < n; ++i) {
+    json_array_append_new(a, json_integer(v[i]));
+  }
+  return a;
+}
+
+/* The per-sample clock checks (docs/results-schema.md, schema 7). */
+static json_t *clock_checks_json(const struct tb_clock_checks *c, size_t samples) {
+  if (!c->checked) {
+    return json_pack("{s:b, s:s}", "checked", 0, "why_unchecked", c->why_unchecked);
+  }
+  json_t *reasons = json_array(), *kept_throttled = json_array(), *discarded = json_array();
+  for (size_t i = 0; i < samples; ++i) {
+    json_array_append_new(reasons, json_integer((json_int_t)c->clocks_event_reasons[i]));
+    json_array_append_new(kept_throttled, json_boolean(c->kept_throttled[i]));
+  }
+  for (size_t i = 0; i < c->discarded_count; ++i) {
+    json_array_append_new(discarded, discarded_json(&c->discarded[i]));
+  }
+  json_t *rule = json_pack("{s:o, s:I, s:i, s:I}", "tolerance", tb_json_number(c->tolerance),
+                           "reason_mask", (json_int_t)c->reason_mask, "recovery_ms", c->recovery_ms,
+                           "discard_budget", (json_int_t)c->discard_budget);
+  return json_pack("{s:b, s:i, s:o, s:o, s:o, s:o, s:o, s:o}", "checked", 1,
+                   "reference_sm_clock_mhz", c->reference_sm_clock_mhz, "rule", rule,
+                   "sm_clock_before_mhz", unsigned_array(c->sm_clock_before_mhz, samples),
+                   "sm_clock_after_mhz", unsigned_array(c->sm_clock_after_mhz, samples),
+                   "clocks_event_reasons", reasons, "kept_throttled", kept_throttled, "discarded",
+                   discarded);
+}
+
 static json_t *metric_json(const struct tb_metric_result *m, bool throughput) {
   const struct tb_mode_samples *eager = &m->modes[TB_BATCH_EAGER];
   unsigned calls = m->calls_per_sample;
@@ -118,6 +157,7 @@ static json_t *metric_json(const struct tb_metric_result *m, bool throughput) {
   if (throughput) {
     json_object_set_new(j, "stopping", tb_stopping_json(&m->rule, &m->stopping));
   }
+  json_object_set_new(j, "clock_checks", clock_checks_json(&m->clock, m->samples));
   json_t *modes = json_object();
   for (int mode = TB_BATCH_GRAPH; mode < TB_BATCH_MODE_COUNT; ++mode) {
     if (m->modes[mode].attempted) {
@@ -162,14 +202,25 @@ static json_t *strings(char *const *list, size_t count) {
   return a;
 }
 
+static json_t *warmup_json(const struct tb_clock_warmup *w) {
+  if (!w->checked) {
+    return json_pack("{s:b, s:s}", "checked", 0, "why_unchecked", w->why_unchecked);
+  }
+  return json_pack("{s:b, s:b, s:i, s:i, s:o}", "checked", 1, "steady", w->steady, "reads",
+                   w->reads, "sm_clock_mhz", w->sm_clock_mhz, "waited_ms",
+                   tb_json_number(w->waited_ms));
+}
+
 json_t *tb_device_result_to_json(const struct tb_device_result *d) {
-  return json_pack("{s:s, s:s, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o, s:I}", "clock",
-                   "CUDA events (control); CUPTI kernel records (probe, instrumented)",
-                   "probe_state", d->probe_state ? d->probe_state : "unavailable", "throughput",
-                   metric_json(&d->throughput, true), "latency", metric_json(&d->latency, false),
-                   "control_complete", d->control_complete, "gpu_state_before",
-                   snapshot_json(&d->before), "gpu_state_after", snapshot_json(&d->after), "flags",
-                   strings(d->flags, d->flag_count), "errors", strings(d->errors, d->error_count),
-                   "probe_warmup_discarded", json_true(), "probe_samples_without_kernels",
-                   (json_int_t)d->probe_samples_without_kernels);
+  json_t *j = json_pack(
+      "{s:s, s:s, s:o, s:o, s:b, s:o, s:o, s:o, s:o, s:o, s:I}", "clock",
+      "CUDA events (control); CUPTI kernel records (probe, instrumented)", "probe_state",
+      d->probe_state ? d->probe_state : "unavailable", "throughput",
+      metric_json(&d->throughput, true), "latency", metric_json(&d->latency, false),
+      "control_complete", d->control_complete, "gpu_state_before", snapshot_json(&d->before),
+      "gpu_state_after", snapshot_json(&d->after), "flags", strings(d->flags, d->flag_count),
+      "errors", strings(d->errors, d->error_count), "probe_warmup_discarded", json_true(),
+      "probe_samples_without_kernels", (json_int_t)d->probe_samples_without_kernels);
+  json_object_set_new(j, "clock_warmup", warmup_json(&d->clock_warmup));
+  return j;
 }

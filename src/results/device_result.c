@@ -59,7 +59,16 @@ bool tb_metric_result_init(struct tb_metric_result *m, unsigned calls_per_sample
   m->calls_per_sample = calls_per_sample;
   m->samples = samples;
   m->order = calloc(samples + 1, sizeof *m->order);
-  bool ok = m->order != NULL;
+  struct tb_clock_checks *c = &m->clock;
+  size_t n = samples ? samples : 1;
+  c->sm_clock_before_mhz = calloc(n, sizeof(unsigned));
+  c->sm_clock_after_mhz = calloc(n, sizeof(unsigned));
+  c->clocks_event_reasons = calloc(n, sizeof(uint64_t));
+  c->kept_throttled = calloc(n, sizeof(bool));
+  c->discard_budget = samples;
+  c->discarded = calloc(c->discard_budget ? c->discard_budget : 1, sizeof *c->discarded);
+  bool ok = m->order != NULL && c->sm_clock_before_mhz && c->sm_clock_after_mhz &&
+            c->clocks_event_reasons && c->kept_throttled && c->discarded;
   for (int mode = 0; mode < TB_BATCH_MODE_COUNT; ++mode) {
     struct tb_mode_samples *s = &m->modes[mode];
     ok = scope_init(&s->control, samples, false) && scope_init(&s->probe, samples, true) &&
@@ -86,6 +95,11 @@ static void metric_free(struct tb_metric_result *m) {
     free(m->order[i]);
   }
   free(m->order);
+  free(m->clock.sm_clock_before_mhz);
+  free(m->clock.sm_clock_after_mhz);
+  free(m->clock.clocks_event_reasons);
+  free(m->clock.kept_throttled);
+  free(m->clock.discarded);
   for (int mode = 0; mode < TB_BATCH_MODE_COUNT; ++mode) {
     scope_free(&m->modes[mode].control);
     scope_free(&m->modes[mode].probe);

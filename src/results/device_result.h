@@ -44,6 +44,33 @@ struct tb_mode_samples {
   struct tb_paired_ratios over_eager_control; /* this mode's control / eager control */
 };
 
+/* A sample taken and thrown away: the GPU's clocks were not those of the
+ * case (docs/method.md §2.7), read before and after it. */
+struct tb_discarded_sample {
+  size_t sample; /* the index it would have had */
+  char reason[200];
+  unsigned sm_clock_before_mhz, sm_clock_after_mhz;
+  uint64_t clocks_event_reasons; /* both reads OR-ed */
+};
+
+/* The per-sample clock check of one metric: NVML read before and after every
+ * sample, judged against the clock the warm-up settled on. */
+struct tb_clock_checks {
+  bool checked; /* every sample read; false: why_unchecked says why not */
+  char why_unchecked[256];
+  unsigned reference_sm_clock_mhz;
+  /* the rule (measure/clock_guard.h), recorded for the audit */
+  double tolerance;
+  uint64_t reason_mask;
+  unsigned recovery_ms;
+  /* per kept sample */
+  unsigned *sm_clock_before_mhz, *sm_clock_after_mhz;
+  uint64_t *clocks_event_reasons;
+  bool *kept_throttled; /* judged throttled but kept: the discard budget was spent */
+  struct tb_discarded_sample *discarded;
+  size_t discarded_count, discard_budget;
+};
+
 struct tb_metric_result {
   unsigned calls_per_sample;
   size_t samples; /* taken: under the noise rule, fewer than the arrays hold */
@@ -57,6 +84,7 @@ struct tb_metric_result {
    * held, then eager): the figure rankings use. */
   enum tb_batch_mode gap_free_mode;
   bool has_gap_free;
+  struct tb_clock_checks clock;
 };
 
 struct tb_gpu_snapshot {
@@ -66,8 +94,17 @@ struct tb_gpu_snapshot {
   uint64_t clocks_event_reasons;
 };
 
+/* The warm-up's wait for a steady SM clock before the first sample. */
+struct tb_clock_warmup {
+  bool checked, steady;
+  unsigned reads, sm_clock_mhz; /* the last read: every sample's reference */
+  double waited_ms;
+  char why_unchecked[256];
+};
+
 struct tb_device_result {
   const char *probe_state; /* "measured", "unavailable", "disabled (--probe off)" */
+  struct tb_clock_warmup clock_warmup;
   struct tb_metric_result throughput, latency;
   bool control_complete; /* every eager control sample of both metrics measured */
   struct tb_gpu_snapshot before, after;

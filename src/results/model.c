@@ -90,16 +90,21 @@ static void stopping(const json_t *record, struct tb_model_stopping *s) {
   s->flag = text(json_array_get(json_object_get(record, "flags"), 0));
 }
 
+/* Appends the flags of one record's array to the case's. */
 static bool flags(const json_t *array, struct tb_model_case *c) {
-  c->flag_count = json_array_size(array);
-  if (c->flag_count == 0) {
+  size_t more = json_array_size(array);
+  if (more == 0) {
     return true;
   }
-  c->flags = calloc(c->flag_count, sizeof *c->flags);
-  for (size_t i = 0; c->flags != NULL && i < c->flag_count; ++i) {
-    c->flags[i] = text(json_array_get(array, i));
+  const char **grown = realloc(c->flags, (c->flag_count + more) * sizeof *grown);
+  if (grown == NULL) {
+    return false;
   }
-  return c->flags != NULL;
+  c->flags = grown;
+  for (size_t i = 0; i < more; ++i) {
+    c->flags[c->flag_count++] = text(json_array_get(array, i));
+  }
+  return true;
 }
 
 /* The scope device.throughput.gap_free names, when there is one. */
@@ -163,7 +168,8 @@ static bool one_case(const json_t *j, struct tb_model_case *c) {
   stopping(AT(j, "device", "throughput", "stopping"), &c->device_stopping);
   return scope(AT(j, "host", "throughput"), &c->host_throughput) &&
          scope(AT(j, "host", "latency"), &c->host_latency) &&
-         device(json_object_get(j, "device"), c);
+         device(json_object_get(j, "device"), c) &&
+         flags(AT(j, "host", "cpu_frequency", "flags"), c);
 }
 
 static bool background(const json_t *snapshot, struct tb_model_background *b) {

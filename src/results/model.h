@@ -67,7 +67,8 @@ struct tb_model_case {
   const char *gap_free_mode;
   struct tb_model_scope gap_free_throughput;
   struct tb_model_probe probe;
-  const char **flags; /* device.flags, NULL for an entry that is not a string */
+  const char **flags; /* device.flags, then host.cpu_frequency.flags; NULL for an entry that is not
+                         a string */
   size_t flag_count;
   bool has_validation; /* the key is present (null included: output not checked) */
   double max_abs_error, max_rel_error, atol; /* NaN when not a number */

@@ -43,7 +43,7 @@ import zlib
 AUDIT_VERSION = "2"
 # docs/results-schema.md: 2 adds validation.max_abs_reference; 3 the device
 # throughput's batch modes (graph, held), scope_order and gap_free
-SCHEMA_VERSIONS = (1, 2, 3, 4, 5, 6)
+SCHEMA_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
 
 EXIT_PASSED, EXIT_DISCREPANCY, EXIT_USAGE, EXIT_MALFORMED = 0, 1, 2, 3
 
@@ -585,10 +585,68 @@ def ratio(x, y):
     return x / y if y > 0 else None
 
 
-def audit_device(a, device, samples):
+def clock_off(a_mhz, b_mhz, tolerance):
+    return abs(a_mhz - b_mhz) > tolerance * b_mhz
+
+
+def clock_throttled(rule, reference, before, after, reasons):
+    """docs/method.md §2.7: a masked clocks event reason, a read off the reference, or
+    the two reads of the sample apart, each beyond the rule's tolerance."""
+    t = rule["tolerance"]
+    return bool(reasons & rule["reason_mask"]) or clock_off(before, reference, t) or \
+        clock_off(after, reference, t) or clock_off(after, before, t)
+
+
+def audit_clock_checks(a, device, metric, m, samples, budget):
+    """Schema 7: every kept sample's clock reads judged as the device phase judged them,
+    every discarded one throttled, the budget kept, and the flag exactly when throttled
+    samples had to be kept."""
+    name = f"device.{metric}.clock_checks"
+    c = member(a, m, f"device.{metric}", "clock_checks", "object")
+    if c is None or not c.get("checked"):
+        return
+    rule, reference = c["rule"], c["reference_sm_clock_mhz"]
+    a.same(f"{name}.rule.discard_budget", rule["discard_budget"], budget)
+    for field in ("sm_clock_before_mhz", "sm_clock_after_mhz", "clocks_event_reasons",
+                  "kept_throttled"):
+        a.same(f"{name}.{field} (count)", len(c[field]), samples)
+    for i, (b, f, r, kept) in enumerate(zip(c["sm_clock_before_mhz"], c["sm_clock_after_mhz"],
+                                           c["clocks_event_reasons"], c["kept_throttled"])):
+        a.same(f"{name}.kept_throttled[{i}]", kept, clock_throttled(rule, reference, b, f, r))
+    for k, d in enumerate(c["discarded"]):
+        if not clock_throttled(rule, reference, d["sm_clock_before_mhz"],
+                               d["sm_clock_after_mhz"], d["clocks_event_reasons"]):
+            a.fail(f"{name}.discarded[{k}]", "a discarded sample whose reads pass the rule")
+    if len(c["discarded"]) > budget:
+        a.fail(f"{name}.discarded", f"{len(c['discarded'])} discards exceed the budget {budget}")
+    kept = sum(1 for k in c["kept_throttled"] if k)
+    if kept and len(c["discarded"]) < budget:
+        a.fail(f"{name}.kept_throttled", "throttled samples kept while the budget lasted")
+    flagged = any(f.startswith(f"throttling ({metric})") for f in device["flags"])
+    a.same(f"device.flags (throttling ({metric}))", flagged, kept > 0)
+
+
+def audit_clock_warmup(a, device):
+    w = member(a, device, "device", "clock_warmup", "object")
+    if w is None:
+        return
+    unsteady = bool(w.get("checked")) and not w.get("steady")
+    flagged = any(f.startswith("clock not steady after warm-up") for f in device["flags"])
+    a.same("device.flags (clock not steady)", flagged, unsteady)
+    if w.get("checked") and w["steady"] is False and w["reads"] < 20:
+        a.fail("device.clock_warmup.reads", "an unsteady warm-up stopped before 20 reads")
+
+
+def audit_device(a, device, samples, version=6, budget=None):
     complete = True
+    if version >= 7:
+        audit_clock_warmup(a, device)
     for metric in ("throughput", "latency"):
         m = device[metric]
+        if version >= 7:
+            # latency takes as many samples as throughput took: its budget is that count
+            audit_clock_checks(a, device, metric, m, samples,
+                               budget if metric == "throughput" else samples)
         control = m["control"]
         complete &= len(control["elapsed_ns"]) == samples
         audit_phase(a, control, f"device.{metric}.control", samples, check_count=False)
@@ -779,6 +837,30 @@ def audit_stopping(a, name, stopping, measure, phase):
            [f.split(":")[0] for f in stopping["flags"]], ["not_converged"] if unconverged else [])
 
 
+def audit_cpu_frequency(a, host):
+    """Schema 7: the frequency-change flag re-derived from the recorded reads: the top
+    CPU frequency moved by more than 10 % over the host phase (docs/method.md §2.7)."""
+    f = member(a, host, "host", "cpu_frequency", "object")
+    if f is None or not f.get("available"):
+        return
+    before, after = f["khz_before"], f["khz_after"]
+    a.same("host.cpu_frequency.top_khz_before", f["top_khz_before"], max(before, default=0))
+    a.same("host.cpu_frequency.top_khz_after", f["top_khz_after"], max(after, default=0))
+    top0, top1 = max(before, default=0), max(after, default=0)
+    changed = abs(top1 - top0) > 0.10 * top0
+    a.same("host.cpu_frequency.flags (cpu frequency change)",
+           any(x.startswith("cpu frequency change") for x in f["flags"]), changed)
+
+
+def clock_budget(measure, samples):
+    """The discard budget of the device throughput's clock checks: the most samples the
+    rule may take (max_samples under the noise rule, else the fixed count)."""
+    rule = measure.get("stopping") or {}
+    if rule.get("rule") == "noise":
+        return rule["max_samples"]
+    return measure.get("samples", samples)
+
+
 def audit_validity(a, case, measure, version):
     v = case["validation"]
     host = case["host"]
@@ -794,6 +876,8 @@ def audit_validity(a, case, measure, version):
         if version >= 6:
             audit_stopping(a, "host.stopping", host["stopping"], measure, host["throughput"])
         a.same("host.latency.calls_per_sample", host["latency"]["calls_per_sample"], 1)
+        if version >= 7:
+            audit_cpu_frequency(a, host)
     device_ok = True
     device = case["device"]
     if device is not None:
@@ -803,7 +887,7 @@ def audit_validity(a, case, measure, version):
         if version >= 6:
             check(a, stopping, "object", "device.throughput.stopping")
             samples = member(a, stopping, "device.throughput.stopping", "samples_taken", "positive")
-        device_ok = audit_device(a, device, samples)
+        device_ok = audit_device(a, device, samples, version, clock_budget(measure, samples))
         if stopping is not None:
             audit_stopping(a, "device.throughput.stopping", stopping, measure,
                            device["throughput"]["control"])
