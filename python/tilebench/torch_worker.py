@@ -182,7 +182,12 @@ class Worker:
         if req.get("compile"):
             if not hasattr(t, "compile"):
                 raise RuntimeError(f"torch.compile needs torch 2.0 or newer (this is {t.__version__})")
-            fn = t.compile(fn)
+            # A fresh compilation specialised to this case's shape and strides:
+            # Dynamo otherwise recompiles a function it has seen with other
+            # shapes as dynamic-shape code (the lambdas of build() share a code
+            # object across cases), and past its recompile limit runs it eagerly.
+            t._dynamo.reset()
+            fn = t.compile(fn, dynamic=False)
             start = time.perf_counter_ns()
             fn(self.sets[0])  # compilation happens here, outside every sample
             self.sync()
