@@ -174,7 +174,10 @@ class ShardsTest(Base):
             self.assertIsNone(case["measured_on"]["gpu"])
         self.assertEqual(m["run"]["valid_cases"], len(m["cases"]))
         self.assertFalse(os.path.exists(self.path("merged", ".tilebench-claim")))
-        self.assertTrue(os.path.exists(self.path("merged", "results.md")))
+        with open(self.path("merged", "results.md")) as f:
+            self.assertIn("- merged from 3 shard(s) of campaign", f.read())
+        with open(os.path.join(self.dirs[1], "results.md")) as f:
+            self.assertIn("- shard 1 of 3 (0-based) of campaign", f.read())
 
     def test_report_and_compare_read_a_merged_run(self):
         r = tilebench("report", self.path("merged"), "--format", "csv")
