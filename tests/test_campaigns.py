@@ -235,10 +235,10 @@ class ShardsTest(Base):
         self.assertFalse(os.path.exists(out))
 
     def test_missing_shard_then_its_rerun(self):
-        out = self.path("rerun", "merged")
-        absent = self.path("rerun", "shard-2")  # never ran: no results.json
+        out = self.path("re run's", "merged")  # quoted in the printed commands
+        absent = self.path("re run's", "shard-2")  # never ran: no results.json
         os.makedirs(absent)
-        r = self.merge(self.dirs[0], self.dirs[1], absent, out=out)
+        r = self.merge(absent, self.dirs[0], self.dirs[1], out=out)  # a rerun goes beside the first
         self.assert_refused(r, 1, "1 of 3 shard(s) missing", "holds no results.json",
                             "missing cases")
         missing = {u_rec for u in self.docs[0]["run"]["shard"]["units"] if u["shard"] == 2
@@ -252,6 +252,7 @@ class ShardsTest(Base):
         merge = lines[lines.index("then merge:") + 1]
         self.assertIn("--shard 2/3 --out", rerun)
         rerun_dir = shlex.split(rerun)[-1]
+        self.assertEqual(os.path.dirname(rerun_dir), self.path("re run's"))
         self.assertFalse(os.path.exists(rerun_dir))
         # the printed commands, as they are
         done = subprocess.run(shlex.split(rerun) + ["--quiet"], capture_output=True, text=True,
