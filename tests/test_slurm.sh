@@ -5,7 +5,8 @@
 #   1. submit.sh: a 4-task array of a small campaign, the dependent merge, the audit;
 #   2. one task cancelled before it runs: the merge job refuses, naming the missing
 #      cases and the rerun command, which is run as printed, then the printed merge.
-# Every wait is bounded. Skips (exit 77) only when Slurm cannot be installed.
+# Every wait is bounded (the daemons too: 220 s at most). Skips (exit 77) only when Slurm
+# cannot be installed, or when not run as root (slurmd needs it).
 #   tests/test_slurm.sh TILEBENCH_BINARY SOURCE_DIR
 set -euo pipefail
 binary=$(realpath "${1:?usage: $0 TILEBENCH_BINARY SOURCE_DIR}")
@@ -28,6 +29,12 @@ if ! have_slurm; then
       "the Slurm job-array test did not run"
     exit $SKIP
   fi
+fi
+
+if [ "$(id -u)" != 0 ]; then
+  echo "SKIPPED: slurmd runs jobs as their users only as root; run this test as root" \
+    "(scripts/test.sh does)"
+  exit $SKIP
 fi
 
 work=$(mktemp -d /tmp/tb-slurm-XXXXXX)
@@ -118,9 +125,9 @@ MaxArraySize=64
 NodeName=$node NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
 PartitionName=ci Nodes=$node Default=YES MaxTime=10 State=UP
 EOF
-timeout 60 slurmctld -D -i -f "$SLURM_CONF" >"$work/log/slurmctld.out" 2>&1 &
+timeout 220 slurmctld -D -i -f "$SLURM_CONF" >"$work/log/slurmctld.out" 2>&1 &
 pids+=($!)
-timeout 60 slurmd -D -f "$SLURM_CONF" -N "$node" >"$work/log/slurmd.out" 2>&1 &
+timeout 220 slurmd -D -f "$SLURM_CONF" -N "$node" >"$work/log/slurmd.out" 2>&1 &
 pids+=($!)
 node_idle() { sinfo -h -N -o %t | grep -qx idle; }
 wait_for 30 "the node to come up idle" node_idle
@@ -136,7 +143,7 @@ job_state() { scontrol -o show job "$1" | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/
 read -r array merge < <("$source_dir/scripts/slurm/submit.sh" --shards 4 \
   --sbatch --time=5 "$work/campaign" "${campaign[@]}")
 echo "slurm test: array $array, merge $merge"
-wait_for 120 "the merge job $merge" job_done "$merge"
+wait_for 90 "the merge job $merge" job_done "$merge"
 test -f "$work/campaign/merged/results.json" || {
   echo "slurm test: no merged results; merge job state $(job_state "$merge")" >&2
   cat "$work"/campaign/slurm-merge-*.out >&2 || true
@@ -163,7 +170,7 @@ read -r array merge < <("$source_dir/scripts/slurm/submit.sh" --shards 4 \
   --sbatch --hold --sbatch --time=5 "$work/campaign2" "${campaign[@]}")
 scancel "${array}_2"
 scontrol release "$array" "$merge"
-wait_for 120 "the merge job $merge" job_done "$merge"
+wait_for 90 "the merge job $merge" job_done "$merge"
 log=$(ls "$work"/campaign2/slurm-merge-*.out)
 grep -q "refused: 1 of 4 shard(s) missing or incomplete: 2" "$log"
 grep -q "missing cases" "$log"
