@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cases/shard.h"
 #include "measure/campaign.h"
+#include "stats/case_key.h"
 #include "test_support.h"
 
 static char native[] = "native", torch[] = "torch";
@@ -156,12 +158,138 @@ static void skipped_pairs_and_replays(void **state) {
   assert_null(strstr(ids, "gemm/"));
 }
 
+/* The rule of cases/shard.h: largest cost first to the least loaded shard,
+ * ties broken by the key's hash; deterministic and balanced. */
+static void shards_are_dealt_by_cost(void **state) {
+  struct tb_shard_unit units[5];
+  static const uint64_t costs[5] = {10, 70, 30, 30, 20};
+  memset(units, 0, sizeof units);
+  for (int u = 0; u < 5; ++u) {
+    snprintf(units[u].key, sizeof units[u].key, "add/%dx8/packed", u + 1);
+    units[u].cost = costs[u];
+  }
+  unsigned shard_of[5], again[5];
+  struct tb_error err = {0};
+  assert_int_equal(tb_shard_assign(units, 5, 2, shard_of, &err), TB_OK);
+  assert_int_equal(tb_shard_assign(units, 5, 2, again, &err), TB_OK);
+  assert_memory_equal(shard_of, again, sizeof shard_of);
+  uint64_t load[2] = {0, 0};
+  for (int u = 0; u < 5; ++u) {
+    load[shard_of[u]] += costs[u];
+  }
+  /* 70 to shard 0, 30, 30 and 20 to shard 1 (the lighter each time), then 10 to shard 0 */
+  assert_int_equal(shard_of[1], 0);
+  assert_true(shard_of[2] == 1 && shard_of[3] == 1 && shard_of[4] == 1 && shard_of[0] == 0);
+  assert_true(load[0] == 80 && load[1] == 80);
+  /* one shard: everything in it */
+  assert_int_equal(tb_shard_assign(units, 5, 1, shard_of, &err), TB_OK);
+  for (int u = 0; u < 5; ++u) {
+    assert_int_equal(shard_of[u], 0);
+  }
+  /* equal costs: two and two and one, whatever the keys */
+  for (int u = 0; u < 5; ++u) {
+    units[u].cost = 7;
+  }
+  assert_int_equal(tb_shard_assign(units, 5, 3, shard_of, &err), TB_OK);
+  unsigned per[3] = {0, 0, 0};
+  for (int u = 0; u < 5; ++u) {
+    per[shard_of[u]]++;
+  }
+  assert_true(per[0] == 2 && per[1] == 2 && per[2] == 1);
+  /* more shards than units, none at all, too many: refused */
+  assert_int_equal(tb_shard_assign(units, 5, 6, shard_of, &err), TB_ERR_USAGE);
+  assert_non_null(strstr(err.message, "nothing to measure"));
+  tb_error_clear(&err);
+  assert_int_equal(tb_shard_assign(units, 5, 0, shard_of, &err), TB_ERR_USAGE);
+  tb_error_clear(&err);
+  assert_int_equal(tb_shard_assign(units, 5, TB_SHARD_MAX + 1, shard_of, &err), TB_ERR_USAGE);
+  /* the FNV-1a of the audit's own implementation (tools/audit) */
+  assert_true(tb_shard_hash("") == 14695981039346656037ull);
+  assert_true(tb_shard_hash("a") == 0xaf63dc4c8601ec8cull);
+  assert_true(tb_shard_cost(100.0, 3) == 3 * (100 + TB_SHARD_RECORD_OVERHEAD_BYTES));
+  assert_true(tb_shard_cost(1e30, 2) == TB_SHARD_COST_MAX);
+}
+
+static void shard_option_parses(void **state) {
+  struct tb_error err = {0};
+  unsigned i = 9, n = 9;
+  assert_int_equal(tb_shard_parse("0/1", &i, &n, &err), TB_OK);
+  assert_true(i == 0 && n == 1);
+  assert_int_equal(tb_shard_parse("3/4", &i, &n, &err), TB_OK);
+  assert_true(i == 3 && n == 4);
+  static const char *const bad[] = {"4/4", "1/0", "-1/4", "1/+4",  "1 /4",  "1",
+                                    "/4",  "1/",  "a/b",  "1/4/5", "0/4097"};
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) {
+    tb_error_clear(&err);
+    assert_int_equal(tb_shard_parse(bad[k], &i, &n, &err), TB_ERR_USAGE);
+  }
+}
+
+/* Every unit walked by exactly one shard, with all its runs; a shard keeps
+ * the whole campaign's case_index (the provider order alternates as in the
+ * whole). */
+static void shards_partition_the_walk(void **state) {
+  struct tb_campaign c;
+  struct tb_shape shapes[2];
+  small_campaign(&c, shapes);
+  struct tb_shard_unit *units = NULL;
+  size_t count = 0;
+  struct tb_error err = {0};
+  assert_int_equal(tb_campaign_units(&c, &units, &count, &err), TB_OK);
+  assert_int_equal(count, 3 * 2); /* (sum, add on 4x8; gemm on 2x3x4) x 2 views */
+  assert_string_equal(units[0].key, "sum/4x8/packed");
+  assert_int_equal(units[0].record_count, 3); /* native x 2 variants, torch */
+  assert_string_equal(units[0].records[0], "sum/4x8/packed/native/reference");
+  assert_int_equal(units[5].record_count, 4); /* gemm: 2 providers x 2 realizations */
+  char whole[4096], alternating[4096];
+  walk_ids(&c, false, whole, sizeof whole);
+  walk_ids(&c, true, alternating, sizeof alternating);
+  unsigned shard_of[6];
+  assert_int_equal(tb_shard_assign(units, count, 3, shard_of, &err), TB_OK);
+  c.shard_of = shard_of;
+  size_t seen = 0;
+  for (unsigned s = 0; s < 3; ++s) {
+    c.shard_index = s;
+    struct tb_campaign_cursor cur;
+    tb_campaign_cursor_start(&cur, true);
+    while (tb_campaign_next_case(&c, &cur)) {
+      assert_int_equal(shard_of[cur.case_index], s);
+      size_t run = 0;
+      while (tb_campaign_next_run(&c, &cur)) {
+        struct tb_case k = tb_campaign_run_case(&c, &cur);
+        char id[160], key[TB_SHARD_KEY_SIZE];
+        tb_case_id(&k, id, sizeof id);
+        assert_string_equal(tb_case_unit_key(id, key, sizeof key), units[cur.case_index].key);
+        assert_non_null(strstr(alternating, id)); /* and in the whole's order: */
+        if (run++ == 0) { /* the first provider of the case is the whole run's first */
+          char *at = strstr(alternating, units[cur.case_index].key);
+          assert_non_null(at);
+          assert_memory_equal(at, id, strlen(id));
+        }
+        seen++;
+      }
+    }
+  }
+  size_t total = 0;
+  for (size_t u = 0; u < count; ++u) {
+    total += units[u].record_count;
+  }
+  assert_int_equal(seen, total);
+  c.shard_of = NULL;
+  assert_int_equal(tb_campaign_case_count(&c), total);
+  (void)whole;
+  tb_shard_units_free(units, count);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(walks_every_axis_once),
       cmocka_unit_test(variant_and_realization_are_apart),
       cmocka_unit_test(orders_alternate),
       cmocka_unit_test(skipped_pairs_and_replays),
+      cmocka_unit_test(shards_are_dealt_by_cost),
+      cmocka_unit_test(shard_option_parses),
+      cmocka_unit_test(shards_partition_the_walk),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

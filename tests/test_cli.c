@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/devices.h"
 #include "test_support.h"
 
 #ifndef TB_BINARY
@@ -394,6 +395,62 @@ static void report_of_a_non_results_file(void **state) {
   free(dir);
 }
 
+/* --devices' processes (cli/devices.h) with the CPU backend standing in for
+ * GPUs (the command refuses --devices off the CUDA backend before it gets
+ * here): one shard per device, each with CUDA_VISIBLE_DEVICES naming its
+ * device alone, merged into --out, each case naming its shard and device. */
+static void devices_run_one_shard_per_device(void **state) {
+  char *base = make_temp_dir();
+  char dir[512], shard_dir[600];
+  snprintf(dir, sizeof dir, "%s/devices", base);
+  static const char *const campaign[] = {
+      "run",       "--backend", "cpu",         "--ops", "add,sum",     "--shapes", "8x8,16x16",
+      "--samples", "3",         "--warmup-ms", "1",     "--sample-ms", "1"};
+  static const char *const devices[] = {"0", "GPU-00000000-0000-0000-0000-000000000001"};
+  char *argv[] = {"run", "--devices", "0,1"};
+  struct tb_devices_plan plan = {.executable = TB_BINARY,
+                                 .campaign_argv = campaign,
+                                 .campaign_argc = sizeof campaign / sizeof campaign[0],
+                                 .devices = devices,
+                                 .device_count = 2,
+                                 .out = dir,
+                                 .quiet = true,
+                                 .argc = 3,
+                                 .argv = argv};
+  assert_int_equal(tb_devices_run(&plan), 0);
+  json_t *doc = load_results(dir);
+  json_t *run = json_object_get(doc, "run");
+  json_t *merge = json_object_get(run, "merge");
+  assert_int_equal(json_integer_value(json_object_get(merge, "shard_count")), 2);
+  json_t *cases = json_object_get(doc, "cases");
+  assert_int_equal(json_array_size(cases), 2 * 2 * 2); /* ops x shapes x views */
+  size_t i;
+  json_t *c;
+  unsigned on[2] = {0, 0};
+  json_array_foreach(cases, i, c) {
+    json_int_t shard = json_integer_value(json_object_get(c, "shard"));
+    assert_true(shard == 0 || shard == 1);
+    on[shard]++;
+    const char *visible = json_string_value(
+        json_object_get(json_object_get(c, "measured_on"), "cuda_visible_devices"));
+    assert_non_null(visible);
+    assert_string_equal(visible, devices[shard]);
+  }
+  assert_true(on[0] == 4 && on[1] == 4);
+  json_decref(doc);
+  for (int k = 0; k < 2; ++k) { /* each shard's own run and log stay */
+    snprintf(shard_dir, sizeof shard_dir, "%s/shards/%d/results.json", dir, k);
+    assert_int_equal(access(shard_dir, F_OK), 0);
+    snprintf(shard_dir, sizeof shard_dir, "%s/shards/%d.log", dir, k);
+    assert_int_equal(access(shard_dir, F_OK), 0);
+  }
+  snprintf(shard_dir, sizeof shard_dir, "%s/.tilebench-claim", dir);
+  assert_int_equal(access(shard_dir, F_OK), -1);
+  /* the same --out again: refused, nothing replaced */
+  assert_int_equal(tb_devices_run(&plan), 2);
+  free(base);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(bad_shapes_exit_2),
@@ -402,6 +459,7 @@ int main(void) {
       cmocka_unit_test(help_exits_0),
       cmocka_unit_test(non_empty_out_refused),
       cmocka_unit_test(end_to_end_cpu_run),
+      cmocka_unit_test(devices_run_one_shard_per_device),
       cmocka_unit_test(variants_and_plan_records),
       cmocka_unit_test(profile_of_a_run),
       cmocka_unit_test(gemm_realizations_on_the_cpu),

@@ -13,6 +13,7 @@
 #include "measure/copy_ceiling.h"
 #endif
 #include "cli/commands.h"
+#include "cli/devices.h"
 #include "cli/gpu_json.h"
 #include "core/clock.h"
 #include "core/interrupt.h"
@@ -77,6 +78,13 @@ static const char usage[] =
     "  --batch LIST         how the device phase's throughput batch reaches the GPU: eager\n"
     "                       (always), graph (one CUDA-graph replay), held (queued behind a\n"
     "                       blocking kernel); default eager,graph,held\n"
+    "  --shard I/N          measure only shard I of N (0 <= I < N) of the campaign: its cases\n"
+    "                       (op/shape/view, with every provider and variant) dealt by expected\n"
+    "                       cost, the same on every machine; `tilebench merge` joins the shards\n"
+    "                       (docs/campaigns.md)\n"
+    "  --devices LIST|all   one measurement process per GPU (ordinals or UUIDs), each a shard\n"
+    "                       with CUDA_VISIBLE_DEVICES set to its GPU alone, merged into --out;\n"
+    "                       CUDA backend only\n"
     "  --quiet              no progress line\n";
 
 static const char replay_usage[] =
@@ -94,7 +102,7 @@ static const char replay_usage[] =
     "  --input-views LIST   default: packed\n"
     "  and --shapes, --providers, --kernel, --launch, --profile, --backend, --seed, --samples,\n"
     "  --warmup-ms, --sample-ms, --probe, --out, --quiet, --max-noise, --min-samples,\n"
-    "  --max-samples, --min-time, --timeout as for `tilebench run`.\n";
+    "  --max-samples, --min-time, --timeout, --shard, --devices as for `tilebench run`.\n";
 
 struct run_options {
   int replay; /* `tilebench replay`: rounds of two variants */
@@ -122,6 +130,16 @@ struct run_options {
   int quiet;
   int probe;
   unsigned batch_modes; /* bit 1 << enum tb_batch_mode */
+  const char *shard;    /* --shard I/N */
+  unsigned shard_index, shard_count;
+  const char *devices; /* --devices LIST|all */
+  /* the campaign's command line: the subcommand and every option but
+   * --shard, --out, --devices and --quiet (docs/campaigns.md) */
+  const char **campaign_argv;
+  size_t campaign_argc;
+  struct tb_shard_unit *units; /* the whole campaign's, with --shard or --devices */
+  size_t unit_count;
+  unsigned *shard_of;
 };
 
 /* --batch: a set of modes; eager is always timed, so it may be left out. */
@@ -242,6 +260,8 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
                                           {"max-samples", required_argument, NULL, 1002},
                                           {"min-time", required_argument, NULL, 1003},
                                           {"timeout", required_argument, NULL, 1004},
+                                          {"shard", required_argument, NULL, 1010},
+                                          {"devices", required_argument, NULL, 1011},
                                           {NULL, 0, NULL, 0}};
   const char *ops = o->replay ? "softmax,rmsnorm,layernorm" : tb_op_names();
   const char *shapes = o->replay ? DEFAULT_REDUCTION_SHAPES : DEFAULT_SHAPES;
@@ -251,7 +271,19 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
   int opt;
   optind = 1;
   opterr = 0;
+  o->campaign_argv = calloc((size_t)argc + 1, sizeof *o->campaign_argv);
+  if (o->campaign_argv == NULL) {
+    return tb_fail(err, TB_ERR_SYSTEM, "out of memory");
+  }
+  o->campaign_argv[o->campaign_argc++] = argv[0];
+  int start = optind;
   while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    /* what a shard's campaign is: everything but where and how it is split */
+    bool campaign = opt != 'O' && opt != 'q' && opt != 1010 && opt != 1011;
+    for (int i = start; campaign && i < optind && i < argc; ++i) {
+      o->campaign_argv[o->campaign_argc++] = argv[i];
+    }
+    start = optind;
     switch (opt) {
     case 'o': ops = optarg; break;
     case 's': shapes = optarg; break;
@@ -315,6 +347,16 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
       if (tb_parse_positive(optarg, "--sample-ms", 600000, &o->sample_ms, err) != TB_OK)
         return err->status;
       break;
+    case 1010:
+      o->shard = optarg;
+      if (tb_shard_parse(optarg, &o->shard_index, &o->shard_count, err) != TB_OK)
+        return err->status;
+      break;
+    case 1011:
+      o->devices = optarg;
+      if (tb_devices_check_list(optarg, err) != TB_OK)
+        return err->status;
+      break;
     case 'h': return TB_OK; /* handled by the caller through o->out == "--help" below */
     default:
       return tb_fail(err, TB_ERR_USAGE, "unknown or incomplete option '%s'\n%s", argv[optind - 1],
@@ -323,6 +365,11 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
   }
   if (optind < argc) {
     return tb_fail(err, TB_ERR_USAGE, "unexpected argument '%s'\n%s", argv[optind], usage);
+  }
+  if (o->shard != NULL && o->devices != NULL) {
+    return tb_fail(err, TB_ERR_USAGE,
+                   "--shard and --devices exclude each other: --devices makes one shard per GPU "
+                   "itself (docs/campaigns.md)");
   }
   if (tb_strlist_split(ops, "--ops", &o->ops, err) != TB_OK ||
       tb_strlist_split(shapes, "--shapes", &o->shapes, err) != TB_OK ||
@@ -750,6 +797,145 @@ static enum tb_status check_source_backend(const struct tb_campaign *c, const ch
                  c->kernel_library, backend);
 }
 
+/* --shard I/N: the whole campaign's units dealt to N shards; the campaign
+ * walks shard I's alone. */
+static enum tb_status prepare_shard(struct run_options *o, struct tb_campaign *c,
+                                    struct tb_error *err) {
+  if (o->shard == NULL && o->devices == NULL) {
+    return TB_OK;
+  }
+  if (tb_campaign_units(c, &o->units, &o->unit_count, err) != TB_OK) {
+    return err->status;
+  }
+  if (o->shard == NULL) {
+    return TB_OK;
+  }
+  o->shard_of = calloc(o->unit_count ? o->unit_count : 1, sizeof *o->shard_of);
+  if (o->shard_of == NULL) {
+    return tb_fail(err, TB_ERR_SYSTEM, "out of memory");
+  }
+  if (tb_shard_assign(o->units, o->unit_count, o->shard_count, o->shard_of, err) != TB_OK) {
+    char why[sizeof err->message];
+    snprintf(why, sizeof why, "%s", err->message);
+    tb_error_clear(err);
+    return tb_fail(err, TB_ERR_USAGE, "--shard %s: %s", o->shard, why);
+  }
+  c->shard_of = o->shard_of;
+  c->shard_index = o->shard_index;
+  return TB_OK;
+}
+
+/* The shard's place in its campaign, for run.shard. */
+static struct tb_shard_facts shard_facts(const struct run_options *o) {
+  return (struct tb_shard_facts){.index = o->shard_index,
+                                 .count = o->shard_count,
+                                 .units = o->units,
+                                 .unit_count = o->unit_count,
+                                 .shard_of = o->shard_of,
+                                 .argv = o->campaign_argv,
+                                 .argc = o->campaign_argc};
+}
+
+/* The GPUs of --devices as CUDA_VISIBLE_DEVICES values: ordinals index the
+ * GPUs this process sees (through its own CUDA_VISIBLE_DEVICES, when set);
+ * UUIDs pass as they are. */
+static enum tb_status resolve_devices(const char *text, struct tb_strlist *out,
+                                      struct tb_error *err) {
+  struct tb_gpu_inventory inventory;
+  tb_cuda_inventory_read(&inventory);
+  struct tb_strlist visible = {0};
+  const char *env = getenv("CUDA_VISIBLE_DEVICES");
+  if (env != NULL && *env != '\0' &&
+      tb_strlist_split(env, "CUDA_VISIBLE_DEVICES", &visible, err) != TB_OK) {
+    return err->status;
+  }
+  enum tb_status st = TB_OK;
+  if (strcmp(text, "all") == 0) {
+    out->items = calloc((size_t)inventory.count + 1, sizeof *out->items);
+    for (int i = 0; out->items != NULL && i < inventory.count; ++i) {
+      char ordinal[16];
+      snprintf(ordinal, sizeof ordinal, "%d", i);
+      out->items[out->count++] = strdup(visible.count > (size_t)i ? visible.items[i] : ordinal);
+    }
+    st = out->items == NULL ? tb_fail(err, TB_ERR_SYSTEM, "out of memory") : TB_OK;
+  } else if (tb_strlist_split(text, "--devices", out, err) == TB_OK) {
+    for (size_t i = 0; i < out->count && st == TB_OK; ++i) {
+      char *item = out->items[i];
+      if (strncmp(item, "GPU-", 4) == 0 || strncmp(item, "MIG-", 4) == 0) {
+        continue;
+      }
+      long ordinal = strtol(item, NULL, 10);
+      if (ordinal >= inventory.count) {
+        st = tb_fail(err, TB_ERR_USAGE, "--devices names GPU %ld; this process sees %d (0 to %d)",
+                     ordinal, inventory.count, inventory.count - 1);
+      } else if (visible.count > (size_t)ordinal) {
+        char *mapped = strdup(visible.items[ordinal]);
+        if (mapped != NULL) {
+          free(item);
+          out->items[i] = mapped;
+        }
+      }
+    }
+  } else {
+    st = err->status;
+  }
+  tb_strlist_free(&visible);
+  return st;
+}
+
+/* --devices: refused off the CUDA backend; else one shard per GPU, at most
+ * one per unit of the campaign. */
+static int run_on_devices(struct run_options *o, int argc, char **argv, struct tb_error *err) {
+  const char *backend = NULL;
+  char why[1100];
+  if (choose_backend(o->backend, &backend, why, sizeof why, err) != TB_OK) {
+    return tb_cli_fail(err);
+  }
+  if (strcmp(backend, "cuda") != 0) {
+    tb_fail(err, TB_ERR_USAGE,
+            "--devices runs one measurement process per GPU, and this run's backend is %s (%s); "
+            "on the CPU, run the shards as separate jobs (--shard I/N, then tilebench merge; "
+            "docs/campaigns.md)",
+            backend, why);
+    return tb_cli_fail(err);
+  }
+  struct tb_strlist devices = {0};
+  if (resolve_devices(o->devices, &devices, err) != TB_OK || devices.count == 0) {
+    if (err->status == TB_OK) {
+      tb_fail(err, TB_ERR_UNAVAILABLE, "--devices all: the CUDA driver lists no GPU");
+    }
+    tb_strlist_free(&devices);
+    return tb_cli_fail(err);
+  }
+  size_t shards = devices.count < o->unit_count ? devices.count : o->unit_count;
+  if (shards < devices.count) {
+    fprintf(stderr,
+            "tilebench: note: the campaign has %zu case(s) (op/shape/view): %zu of the %zu "
+            "GPUs are used\n",
+            o->unit_count, shards, devices.count);
+  }
+  char self[PATH_MAX];
+  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (len <= 0) {
+    tb_strlist_free(&devices);
+    tb_fail(err, TB_ERR_SYSTEM, "cannot find this executable (/proc/self/exe)");
+    return tb_cli_fail(err);
+  }
+  self[len] = '\0';
+  struct tb_devices_plan plan = {.executable = self,
+                                 .campaign_argv = o->campaign_argv,
+                                 .campaign_argc = o->campaign_argc,
+                                 .devices = (const char *const *)devices.items,
+                                 .device_count = shards,
+                                 .out = o->out,
+                                 .quiet = o->quiet,
+                                 .argc = argc,
+                                 .argv = argv};
+  int rc = tb_devices_run(&plan);
+  tb_strlist_free(&devices);
+  return rc;
+}
+
 static int run_campaign(struct run_options *o, struct tb_campaign *c, int argc, char **argv,
                         struct tb_error *err) {
   const char *backend = NULL;
@@ -767,6 +953,10 @@ static int run_campaign(struct run_options *o, struct tb_campaign *c, int argc, 
               : (struct tb_run_facts){0};
   struct tb_document *d = skipped ? tb_document_begin(&facts, tb_cuda_describe()) : NULL;
   free(skipped);
+  if (d != NULL && o->shard != NULL) {
+    struct tb_shard_facts shard = shard_facts(o);
+    tb_document_set_shard(d, &shard);
+  }
   if (d == NULL) {
     tb_abandon_out_dir(o->out);
     tb_fail(err, TB_ERR_SYSTEM, "out of memory");
@@ -823,7 +1013,8 @@ static int run_or_replay(int argc, char **argv, int replay) {
   struct tb_error err = {0};
   struct tb_campaign c = {0};
   int rc;
-  if (parse_flags(argc, argv, &o, &err) != TB_OK || build_campaign(&o, &c, &err) != TB_OK) {
+  if (parse_flags(argc, argv, &o, &err) != TB_OK || build_campaign(&o, &c, &err) != TB_OK ||
+      prepare_shard(&o, &c, &err) != TB_OK) {
     rc = tb_cli_fail(&err);
   } else {
     if (o.out == NULL) {
@@ -832,9 +1023,13 @@ static int run_or_replay(int argc, char **argv, int replay) {
       snprintf(o.default_out, sizeof o.default_out, "runs/%s", stamp);
       o.out = o.default_out;
     }
-    rc = run_campaign(&o, &c, argc, argv, &err);
+    rc = o.devices != NULL ? run_on_devices(&o, argc, argv, &err)
+                           : run_campaign(&o, &c, argc, argv, &err);
   }
   free(c.shapes);
+  free(o.campaign_argv);
+  tb_shard_units_free(o.units, o.unit_count);
+  free(o.shard_of);
   tb_user_library_close(&o.user_lib);
   tb_strlist_free(&o.ops);
   tb_strlist_free(&o.shapes);

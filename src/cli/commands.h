@@ -15,6 +15,7 @@ int tb_cmd_plan(int argc, char **argv);
 int tb_cmd_replay(int argc, char **argv);
 int tb_cmd_audit(int argc, char **argv);
 int tb_cmd_compare(int argc, char **argv);
+int tb_cmd_merge(int argc, char **argv);
 
 /* What `tilebench compare` was asked for. */
 struct tb_compare_options {

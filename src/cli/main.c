@@ -14,6 +14,7 @@ static const char usage[] =
     "commands:\n"
     "  run      measure operations x shapes x providers; write results.json and results.md\n"
     "  replay   compare two planner variants in position-balanced rounds\n"
+    "  merge    the shards of one campaign (run --shard I/N) into one results file\n"
     "  report   regenerate the report of a run from its results.json\n"
     "  audit    re-derive every figure of runs with an independent program\n"
     "  compare  two runs side by side, with verdicts from sample ranges\n"
@@ -42,7 +43,7 @@ int main(int argc, char **argv) {
   } commands[] = {
       {"run", tb_cmd_run},     {"replay", tb_cmd_replay}, {"compare", tb_cmd_compare},
       {"audit", tb_cmd_audit}, {"report", tb_cmd_report}, {"plan", tb_cmd_plan},
-      {"env", tb_cmd_env},
+      {"env", tb_cmd_env},     {"merge", tb_cmd_merge},
   };
   for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i) {
     if (strcmp(command, commands[i].name) == 0) {

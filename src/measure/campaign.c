@@ -64,7 +64,8 @@ static bool step_axes(const struct tb_campaign *c, struct tb_campaign_cursor *cu
   return ++cur->shape < c->shape_count;
 }
 
-bool tb_campaign_next_case(const struct tb_campaign *c, struct tb_campaign_cursor *cur) {
+/* To the next measured case of the whole campaign. */
+static bool next_unit(const struct tb_campaign *c, struct tb_campaign_cursor *cur) {
   bool first = !cur->in_case;
   bool more =
       first ? c->shape_count > 0 && c->op_count > 0 && c->view_count > 0 : step_axes(c, cur);
@@ -84,6 +85,15 @@ bool tb_campaign_next_case(const struct tb_campaign *c, struct tb_campaign_curso
   cur->base.view = tb_view_for(c->views[cur->view], cur->base.shape.n);
   cur->base.variant = TB_VARIANT_AUTOMATIC;
   return true;
+}
+
+bool tb_campaign_next_case(const struct tb_campaign *c, struct tb_campaign_cursor *cur) {
+  while (next_unit(c, cur)) {
+    if (c->shard_of == NULL || c->shard_of[cur->case_index] == c->shard_index) {
+      return true;
+    }
+  }
+  return false;
 }
 
 /* The provider at a slot of the case's order. The order alternates case by
@@ -142,6 +152,70 @@ size_t tb_campaign_case_count(const struct tb_campaign *c) {
     }
   }
   return total;
+}
+
+/* The key of the cursor's unit: op/MxN[xK]/view. */
+static void unit_key(const struct tb_campaign_cursor *cur, char *key, size_t size) {
+  char dims[64];
+  tb_shape_format(cur->base.shape, dims, sizeof dims);
+  snprintf(key, size, "%s/%s/%s", cur->base.op->name, dims, tb_view_name(cur->base.view.kind));
+}
+
+/* The ids of the cursor's unit's records, in the campaign's provider order. */
+static enum tb_status list_records(const struct tb_campaign *whole, struct tb_campaign_cursor *cur,
+                                   struct tb_shard_unit *u) {
+  while (tb_campaign_next_run(whole, cur)) {
+    char id[256];
+    struct tb_case k = tb_campaign_run_case(whole, cur);
+    tb_case_id(&k, id, sizeof id);
+    char **grown = realloc(u->records, (u->record_count + 1) * sizeof *grown);
+    if (grown == NULL) {
+      return TB_ERR_SYSTEM;
+    }
+    u->records = grown;
+    if ((grown[u->record_count] = strdup(id)) == NULL) {
+      return TB_ERR_SYSTEM;
+    }
+    u->record_count++;
+  }
+  return TB_OK;
+}
+
+enum tb_status tb_campaign_units(const struct tb_campaign *c, struct tb_shard_unit **units,
+                                 size_t *count, struct tb_error *err) {
+  struct tb_campaign whole = *c;
+  whole.shard_of = NULL;
+  whole.round = -1;
+  size_t capacity = 0, used = 0;
+  struct tb_shard_unit *list = NULL;
+  struct tb_campaign_cursor cur;
+  tb_campaign_cursor_start(&cur, false);
+  enum tb_status st = TB_OK;
+  while (st == TB_OK && tb_campaign_next_case(&whole, &cur)) {
+    if (used == capacity) {
+      capacity = capacity ? 2 * capacity : 16;
+      struct tb_shard_unit *grown = realloc(list, capacity * sizeof *grown);
+      if (grown == NULL) {
+        st = TB_ERR_SYSTEM;
+        break;
+      }
+      list = grown;
+    }
+    struct tb_shard_unit *u = &list[used++];
+    memset(u, 0, sizeof *u);
+    unit_key(&cur, u->key, sizeof u->key);
+    st = list_records(&whole, &cur, u);
+    u->cost = tb_shard_cost(tb_op_minimal_bytes(cur.base.op->op, cur.base.shape), u->record_count);
+  }
+  if (st != TB_OK) {
+    tb_shard_units_free(list, used);
+    *units = NULL;
+    *count = 0;
+    return tb_fail(err, TB_ERR_SYSTEM, "out of memory listing the campaign's cases");
+  }
+  *units = list;
+  *count = used;
+  return TB_OK;
 }
 
 size_t tb_campaign_skipped_pairs(const struct tb_campaign *c, struct tb_skipped_pair *out) {

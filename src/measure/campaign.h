@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "cases/case.h"
+#include "cases/shard.h"
 #include "measure/host_phase.h"
 #include "results/document.h"
 #include "results/model.h"
@@ -39,6 +40,11 @@ struct tb_campaign {
   int round;            /* replay round recorded in each case, or -1 for a plain run */
   bool reductions_only; /* replays compare plans: elementwise ops are not run */
   const struct tb_results_model *frozen_pilot; /* a frozen replay's pilot, or NULL */
+  /* --shard I/N (cases/shard.h): only the units dealt to shard_index are
+   * walked; shard_of[u] is the shard of the campaign's u-th unit, in the
+   * order of the whole campaign (NULL: every unit) */
+  const unsigned *shard_of;
+  unsigned shard_index;
 };
 
 /* Where the walk over the campaign's axes stands. The case: indexes into
@@ -46,7 +52,9 @@ struct tb_campaign {
  * The run: which provider, and the variant or the realization it runs. */
 struct tb_campaign_cursor {
   size_t shape, op, view;
-  size_t case_index;   /* among the cases measured so far, from 0 */
+  /* among the campaign's cases, from 0, counting those of other shards too,
+   * so that a case's provider order is the same in a shard as in the whole */
+  size_t case_index;
   struct tb_case base; /* the case on no provider yet */
 
   size_t slot;             /* the provider's position in this case's order (0 = first) */
@@ -64,7 +72,8 @@ struct tb_campaign_cursor {
  * else the campaign's own provider order. */
 void tb_campaign_cursor_start(struct tb_campaign_cursor *cur, bool alternate);
 
-/* To the next measured case (its first run not yet chosen); false after the last. */
+/* To the next measured case of the shard (its first run not yet chosen);
+ * false after the last. */
 bool tb_campaign_next_case(const struct tb_campaign *c, struct tb_campaign_cursor *cur);
 
 /* To the next run of the current case; false after its last. */
@@ -80,6 +89,12 @@ struct tb_case tb_campaign_run_case(const struct tb_campaign *c,
 enum tb_variant tb_campaign_variant_at(const struct tb_campaign *c, int round, size_t position);
 
 size_t tb_campaign_case_count(const struct tb_campaign *c);
+
+/* Every unit of the whole campaign, whatever its shard, in the campaign's
+ * order (cases/shard.h: key, expected cost, the ids of its records);
+ * freed with tb_shard_units_free. */
+enum tb_status tb_campaign_units(const struct tb_campaign *c, struct tb_shard_unit **units,
+                                 size_t *count, struct tb_error *err);
 
 /* Why the campaign skips op on shape ("gemm takes MxNxK shapes"), or NULL
  * when it measures that pair. */

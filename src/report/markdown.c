@@ -42,6 +42,15 @@ static void markdown_header(struct tb_strbuf *b, const struct tb_results_model *
   tb_strbuf_printf(b, "- started %s, finished %s\n", tb_or(m->started_at, "?"),
                    tb_or(m->finished_at, "?"));
   tb_strbuf_printf(b, "- backend: %s; seed %lld\n", tb_or(m->backend, "?"), m->seed);
+  if (m->shard_index >= 0) {
+    tb_strbuf_printf(b,
+                     "- shard %lld of %lld (0-based) of campaign %.12s: this shard's cases only\n",
+                     m->shard_index, m->shard_count, tb_or(m->campaign_sha256, "?"));
+  }
+  if (m->merged_shards > 0) {
+    tb_strbuf_printf(b, "- merged from %lld shard(s) of campaign %.12s (`run.merge`)\n",
+                     m->merged_shards, tb_or(m->campaign_sha256, "?"));
+  }
   tb_strbuf_printf(b, "- source: commit %s%s\n", tb_or(m->git_commit, "unknown"),
                    m->git_dirty ? " (dirty worktree)" : "");
   user_libraries(b, m);

@@ -10,6 +10,7 @@
 #include "provenance/provenance.h"
 #include "results/load.h"
 #include "results/results.h"
+#include "results/shard_json.h"
 
 #ifndef TB_VERSION
 #define TB_VERSION "unknown"
@@ -171,6 +172,21 @@ static void sink_missing(void *context, const char *id) {
 
 struct tb_case_sink tb_document_sink(struct tb_document *d) {
   return (struct tb_case_sink){d, sink_record, sink_missing};
+}
+
+void tb_document_set_shard(struct tb_document *d, const struct tb_shard_facts *f) {
+  json_t *units = tb_shard_units_json(f->units, f->unit_count, f->shard_of);
+  json_t *argv = json_array();
+  for (size_t i = 0; i < f->argc; ++i) {
+    json_array_append_new(argv, text_json(f->argv[i]));
+  }
+  char digest[TB_SHA256_HEX_LEN] = "";
+  tb_shard_campaign_sha256(units, digest);
+  json_object_set_new(d->run, "shard",
+                      json_pack("{s:I, s:I, s:o, s:s, s:s, s:o}", "index", (json_int_t)f->index,
+                                "count", (json_int_t)f->count, "campaign_argv", argv,
+                                "campaign_sha256", digest, "cost_model", TB_SHARD_COST_MODEL,
+                                "units", units));
 }
 
 void tb_document_set_copy_ceiling(struct tb_document *d, json_t *ceiling) {

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "cases/case_params.h"
+#include "cases/shard.h"
 #include "core/error.h"
 #include "results/case_result.h"
 #include "results/model.h"
@@ -44,6 +45,18 @@ struct tb_run_facts {
   struct tb_gemm_block gemm_block; /* zeros: the planner's rule */
 };
 
+/* A shard's place in its campaign (docs/campaigns.md). */
+struct tb_shard_facts {
+  unsigned index, count;
+  const struct tb_shard_unit *units; /* the whole campaign's, in order */
+  size_t unit_count;
+  const unsigned *shard_of; /* each unit's shard */
+  /* the campaign's command line: the run's, without --shard, --out,
+   * --devices and --quiet (every shard of one campaign has the same) */
+  const char *const *argv;
+  size_t argc;
+};
+
 /* Where a record stands in the campaign. */
 struct tb_case_placement {
   size_t provider_position; /* 0 = measured first within its case */
@@ -73,6 +86,10 @@ struct tb_case_sink tb_document_sink(struct tb_document *d);
 void tb_document_add_case(struct tb_document *d, const struct tb_case_result *r,
                           const struct tb_case_placement *where);
 void tb_document_add_missing(struct tb_document *d, const char *id);
+
+/* run.shard: {index, count, campaign_argv, campaign_sha256, cost_model,
+ * units} (docs/results-schema.md). */
+void tb_document_set_shard(struct tb_document *d, const struct tb_shard_facts *f);
 
 /* run.copy_ceiling (stolen; JSON null on the CPU backend). */
 void tb_document_set_copy_ceiling(struct tb_document *d, json_t *ceiling);

@@ -216,6 +216,22 @@ static int emit_text(FILE *f, const void *text) {
   return fputs((const char *)text, f) < 0 ? -1 : 0;
 }
 
+struct byte_span {
+  const char *bytes;
+  size_t size;
+};
+
+static int emit_bytes(FILE *f, const void *payload) {
+  const struct byte_span *span = payload;
+  return fwrite(span->bytes, 1, span->size, f) == span->size ? 0 : -1;
+}
+
+enum tb_status tb_write_bytes_atomic(const char *dir, const char *name, const char *bytes,
+                                     size_t size, struct tb_error *err) {
+  struct byte_span span = {bytes, size};
+  return write_atomic(dir, name, emit_bytes, &span, err);
+}
+
 enum tb_status tb_write_json_atomic(const char *dir, const char *name, const json_t *doc,
                                     struct tb_error *err) {
   return write_atomic(dir, name, emit_json, doc, err);

@@ -191,6 +191,10 @@ static enum tb_status read_bounded(const char *path, char **bytes, size_t *size,
   return TB_OK;
 }
 
+enum tb_status tb_results_read(const char *path, char **bytes, size_t *size, struct tb_error *err) {
+  return read_bounded(path, bytes, size, err);
+}
+
 enum tb_status tb_results_load(const char *path, json_t **doc, char *sha256_hex,
                                struct tb_error *err) {
   char *bytes = NULL;

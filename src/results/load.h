@@ -24,6 +24,10 @@ enum tb_status tb_results_load_dir(const char *dir, json_t **doc, struct tb_erro
 enum tb_status tb_results_load(const char *path, json_t **doc, char *sha256_hex,
                                struct tb_error *err);
 
+/* The bytes of a results file as written (decompressed when .gz), bounded
+ * by TB_RESULTS_MAX_BYTES; the caller frees *bytes. */
+enum tb_status tb_results_read(const char *path, char **bytes, size_t *size, struct tb_error *err);
+
 /* DIR/results.json or DIR/results.json.gz, whichever exists, into path. */
 enum tb_status tb_results_path(const char *dir, char *path, size_t size, struct tb_error *err);
 

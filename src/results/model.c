@@ -332,6 +332,14 @@ static void run_facts(const json_t *doc, struct tb_results_model *m) {
   m->host_os = text(AT(prov, "host", "os"));
   m->host_cpu_model = text(AT(prov, "host", "cpu_model"));
   m->host_logical_cpus = (long long)json_integer_value(AT(prov, "host", "logical_cpus"));
+  const json_t *shard = json_object_get(run, "shard");
+  m->shard_index = json_is_integer(json_object_get(shard, "index"))
+                       ? (long long)json_integer_value(json_object_get(shard, "index"))
+                       : -1;
+  m->shard_count = (long long)json_integer_value(json_object_get(shard, "count"));
+  m->merged_shards = (long long)json_integer_value(AT(run, "merge", "shard_count"));
+  m->campaign_sha256 = text(json_is_object(shard) ? json_object_get(shard, "campaign_sha256")
+                                                  : AT(run, "merge", "campaign_sha256"));
 }
 
 enum tb_status tb_results_model_fill(const json_t *doc, struct tb_results_model *m,

@@ -171,6 +171,10 @@ struct tb_results_model {
   char stopping_rule[160];
   bool incomplete;          /* run.complete is false */
   double copy_ceiling_gbps; /* NaN without a ceiling */
+  /* a shard (run.shard): its index (-1: not a shard) and count; a merged
+   * run (run.merge): its shards (0: not a merge); the campaign's digest */
+  long long shard_index, shard_count, merged_shards;
+  const char *campaign_sha256;
   /* provenance */
   const char *git_commit;
   bool git_dirty;

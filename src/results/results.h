@@ -43,6 +43,10 @@ enum tb_status tb_write_json_atomic(const char *dir, const char *name, const jso
 enum tb_status tb_archive_source(const char *dir, const char *sha256, const char *source,
                                  struct tb_error *err);
 
+/* Same contract for bytes (a shard's results file, copied as it is). */
+enum tb_status tb_write_bytes_atomic(const char *dir, const char *name, const char *bytes,
+                                     size_t size, struct tb_error *err);
+
 /* Same contract for text (reports). */
 enum tb_status tb_write_text_atomic(const char *dir, const char *name, const char *text,
                                     struct tb_error *err);

@@ -11,3 +11,15 @@ char *tb_case_base_key(const char *id, char *key, size_t size) {
   }
   return key;
 }
+
+char *tb_case_unit_key(const char *id, char *key, size_t size) {
+  snprintf(key, size, "%s", id);
+  char *p = key;
+  for (int slashes = 0; *p; ++p) {
+    if (*p == '/' && ++slashes == 3) {
+      *p = '\0';
+      break;
+    }
+  }
+  return key;
+}

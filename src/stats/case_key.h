@@ -11,4 +11,9 @@
  * truncated to size - 1 bytes. Returns key. */
 char *tb_case_base_key(const char *id, char *key, size_t size);
 
+/* The campaign unit a record belongs to (cases/shard.h): the id's first
+ * three segments, op/shape/view ("softmax/37x769/packed/native/reference"
+ * -> "softmax/37x769/packed"); truncated to size - 1 bytes. Returns key. */
+char *tb_case_unit_key(const char *id, char *key, size_t size);
+
 #endif

@@ -231,6 +231,23 @@ def check_run(a, run):
                "run.interrupted.signal")
         items(a, member(a, interrupted, "run.interrupted", "missing_cases", "list"), "str",
               "run.interrupted.missing_cases")
+    shard = member(a, run, "run", "shard", "object", optional=True)
+    if shard is not None:
+        check_shard_record(a, shard, "run.shard")
+        member(a, shard, "run.shard", "index", "count")
+    merge = member(a, run, "run", "merge", "object", optional=True)
+    if merge is not None:
+        if shard is not None:
+            a.malformed("run.merge", "a merged run is no shard (it has run.shard too)")
+        check_shard_record(a, merge, "run.merge", count_key="shard_count")
+        for i, entry in enumerate(items(a, member(a, merge, "run.merge", "shards", "list"), "object",
+                                        "run.merge.shards")):
+            field = f"run.merge.shards[{i}]"
+            member(a, entry, field, "index", "count")
+            member(a, entry, field, "file", "str")
+            member(a, entry, field, "results_sha256", "sha256")
+            member(a, entry, field, "valid_cases", "count")
+            member(a, entry, field, "measured_on", "object")
     replay = member(a, run, "run", "replay", "object", optional=True)
     if replay is not None:
         member(a, replay, "run.replay", "rounds", "positive")
@@ -239,6 +256,21 @@ def check_run(a, run):
         orders = member(a, replay, "run.replay", "variant_order", "list")
         for i, order in enumerate(items(a, orders, "list", "run.replay.variant_order")):
             items(a, order, "str", f"run.replay.variant_order[{i}]")
+
+
+def check_shard_record(a, record, field, count_key="count"):
+    """run.shard or run.merge: the campaign's units and how they were dealt."""
+    count = member(a, record, field, count_key, "positive")
+    items(a, member(a, record, field, "campaign_argv", "list"), "str", f"{field}.campaign_argv")
+    member(a, record, field, "campaign_sha256", "sha256")
+    units = member(a, record, field, "units", "list")
+    for i, unit in enumerate(items(a, units, "object", f"{field}.units")):
+        at = f"{field}.units[{i}]"
+        member(a, unit, at, "key", "str")
+        member(a, unit, at, "cost", "count")
+        if member(a, unit, at, "shard", "count") >= count:
+            a.malformed(f"{at}.shard", f"{unit['shard']} is not below the {count} shards")
+        items(a, member(a, unit, at, "records", "list"), "str", f"{at}.records")
 
 
 def check_replay_summary(a, replay):
@@ -333,6 +365,8 @@ def check_case(a, case, version, rounds):
     member(a, case, "", "error", "str|null")
     member(a, case, "", "source_sha256", "sha256|null", optional=True)  # a file name: no paths
     member(a, case, "", "provider_position", "count|null", optional=True)
+    member(a, case, "", "shard", "count", optional=True)  # merged runs (v7)
+    member(a, case, "", "measured_on", "object", optional=True)
     details = member(a, case, "", "provider_details", "object|null", optional=True) or {}
     member(a, details, "provider_details", "cublas", "object", optional=True)
     member(a, details, "provider_details", "implementation", "str|null", optional=True)
@@ -1868,6 +1902,268 @@ def audit_provider_balance(a, cases, rounds):
         a.same(f"provider balance: rounds with {provider} first for {base}", len(rounds_first), rounds // 2)
 
 
+
+# ---- campaigns: shards and merges (docs/campaigns.md) ---------------------------------
+
+SHARD_RECORD_OVERHEAD_BYTES = 4 << 20
+SHARD_COST_MAX = 2 ** 63 - 1
+UINT64_MAX = 2 ** 64 - 1
+COST_MODEL = "runs x (minimal_bytes + 4194304)"
+# what each shard of one campaign shares exactly (as the merge holds them, src/cli/merge.c)
+SHARED_FACTS = ("tool", "schema_version", "run.backend", "run.seed", "run.measure",
+                "run.variants", "run.planner_profile", "run.matrix_realizations",
+                "run.gemm_block", "run.skipped_pairs", "run.frozen", "run.replay.rounds",
+                "run.replay.reference", "run.replay.candidate", "provenance.git",
+                "provenance.host.os", "provenance.host.kernel", "provenance.host.machine",
+                "provenance.host.cpu_model", "provenance.host.logical_cpus",
+                "provenance.host.affinity_cpus", "provenance.gpu.available",
+                "provenance.gpu.driver_cuda_version", "provenance.gpu.devices.0.name",
+                "provenance.gpu.devices.0.compute_capability",
+                "provenance.gpu.devices.0.multiprocessors", "provenance.gpu.devices.0.l2_bytes",
+                "provenance.gpu.devices.0.memory_bytes",
+                "provenance.gpu.devices.0.max_sm_clock_khz")
+# the operations' inputs and outputs in fp32 elements (src/cases/ops.c):
+# second m x n matrix, weight (n), bias (n), output a vector (m)
+OP_SHAPES = {"sum": (False, False, False, True), "softmax": (False, False, False, False),
+             "rmsnorm": (False, True, False, False), "layernorm": (False, True, True, False),
+             "add": (True, False, False, False), "gelu_add": (True, False, False, False)}
+
+
+def fnv1a64(text):
+    h = 14695981039346656037
+    for byte in text.encode():
+        h = ((h ^ byte) * 1099511628211) & UINT64_MAX
+    return h
+
+
+def unit_of(case_id):
+    """The campaign unit of a record: its id's first three segments, op/shape/view."""
+    return "/".join(case_id.split("/")[:3])
+
+
+def minimal_bytes(key):
+    """Bytes a call must move (tb_op_minimal_bytes), from a unit key op/MxN[xK]/view."""
+    op, dims = key.split("/")[:2]
+    sizes = [int(x) for x in dims.split("x")]
+    if op == "gemm":
+        m, n, k = sizes
+        return 4 * (m * k + k * n + m * n)
+    m, n = sizes
+    second, weight, bias, vector_out = OP_SHAPES[op]
+    return 4 * (m * n * (2 if second else 1) + n * weight + n * bias + (m if vector_out else m * n))
+
+
+def expected_cost(unit):
+    per_run = minimal_bytes(unit["key"]) + SHARD_RECORD_OVERHEAD_BYTES
+    return min(per_run * len(unit["records"]), SHARD_COST_MAX)
+
+
+def deal(units, count):
+    """tb_shard_assign (src/cases/shard.c), written again: the largest expected cost first,
+    ties by the FNV-1a hash of the key, then the key, then the position; each unit to the
+    shard with the least cost so far, the lowest index among equals."""
+    order = sorted(range(len(units)), key=lambda u: (-units[u]["cost"], fnv1a64(units[u]["key"]),
+                                                     units[u]["key"].encode(), u))
+    load, dealt = [0] * count, [0] * len(units)
+    for u in order:
+        least = min(range(count), key=lambda s: (load[s], s))
+        dealt[u] = least
+        load[least] = min(load[least] + units[u]["cost"], UINT64_MAX)
+    return dealt
+
+
+def campaign_sha256(units):
+    text = "".join(f"{u['key']}\t{u['cost']}\t{','.join(u['records'])}\n" for u in units)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def audit_campaign(a, record, field, count):
+    """A campaign's units: each key once, its records its own, its cost the model's, the
+    digest theirs, and each unit dealt to the shard the rule deals it to."""
+    units = record["units"]
+    a.same(f"{field}.cost_model", record.get("cost_model"), COST_MODEL)
+    a.same(f"{field}.campaign_sha256 (of its units)", record["campaign_sha256"],
+           campaign_sha256(units))
+    if count > len(units):
+        a.fail(f"{field}.units", f"{count} shards for {len(units)} units: one would be empty")
+    keys, records = set(), set()
+    for unit in units:
+        key = unit["key"]
+        if key in keys:
+            a.fail(f"{field}.units", f"{printable(key)} appears twice")
+        keys.add(key)
+        parts = key.split("/")
+        if len(parts) != 3 or parts[0] not in OPS or parts[2] not in VIEWS or not re.fullmatch(
+                r"[1-9][0-9]*x[1-9][0-9]*(x[1-9][0-9]*)?", parts[1]) or (
+                (parts[0] == "gemm") != (parts[1].count("x") == 2)):
+            a.fail(f"{field}.units", f"{printable(key)} is no op/shape/view")
+        if not unit["records"]:
+            a.fail(f"{field}.units", f"{printable(key)} has no records")
+        for rec in unit["records"]:
+            if unit_of(rec) != key or rec in records:
+                a.fail(f"{field}.units", f"{printable(rec)} under {printable(key)}")
+            records.add(rec)
+        a.same(f"{field}.units {printable(key)}.cost ({COST_MODEL})", unit["cost"],
+               expected_cost(unit))
+    dealt = deal(units, count)
+    for unit, shard in zip(units, dealt):
+        a.same(f"{field}.units {printable(unit['key'])}.shard (the rule's)", unit["shard"], shard)
+
+
+def share(units, index, rounds):
+    """Record id -> how many times shard `index` measures it (once per replay round)."""
+    counts = {}
+    for unit in units:
+        if index is None or unit["shard"] == index:
+            for rec in unit["records"]:
+                counts[rec] = counts.get(rec, 0) + rounds
+    return counts
+
+
+def audit_partition(a, field, cases, expected, complete):
+    """The records are exactly the expected ones (a subset while incomplete)."""
+    got = {}
+    for case in cases:
+        got[case["id"]] = got.get(case["id"], 0) + 1
+    for case_id, times in got.items():
+        if times > expected.get(case_id, 0):
+            a.fail(field, f"{printable(case_id)} measured {times} time(s), "
+                   f"its share is {expected.get(case_id, 0)} (foreign or duplicated)")
+    if complete:
+        for case_id, times in expected.items():
+            a.same(f"{field}: records of {printable(case_id)} (missing cases)",
+                   got.get(case_id, 0), times)
+
+
+def replay_rounds(doc):
+    replay = doc["run"].get("replay")
+    return replay["rounds"] if replay else 1
+
+
+def audit_shard(a, path, doc):
+    """A shard's own results: its campaign and its share. Returns its note."""
+    record = doc["run"]["shard"]
+    a.where = f"{path} run.shard"
+    count, index = record["count"], record["index"]
+    if index >= count:
+        a.malformed("run.shard.index", f"{index} is not below the {count} shards")
+    audit_campaign(a, record, "run.shard", count)
+    audit_partition(a, "cases (the shard's share)", doc["cases"],
+                    share(record["units"], index, replay_rounds(doc)), doc["run"]["complete"])
+    return (f"tilebench audit: SHARD {path}: shard {index}/{count} of campaign "
+            f"{record['campaign_sha256'][:12]} (its share only; tilebench merge joins them)")
+
+
+def at_path(doc, dotted):
+    value = doc
+    for part in dotted.split("."):
+        if isinstance(value, list):
+            value = value[int(part)] if part.isdigit() and int(part) < len(value) else None
+        elif isinstance(value, dict):
+            value = value.get(part)
+        else:
+            return None
+        if value is None:
+            return None
+    return value
+
+
+def measured_on(doc):
+    """The device a shard measured on, as the merge names it on each case."""
+    prov, backend = doc["provenance"], doc["run"].get("backend")
+    devices = (prov.get("gpu") or {}).get("devices") or [None]
+    gpu = devices[0] if backend == "cuda" and isinstance(devices[0], dict) else None
+    return {"backend": backend if isinstance(backend, str) else "?",
+            "hostname": prov["host"].get("hostname"),
+            "cuda_visible_devices": (prov.get("thread_env") or {}).get("CUDA_VISIBLE_DEVICES"),
+            "gpu": None if gpu is None else {k: gpu.get(k) for k in ("ordinal", "name", "uuid")}}
+
+
+def without_shard_keys(case):
+    return {k: v for k, v in case.items() if k not in ("shard", "measured_on")}
+
+
+def canonical(value):
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def audit_merge(a, path, run_dir, doc):
+    """A merged run: every shard once, each shard's results file the one recorded, of the
+    same campaign, build and kind of machine, and the merged cases exactly the shards'."""
+    merge, count = doc["run"]["merge"], doc["run"]["merge"]["shard_count"]
+    a.where = f"{path} run.merge"
+    audit_campaign(a, merge, "run.merge", count)
+    a.same("run.merge.shards (indices: every shard exactly once)",
+           sorted(entry["index"] for entry in merge["shards"]), list(range(count)))
+    rounds, units = replay_rounds(doc), merge["units"]
+    a.where = f"{path} cases"
+    audit_partition(a, "cases (the campaign)", doc["cases"], share(units, None, rounds), True)
+    dealt = {unit["key"]: unit["shard"] for unit in units}
+    by_shard = {i: [] for i in range(count)}
+    for case in doc["cases"]:
+        if "shard" not in case or "measured_on" not in case:
+            a.fail(f"case {printable(case['id'])}", "a merged case names its shard and device")
+        a.same(f"case {printable(case['id'])} shard (its unit's)", case["shard"],
+               dealt[unit_of(case["id"])])
+        by_shard[case["shard"]].append(case)
+    first = None
+    for entry in sorted(merge["shards"], key=lambda e: e["index"]):
+        i = entry["index"]
+        a.where = f"{path} run.merge.shards[{i}]"
+        a.same("file", entry["file"], f"shards/{i}/results.json")
+        shard_dir = os.path.join(run_dir, "shards", str(i))
+        shard_path = results_path(shard_dir)
+        if not os.path.lexists(shard_path):
+            a.fail("file", f"{shard_path} is missing: a merged run keeps every shard's results")
+        where = a.where
+        raw, sdoc = load_run(a, shard_path)
+        a.where = where
+        a.same("results_sha256 (of the shard's file)", entry["results_sha256"],
+               hashlib.sha256(raw).hexdigest())
+        record = sdoc["run"].get("shard")
+        if record is None:
+            a.fail("file", f"{shard_path} is not a shard (no run.shard)")
+        for key in ("campaign_argv", "campaign_sha256", "cost_model", "units"):
+            a.same(f"shard's run.shard.{key} (the merge's: one campaign)",
+                   canonical(record.get(key)), canonical(merge.get(key)))
+        a.same("shard's run.shard.index", record["index"], i)
+        a.same("shard's run.shard.count", record["count"], count)
+        a.same("shard's run.complete", sdoc["run"]["complete"], True)
+        a.same("valid_cases (the shard's)", entry["valid_cases"], sdoc["run"]["valid_cases"])
+        device = measured_on(sdoc)
+        a.same("measured_on (the shard's device)", canonical(entry["measured_on"]), canonical(device))
+        for case in by_shard[i]:
+            a.same(f"case {printable(case['id'])} measured_on (its shard's)",
+                   canonical(case["measured_on"]), canonical(device))
+        mine = sorted(canonical(without_shard_keys(c)) for c in by_shard[i])
+        theirs = sorted(canonical(c) for c in sdoc["cases"])
+        a.same("cases (the shard's records, as its file holds them)", len(mine), len(theirs))
+        for m, t in zip(mine, theirs):
+            if m != t:
+                a.fail("cases", f"a merged record differs from the shard's: {short(m, 160)}")
+        if first is None:
+            first = sdoc
+            a.same("provenance (the merged run's is shard 0's)", canonical(doc["provenance"]),
+                   canonical(sdoc["provenance"]))
+            continue
+        for fact in SHARED_FACTS:
+            a.same(f"{fact} (shard 0's: one campaign, build and kind of machine)",
+                   canonical(at_path(sdoc, fact)), canonical(at_path(first, fact)))
+        a.same("provenance.artifacts (shard 0's)",
+               sorted(canonical(x) for x in sdoc["provenance"]["artifacts"]),
+               sorted(canonical(x) for x in first["provenance"]["artifacts"]))
+        env = {k: v for k, v in (sdoc["provenance"].get("thread_env") or {}).items()
+               if k != "CUDA_VISIBLE_DEVICES"}
+        env0 = {k: v for k, v in (first["provenance"].get("thread_env") or {}).items()
+                if k != "CUDA_VISIBLE_DEVICES"}
+        a.same("provenance.thread_env (shard 0's, but CUDA_VISIBLE_DEVICES)", canonical(env),
+               canonical(env0))
+    a.where = path
+    a.same("run.valid_cases (the shards')", doc["run"]["valid_cases"],
+           sum(entry["valid_cases"] for entry in merge["shards"]))
+    return (f"tilebench audit: MERGED {path}: {count} shard(s) of campaign "
+            f"{merge['campaign_sha256'][:12]}, each checked against its results file")
+
 # ---- runs ------------------------------------------------------------------------
 
 def printable(text, limit=120):
@@ -2033,7 +2329,7 @@ def load_run(a, path):
 
 def audit_run(a, run_dir, check_current):
     """Audits one run: (its document, the digest of its results file, None or why it is
-    INCOMPLETE)."""
+    INCOMPLETE, None or a note on the shard or merge it is)."""
     path = results_path(run_dir)
     raw, doc = load_run(a, path)
     valid, seen = 0, set()
@@ -2044,18 +2340,32 @@ def audit_run(a, run_dir, check_current):
     a.where = path
     a.same("run.valid_cases", doc["run"]["valid_cases"], valid)
     incomplete = completion(a, doc)
+    note = None
+    if "merge" in doc["run"]:
+        if incomplete is not None:
+            a.fail("run.complete", "a merged run joins complete shards only")
+        note = audit_merge(a, path, run_dir, doc)
+    elif "shard" in doc["run"]:
+        note = audit_shard(a, path, doc)
     if check_current:
         audit_artifacts(a, path, doc)
-    return doc, hashlib.sha256(raw).hexdigest(), incomplete
+    return doc, hashlib.sha256(raw).hexdigest(), incomplete, note
 
 
 def audit_runs(a, dirs, check_current):
     """Every run, then their environments against the first's; (receipt inputs, labels)."""
     inputs, environments, labels = [], [], []
     for d in dirs:
-        doc, digest, incomplete = audit_run(a, d, check_current)
-        inputs.append({"dir": d, "results_sha256": digest, "cases": len(doc["cases"]),
-                       "replay": "replay" in doc, "complete": incomplete is None})
+        doc, digest, incomplete, note = audit_run(a, d, check_current)
+        entry = {"dir": d, "results_sha256": digest, "cases": len(doc["cases"]),
+                 "replay": "replay" in doc, "complete": incomplete is None}
+        if "shard" in doc["run"]:
+            entry["shard"] = f"{doc['run']['shard']['index']}/{doc['run']['shard']['count']}"
+        if "merge" in doc["run"]:
+            entry["merged_shards"] = doc["run"]["merge"]["shard_count"]
+        inputs.append(entry)
+        if note is not None:
+            print(note)
         if incomplete is not None:
             labels.append(f"tilebench audit: INCOMPLETE run {d}: {incomplete}")
         environments.append(environment(doc))
