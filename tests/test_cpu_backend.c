@@ -12,7 +12,7 @@
 #include "registry/registry.h"
 #include "test_support.h"
 
-static const struct tb_measure_options quick = {0.5, 0.2, 3, true, 0, 1, {0}};
+static const struct tb_measure_options quick = {0.5, 0.2, 3, true, 0, 1, {0}, false};
 
 static void run_and_check(enum tb_op op, size_t m, size_t n, enum tb_view_kind view,
                           enum tb_variant variant) {

@@ -356,7 +356,7 @@ static void defend_user_kernel(const char *library, struct tb_case_result *r) {
   install_device(9, 0, 132);
   dev.l2_bytes = 64 << 10; /* several small sets, not hundreds */
   struct tb_case c = strided_user_case();
-  struct tb_measure_options opt = {0.5, 0.2, 3, true, 0, 7, {0}};
+  struct tb_measure_options opt = {0.5, 0.2, 3, true, 0, 7, {0}, false};
   struct tb_case_data data;
   double *reference = NULL;
   struct tb_error err = {0};
@@ -432,7 +432,7 @@ static int defend_source_kernel(const char *launch, int ignore_stride, struct tb
   fake_kernel.ignore_stride = ignore_stride;
   dev.l2_bytes = 64 << 10;
   struct tb_case c = strided_user_case();
-  struct tb_measure_options opt = {0.5, 0.2, 3, true, 0, 7, {0}};
+  struct tb_measure_options opt = {0.5, 0.2, 3, true, 0, 7, {0}, false};
   struct tb_case_data data;
   double *reference = NULL;
   struct tb_error err = {0};

@@ -88,7 +88,7 @@ static struct tb_host_phase host_of(double per_call_ns) {
 
 static struct tb_device_result measure_probe(struct tb_provider *p, unsigned modes, double host_ns,
                                              unsigned samples, bool probe) {
-  struct tb_measure_options opt = {0.0, 0.01, samples, probe, modes, 1, {0}};
+  struct tb_measure_options opt = {0.0, 0.01, samples, probe, modes, 1, {0}, false};
   struct tb_host_phase host = host_of(host_ns);
   struct tb_device_result d;
   assert_true(tb_measure_device_phase(p, &opt, &host, &d));
@@ -228,7 +228,7 @@ static void a_stuck_hold_fails_its_samples(void **state) {
 static void the_noise_rule_stops_whole_samples(void **state) {
   struct fake_gpu g = {0};
   struct tb_provider p = {.ops = &gpu_ops, .name = "fake", .state = &g};
-  struct tb_measure_options opt = {0.0, 0.01, 20, true, ALL_MODES, 1, {0}};
+  struct tb_measure_options opt = {0.0, 0.01, 20, true, ALL_MODES, 1, {0}, false};
   opt.stopping = (struct tb_stopping_rule){
       .by_noise = true, .max_noise = 0.01, .min_samples = 4, .max_samples = 20, .timeout_s = 60};
   struct tb_host_phase host = host_of(2000.0);
@@ -446,6 +446,21 @@ static void an_unsteady_warmup_is_flagged(void **state) {
   tb_device_result_free(&d);
 }
 
+/* --clock-checks off: NVML there, nothing read or judged, and the record says so. */
+static void clock_checks_can_be_turned_off(void **state) {
+  fake_install_nvml();
+  struct fake_gpu g = {0};
+  struct tb_provider p = {.ops = &gpu_ops, .name = "fake", .state = &g};
+  struct tb_measure_options opt = {0.0, 0.01, 2, true, 0, 1, {0}, true};
+  struct tb_host_phase host = host_of(2000.0);
+  struct tb_device_result d;
+  assert_true(tb_measure_device_phase(&p, &opt, &host, &d));
+  assert_false(d.throughput.clock.checked);
+  assert_string_equal(d.clock_warmup.why_unchecked, "disabled (--clock-checks off)");
+  assert_int_equal(F.nvml_reads, 2); /* the case's before and after snapshots only */
+  tb_device_result_free(&d);
+}
+
 /* Without NVML nothing is judged, and the record says why. */
 static void without_nvml_the_clock_is_not_checked(void **state) {
   struct fake_gpu g = {0};
@@ -472,6 +487,7 @@ int main(void) {
       cmocka_unit_test_setup(a_spent_budget_keeps_samples_and_flags, setup),
       cmocka_unit_test_setup(an_unsteady_warmup_is_flagged, setup),
       cmocka_unit_test_setup(without_nvml_the_clock_is_not_checked, setup),
+      cmocka_unit_test_setup(clock_checks_can_be_turned_off, setup),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -75,6 +75,8 @@ static const char usage[] =
     "  --out DIR            new or empty results directory (default runs/<UTC time>)\n"
     "  --probe on|off       the instrumented CUPTI probe in the device phase (default on;\n"
     "                       off under tools that are CUPTI clients themselves)\n"
+    "  --clock-checks on|off  read the GPU's clocks around every device sample and\n"
+    "                       retake throttled samples (default on; docs/method.md 2.7)\n"
     "  --batch LIST         how the device phase's throughput batch reaches the GPU: eager\n"
     "                       (always), graph (one CUDA-graph replay), held (queued behind a\n"
     "                       blocking kernel); default eager,graph,held\n"
@@ -129,6 +131,7 @@ struct run_options {
   double warmup_ms, sample_ms;
   int quiet;
   int probe;
+  bool clock_checks_off; /* --clock-checks off */
   unsigned batch_modes; /* bit 1 << enum tb_batch_mode */
   const char *shard;    /* --shard I/N */
   unsigned shard_index, shard_count;
@@ -260,6 +263,7 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
                                           {"max-samples", required_argument, NULL, 1002},
                                           {"min-time", required_argument, NULL, 1003},
                                           {"timeout", required_argument, NULL, 1004},
+                                          {"clock-checks", required_argument, NULL, 1005},
                                           {"shard", required_argument, NULL, 1010},
                                           {"devices", required_argument, NULL, 1011},
                                           {NULL, 0, NULL, 0}};
@@ -316,6 +320,12 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
         return tb_fail(err, TB_ERR_USAGE, "--probe takes on or off, not '%s'", optarg);
       }
       o->probe = strcmp(optarg, "on") == 0;
+      break;
+    case 1005:
+      if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
+        return tb_fail(err, TB_ERR_USAGE, "--clock-checks takes on or off, not '%s'", optarg);
+      }
+      o->clock_checks_off = strcmp(optarg, "off") == 0;
       break;
     case 'B': batch = optarg; break;
     case 'b': o->backend = optarg; break;
@@ -632,6 +642,7 @@ static enum tb_status build_campaign(struct run_options *o, struct tb_campaign *
   c->measure.warmup_ms = o->warmup_ms;
   c->measure.sample_ms = o->sample_ms;
   c->measure.probe = o->probe;
+  c->measure.clock_checks_off = o->clock_checks_off;
   c->measure.batch_modes = o->batch_modes;
   c->progress = !o->quiet && isatty(STDERR_FILENO);
   return tb_campaign_check_memory(c, err);
@@ -671,6 +682,7 @@ static struct tb_run_facts run_facts(const struct run_options *o, const struct t
                                .warmup_ms = c->measure.warmup_ms,
                                .sample_ms = c->measure.sample_ms,
                                .probe = c->measure.probe,
+                               .clock_checks = !c->measure.clock_checks_off,
                                .batch_modes = c->measure.batch_modes,
                                .variants = variants,
                                .variant_count = c->variant_count,

@@ -591,7 +591,12 @@ bool tb_measure_device_phase(struct tb_provider *p, const struct tb_measure_opti
       tb_device_result_add_error(out, error);
     }
   }
-  wait_for_steady_clock(&ph, reps, &out->clock_warmup);
+  if (opt->clock_checks_off) {
+    snprintf(out->clock_warmup.why_unchecked, sizeof out->clock_warmup.why_unchecked,
+             "disabled (--clock-checks off)");
+  } else {
+    wait_for_steady_clock(&ph, reps, &out->clock_warmup);
+  }
   out->probe_state = probe_usable ? "measured"
                      : opt->probe ? "unavailable"
                                   : "disabled (--probe off)";

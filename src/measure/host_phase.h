@@ -28,6 +28,8 @@ struct tb_measure_options {
   /* when the host phase's throughput samples stop (docs/method.md §2.6);
    * by_noise false (zeroed): exactly `samples`, whatever stopping.samples says */
   struct tb_stopping_rule stopping;
+  /* --clock-checks off: no per-sample clock reads (docs/method.md §2.7) */
+  bool clock_checks_off;
 };
 
 /* Largest batch: bounds a calibration fooled by a near-zero first timing. */

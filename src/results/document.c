@@ -94,6 +94,8 @@ static json_t *run_json(const struct tb_run_facts *f) {
                 f->backend_reason, "seed", (json_int_t)f->seed, "measure", "samples",
                 (json_int_t)f->samples, "warmup_ms", f->warmup_ms, "sample_ms", f->sample_ms);
   json_object_set_new(json_object_get(info, "measure"), "probe", json_boolean(f->probe));
+  json_object_set_new(json_object_get(info, "measure"), "clock_checks",
+                      json_boolean(f->clock_checks));
   json_object_set_new(json_object_get(info, "measure"), "stopping", stopping_rule_json(f));
   json_t *modes = json_array();
   for (int mode = 0; mode < TB_BATCH_MODE_COUNT; ++mode) {

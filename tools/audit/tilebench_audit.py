@@ -660,10 +660,12 @@ def audit_clock_checks(a, device, metric, m, samples, budget):
     a.same(f"device.flags (throttling ({metric}))", flagged, kept > 0)
 
 
-def audit_clock_warmup(a, device):
+def audit_clock_warmup(a, device, enabled):
     w = member(a, device, "device", "clock_warmup", "object")
     if w is None:
         return
+    if not enabled and w.get("checked"):
+        a.fail("device.clock_warmup.checked", "clock checks ran under --clock-checks off")
     unsteady = bool(w.get("checked")) and not w.get("steady")
     flagged = any(f.startswith("clock not steady after warm-up") for f in device["flags"])
     a.same("device.flags (clock not steady)", flagged, unsteady)
@@ -671,10 +673,10 @@ def audit_clock_warmup(a, device):
         a.fail("device.clock_warmup.reads", "an unsteady warm-up stopped before 20 reads")
 
 
-def audit_device(a, device, samples, version=6, budget=None):
+def audit_device(a, device, samples, version=6, budget=None, clock_checks=True):
     complete = True
     if version >= 7:
-        audit_clock_warmup(a, device)
+        audit_clock_warmup(a, device, clock_checks)
     for metric in ("throughput", "latency"):
         m = device[metric]
         if version >= 7:
@@ -921,7 +923,8 @@ def audit_validity(a, case, measure, version):
         if version >= 6:
             check(a, stopping, "object", "device.throughput.stopping")
             samples = member(a, stopping, "device.throughput.stopping", "samples_taken", "positive")
-        device_ok = audit_device(a, device, samples, version, clock_budget(measure, samples))
+        device_ok = audit_device(a, device, samples, version, clock_budget(measure, samples),
+                                 measure.get("clock_checks", True))
         if stopping is not None:
             audit_stopping(a, "device.throughput.stopping", stopping, measure,
                            device["throughput"]["control"])
