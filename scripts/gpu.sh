@@ -139,7 +139,7 @@ if has batch; then
   mkdir -p "$WORK/batch"
   for shape in ${BATCH_SHAPES:-37x769 17x257 64x4096 1024x1024 4096x1024 16384x257 8x65536 32768x8192}; do
     if (( SECONDS > ${BATCH_DEADLINE_S:-380} )); then note "batch $shape: not started (deadline)"; continue; fi
-    timeout "${BATCH_SHAPE_TIMEOUT_S:-150}" "$BIN/tilebench" run --backend cuda \
+    timeout "${BATCH_SHAPE_TIMEOUT_S:-240}" "$BIN/tilebench" run --backend cuda \
       --providers native,torch,torch-compile --ops softmax,rmsnorm,layernorm,gelu_add --shapes "$shape" \
       --input-views packed --samples 5 --warmup-ms 20 --quiet --out "$WORK/batch/$shape" > "$WORK/batch/$shape.log" 2>&1
     note "batch $shape (exit $?, ${SECONDS}s): $(grep -E 'cases valid' "$WORK/batch/$shape.log" || tail -1 "$WORK/batch/$shape.log")"
@@ -352,6 +352,27 @@ if has stopping; then
   [[ -f "$run/results.json" ]] &&
     python3 "$ROOT/tools/audit/tilebench_audit.py" "$run" --receipt "$run/receipt.json" 2>&1 | tail -1 | tee -a "$SUMMARY"
   python3 "$ROOT/tests/gpu/clock_checks_summary.py" "$run" | tee "$WORK/stopping/clock_checks.txt" | tee -a "$SUMMARY"
+  # Do the per-sample NVML reads slow the host's launches? Host-bound native
+  # cases with the checks on and off, alternating (on, off, on, off).
+  for k in on-1 off-1 on-2 off-2; do
+    timeout 60 "$BIN/tilebench" run --backend cuda --ops softmax,layernorm --shapes 17x257,37x769 \
+      --input-views packed --samples 9 --warmup-ms 20 --clock-checks "${k%-*}" --quiet \
+      --out "$WORK/stopping/clock-checks-$k" > "$WORK/stopping/clock-checks-$k.log" 2>&1
+    note "clock-checks $k (exit $?): $(grep -E 'cases valid' "$WORK/stopping/clock-checks-$k.log" || tail -1 "$WORK/stopping/clock-checks-$k.log")"
+  done
+  python3 - "$WORK/stopping" <<'PY' | tee -a "$SUMMARY"
+import json, os, sys
+root = sys.argv[1]
+for k in ("on-1", "off-1", "on-2", "off-2"):
+    path = os.path.join(root, f"clock-checks-{k}", "results.json")
+    if not os.path.exists(path):
+        continue
+    for c in json.load(open(path))["cases"]:
+        d = c["device"]["throughput"]
+        print(f"clock-checks {k} {c['id']}: eager control {d['control']['per_call_summary_ns']['p50']:.0f} ns/call, "
+              f"host {c['host']['throughput']['per_call_summary_ns']['p50']:.0f} ns/call, "
+              f"graph {d['batch_modes']['graph']['control']['per_call_summary_ns']['p50']:.0f} ns/call")
+PY
   tar -C "$WORK" -czf "$OUT/stopping.tgz" stopping
 fi
 

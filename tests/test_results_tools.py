@@ -287,9 +287,10 @@ class EvidenceTest(unittest.TestCase):
                  for tool in ("memcheck", "racecheck") for case in checks]
         runs += [os.path.join("2026-12-01-h200-after-issues-15-16", "torch")]
         runs += [os.path.join("2026-12-01-h200-batch-modes", r) for r in ab]
-        runs += [os.path.join("2026-12-01-h200-held-graphs/batch", s) for s in
-                 ("17x257", "37x769", "64x4096", "1024x1024", "4096x1024", "16384x257", "8x65536",
-                  "32768x8192")]
+        shapes = ("17x257", "37x769", "64x4096", "1024x1024", "4096x1024", "16384x257", "8x65536",
+                  "32768x8192")
+        runs += [os.path.join("2026-12-01-h200-held-graphs/batch", s) for s in shapes]
+        runs += [os.path.join("2026-12-01-h200-graph-rotation/batch", s) for s in shapes]
         runs += [os.path.join("2026-12-01-h200-templates-validation-ab", r) for r in ab]
         runs += [os.path.join("2026-12-01-h200-validation-a7a88fb", "validation")]
         runs += [os.path.join("2026-12-01-h200-user-kernels/user-kernels", r)
