@@ -129,6 +129,27 @@ def graph_per_call_ns(fn, sets, calls, cycles, keep=True, lib=None):
     return statistics.median(times), held
 
 
+def kernels_of_one_call(fn, s):
+    """The names of the kernels one call of fn launches (torch.profiler, outside
+    every timing): to tell a different compiled function from a different timing."""
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fn(s)
+        torch.cuda.synchronize()
+    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA
+            and "memcpy" not in e.name.lower() and "memset" not in e.name.lower()]
+
+
+def tilebench_kernels_per_call(case):
+    """Kernels a call in tilebench's graph probe (its first sample), or None."""
+    graph = (case.get("device") or {}).get("throughput", {}).get("batch_modes", {}).get("graph") or {}
+    probe = graph.get("probe")
+    if not probe or not probe.get("kernels"):
+        return None
+    return probe["kernels"][0] / probe["calls_per_sample"]
+
+
 def tilebench_graph(case):
     modes = (case.get("device") or {}).get("throughput", {}).get("batch_modes", {})
     control = (modes.get("graph") or {}).get("control")
@@ -165,17 +186,23 @@ def main(argv):
             sets = buffer_sets(op, m, n)
             mine, held = graph_per_call_ns(compiled, sets, calls, cycles, lib=lib)
             dropped, _ = graph_per_call_ns(compiled, sets, calls, cycles, keep=False)
+            names = kernels_of_one_call(compiled, sets[0])
+            sets[0].pop("result", None)
             ratio = theirs / mine
             ok = abs(ratio - 1.0) <= TOLERANCE
             failures += not ok
             rows.append({"case": case["id"], "calls": calls, "tilebench_graph_ns": theirs,
                          "independent_graph_ns": mine, "ratio": ratio, "within_5_percent": ok,
                          "independent_results_dropped_ns": dropped,
-                         "independent_graphs_timed_by_tilebench_hold_ns": held})
+                         "independent_graphs_timed_by_tilebench_hold_ns": held,
+                         "independent_kernels_per_call": len(names), "independent_kernel_names": names,
+                         "tilebench_graph_probe_kernels_per_call": tilebench_kernels_per_call(case)})
             print(f"{'PASS' if ok else 'FAIL'} {case['id']}: tilebench graph {theirs / 1e3:.3f} µs, "
                   f"independent {mine / 1e3:.3f} µs, ratio {ratio:.3f} (results dropped at once: "
                   f"{dropped / 1e3:.3f} µs" + (f"; these graphs behind tilebench's hold: {held / 1e3:.3f} µs"
-                                               if held is not None else "") + ")", flush=True)
+                                               if held is not None else "") +
+                  f"; kernels a call: tilebench {tilebench_kernels_per_call(case)}, here {len(names)})",
+                  flush=True)
             torch.cuda.empty_cache()
     with open(out, "w") as f:
         json.dump({"tolerance": TOLERANCE, "replays": REPLAYS, "rows": rows}, f, indent=2)
