@@ -70,13 +70,15 @@ if has sanitize; then
   mkdir -p "$WORK/sanitizer"
   SAN=(--backend cuda --probe off --samples 1 --warmup-ms 1 --sample-ms 1 --quiet --input-views strided)
   for tool in memcheck racecheck; do
-    # op shape variant [gemm realization]
-    for spec in "softmax 37x769 automatic" "rmsnorm 64x258 reference" "layernorm 256x1024 candidate" \
-                "layernorm 200x40000 automatic" "softmax 8x65536 automatic" "sum 8x65536 automatic" \
-                "gelu_add 37x769 automatic" "gemm 127x193x61 automatic simt" \
-                "gemm 127x193x61 automatic tensor" "gemm 127x193x61 automatic tensor-3xtf32" \
-                "gemm 1999x2999x37 automatic tensor" "gemm 2048x1536x40 automatic tensor" \
-                "gemm 1999x2999x37 automatic simt"; do
+    # op shape variant [gemm realization]; SANITIZE_SPECS (';'-separated) replaces the list
+    specs=("softmax 37x769 automatic" "rmsnorm 64x258 reference" "layernorm 256x1024 candidate"
+           "layernorm 200x40000 automatic" "softmax 8x65536 automatic" "sum 8x65536 automatic"
+           "gelu_add 37x769 automatic" "gemm 127x193x61 automatic simt"
+           "gemm 127x193x61 automatic tensor" "gemm 127x193x61 automatic tensor-3xtf32"
+           "gemm 1999x2999x37 automatic tensor" "gemm 2048x1536x40 automatic tensor"
+           "gemm 1999x2999x37 automatic simt")
+    [[ -n "${SANITIZE_SPECS:-}" ]] && IFS=';' read -r -a specs <<< "$SANITIZE_SPECS"
+    for spec in "${specs[@]}"; do
       set -- $spec
       log="$WORK/sanitizer/$tool-$1-$2-$3${4:+-$4}.log"
       timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/tilebench" run \
