@@ -60,7 +60,9 @@ static __device__ __forceinline__ void tb_subwarp_rows(const float *__restrict__
 #pragma unroll
     for (int k = 0; k < V; ++k) {
       const int e = TB_SUBWARP_ELEMENT(k);
-      cache[k] = active && e < N ? xr[e] : 0.0f;
+      // a row past M reads row 0 (xr) and drops it: no branch around the loads
+      const float v = e < N ? xr[e] : 0.0f;
+      cache[k] = active ? v : 0.0f;
       if constexpr (Op::has_weight) {
         wpre[k] = e < N ? weight[e] : 0.0f;
         if constexpr (Op::has_bias) bpre[k] = e < N ? bias[e] : 0.0f;
