@@ -255,14 +255,27 @@ static void variants_and_plan_records(void **state) {
     assert_string_equal(json_string_value(json_object_get(plan, "variant")),
                         json_string_value(json_object_get(c, "variant")));
     assert_int_equal(json_array_size(json_object_get(plan, "candidates")), 39);
-    /* the default profile; sum 3x5 (s 1, p 8): slots 4, rounds 12, 12 + 2 + 32/8 = 18 */
+    /* the default profile; sum 3x5 (s 1, p 8): slots 4, rounds 12, 12 + 2 + 32/8 = 18,
+     * the best candidate, recorded; what runs (n <= 32) is subwarp rows: 1 lane a row
+     * caching its 5 elements, 256 rows a block, 1 block. The fixed variants keep (s, p). */
     assert_string_equal(json_string_value(json_object_get(plan, "profile")), "calibrated");
-    if (strcmp(json_string_value(json_object_get(c, "id")), "sum/3x5/packed/native/automatic") ==
-        0) {
-      assert_int_equal(json_integer_value(json_object_get(plan, "chosen_candidate")), 7);
-      json_t *selected = json_object_get(plan, "selected");
-      assert_int_equal(json_integer_value(json_object_get(selected, "slots")), 4);
-      assert_true(json_real_value(json_object_get(selected, "kernel_score")) == 18.0);
+    const char *id = json_string_value(json_object_get(c, "id"));
+    const char *mapping = json_string_value(json_object_get(plan, "mapping"));
+    if (strcmp(id, "sum/3x5/packed/native/automatic") == 0) {
+      assert_int_equal(json_integer_value(json_object_get(plan, "best_register_candidate")), 7);
+      json_t *best = json_array_get(json_object_get(plan, "candidates"), 7);
+      assert_int_equal(json_integer_value(json_object_get(best, "slots")), 4);
+      assert_true(json_real_value(json_object_get(best, "kernel_score")) == 18.0);
+      assert_string_equal(mapping, "subwarp_rows");
+      assert_true(json_is_null(json_object_get(plan, "chosen_candidate")));
+      json_t *subwarp = json_object_get(plan, "subwarp");
+      assert_int_equal(json_integer_value(json_object_get(subwarp, "lanes")), 1);
+      assert_int_equal(json_integer_value(json_object_get(subwarp, "slots")), 5);
+      assert_int_equal(json_integer_value(json_object_get(subwarp, "rows_per_block")), 256);
+      assert_int_equal(json_integer_value(json_object_get(subwarp, "thread_blocks")), 1);
+    } else if (strstr(id, "/automatic") == NULL) {
+      assert_string_equal(mapping, "register_rows");
+      assert_true(json_is_null(json_object_get(plan, "subwarp")));
     }
   }
   assert_int_equal(planned, 12);
@@ -328,6 +341,19 @@ static void plan_command(void **state) {
   json_decref(plan);
   assert_int_equal(RUN("plan", "--op", "layernorm", "--shape", "4x1000000"), 0);
   assert_non_null(strstr(out, "split_row"));
+  /* very short rows: 4 lanes a row (2 * 8 < 17 <= 4 * 8), 8 rows a warp, 64 a block */
+  assert_int_equal(RUN("plan", "--op", "softmax", "--shape", "65536x17"), 0);
+  assert_non_null(strstr(out, "mapping: subwarp_rows"));
+  assert_non_null(strstr(out, "lanes/row 4 (2 shuffle levels a reduction), slots 5, rows/warp 8"));
+  assert_null(strstr(out, "<= chosen"));
+  assert_int_equal(RUN("plan", "--op", "rmsnorm", "--shape", "65536x17", "--json"), 0);
+  json_t *short_rows = json_loads(out, 0, NULL);
+  json_t *subwarp = json_object_get(short_rows, "subwarp");
+  assert_int_equal(json_integer_value(json_object_get(subwarp, "lanes")), 4);
+  assert_int_equal(json_integer_value(json_object_get(subwarp, "rows_per_block")), 64);
+  assert_int_equal(json_integer_value(json_object_get(subwarp, "thread_blocks")), 1024);
+  assert_true(json_is_null(json_object_get(short_rows, "stream")));
+  json_decref(short_rows);
   expect_usage_error(RUN("plan", "--op", "add", "--shape", "4x4"), "not a row reduction");
   expect_usage_error(RUN("plan", "--op", "softmax"), "needs --op and --shape");
   expect_usage_error(RUN("plan", "--op", "softmax", "--shape", "64x64x64"), "MxNxK is for gemm");

@@ -12,11 +12,14 @@
 #include "test_support.h"
 
 /* the seed shapes, odd and long ones; few long rows in clusters of 3 (100x8195)
- * and in clusters of 16 whose chunks stream (10x500000) */
+ * and in clusters of 16 whose chunks stream (10x500000); very short rows
+ * (subwarp rows: 4 lanes a row with 5 or 8 elements each, 16-byte groups at
+ * n = 32 and 16, one lane a row, 2 lanes with 6, a tail block of 1 row) */
 static const size_t shapes[][2] = {
-    {37, 769},    {1024, 1024},  {16384, 257}, {4096, 1024}, {17, 257},
-    {64, 4096},   {8, 65536},    {200, 40000}, {1, 1},       {3, 5},
-    {2, 1000000}, {32768, 8192}, {100, 8195},  {10, 500000},
+    {37, 769},   {1024, 1024}, {16384, 257}, {4096, 1024}, {17, 257},    {64, 4096},
+    {8, 65536},  {200, 40000}, {1, 1},       {3, 5},       {2, 1000000}, {32768, 8192},
+    {100, 8195}, {10, 500000}, {65536, 17},  {4096, 17},   {100, 1},     {37, 32},
+    {5, 3},      {1000, 12},   {65537, 16},
 };
 #define SHAPES (sizeof shapes / sizeof shapes[0])
 
@@ -64,8 +67,33 @@ static void compile_without_spills(const struct tb_generated *g, const char *wha
 }
 
 static unsigned planned_barriers(const struct tb_plan *plan) {
-  return plan->mapping == TB_MAPPING_REGISTER_ROWS ? plan->selected.barrier_sites
-                                                   : plan->stream.barrier_sites;
+  switch (plan->mapping) {
+  case TB_MAPPING_REGISTER_ROWS: return plan->selected.barrier_sites;
+  case TB_MAPPING_SUBWARP_ROWS: return plan->subwarp.barrier_sites;
+  default: return plan->stream.barrier_sites;
+  }
+}
+
+/* Subwarp rows: the plan's lanes, slots and rows in the text; 16-byte groups
+ * exactly when every lane's elements are whole groups in rows whose stride
+ * keeps them aligned; one launch of the planned blocks; no shared memory. */
+static void check_subwarp_source(const struct tb_plan *plan, const struct tb_case *c,
+                                 const struct tb_generated *g) {
+  const struct tb_subwarp_facts *f = &plan->subwarp;
+  char text[128];
+  bool vec4 = c->shape.n % (4 * f->lanes) == 0 && c->view.row_stride % 4 == 0;
+  snprintf(text, sizeof text,
+           "#define LANES %u\n#define V %u\n#define ROWS %u\n#define THREADS %u\n"
+           "#define VEC4 %d\n",
+           f->lanes, f->slots, f->rows_per_block, f->threads_per_block, vec4);
+  assert_non_null(strstr(g->source, text));
+  assert_int_equal(f->lanes * f->slots >= c->shape.n, true);
+  assert_int_equal(f->lanes * (f->slots - 1) < c->shape.n, true); /* the last slot is used */
+  assert_int_equal(g->kernels[0].threads_per_block, f->threads_per_block);
+  assert_int_equal(g->kernels[0].blocks, f->thread_blocks);
+  assert_true((unsigned long long)f->thread_blocks * f->rows_per_block >= c->shape.m);
+  assert_int_equal(g->kernels[0].static_shared_bytes, 0);
+  assert_null(strstr(g->source, "__shared__"));
 }
 
 static void check_reduction(enum tb_op op, size_t m, size_t n, enum tb_view_kind view,
@@ -89,6 +117,12 @@ static void check_reduction(enum tb_op op, size_t m, size_t n, enum tb_view_kind
   assert_non_null(strstr(g1.source, "__shfl_xor_sync"));
   assert_int_equal(strstr(g1.source, "tb_warp_max") != NULL, op == TB_OP_SOFTMAX);
   assert_int_equal(g1.kernel_count, plan.mapping == TB_MAPPING_SPLIT_ROW ? 2 : 1);
+  /* very short rows of automatic plans share warps; everything else keeps its mapping */
+  bool subwarp = variant == TB_VARIANT_AUTOMATIC && n <= TB_SUBWARP_MAX_ROW;
+  assert_int_equal(plan.mapping == TB_MAPPING_SUBWARP_ROWS, subwarp);
+  if (subwarp) {
+    check_subwarp_source(&plan, &c, &g1);
+  }
   /* a cluster row fixes its cluster in the source and needs Hopper for it */
   char dims[48];
   snprintf(dims, sizeof dims, "__cluster_dims__(%u, 1, 1)", plan.stream.cluster_blocks);
@@ -346,7 +380,7 @@ static void unknown_mapping_refused(void **state) {
   struct tb_error err = {0};
   assert_int_equal(
       tb_plan_reduction(TB_OP_SOFTMAX, 4, 4, TB_VARIANT_AUTOMATIC, NULL, NULL, &plan, &err), TB_OK);
-  plan.mapping = (enum tb_mapping)(TB_MAPPING_CLUSTER_ROW + 1);
+  plan.mapping = (enum tb_mapping)(TB_MAPPING_SUBWARP_ROWS + 1);
   struct tb_generated g;
   assert_int_equal(tb_codegen_reduction(&plan, &c, &g, &err), TB_ERR_RUN);
   assert_non_null(strstr(err.message, "mapping"));

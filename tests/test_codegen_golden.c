@@ -13,9 +13,10 @@
  *   row reductions: sum, softmax, rmsnorm, layernorm x reference, candidate,
  *     automatic x packed, strided x scripts/gpu.sh's ALL_SHAPES and
  *     EXTRA_SHAPES (register rows of several s and p, block streaming, split
- *     rows, cluster rows cached and streamed) x profiles calibrated, analytic
- *     x the H200's limits ("h200": what `run` plans with on the H200) and no
- *     limits ("nolimits": what `tilebench plan` uses without a GPU);
+ *     rows, cluster rows cached and streamed, subwarp rows at 1x1 and 3x5)
+ *     x profiles calibrated, analytic x the H200's limits ("h200": what `run`
+ *     plans with on the H200) and no limits ("nolimits": what `tilebench
+ *     plan` uses without a GPU);
  *     "<op>/<m>x<n>/<view>/automatic/<profile>/<limits>"
  *   register rows forced to each (s, p) of the enumeration the H200 accepts,
  *     for packed m = 64 and n = 1024, 8192, 40000 (the register-rows emitter
@@ -74,7 +75,7 @@ static struct entries generated; /* in matrix order */
 
 /* What the matrix reached (asserted non-zero at the end). */
 static struct {
-  size_t mapping[4]; /* register rows, block streaming, split row, cluster row */
+  size_t mapping[5]; /* register rows, block streaming, split row, cluster row, subwarp rows */
   size_t cluster_cached, cluster_streamed;
   size_t s1_packed, s1_single, s_small, s_large; /* s = 1 with p > 1 / p = 1, 2..16, > 16 */
   size_t elementwise;
@@ -489,18 +490,20 @@ static size_t dedupe(struct entries *list, struct entries *sorted, const char *w
 }
 
 static void check_coverage(void) {
-  printf("matrix: %zu sources (%zu repeated labels dropped); reductions: register rows %zu, block "
-         "streaming %zu, split row %zu, cluster row %zu (%zu cached, %zu streamed); register rows "
-         "s=1 p>1 %zu, s=1 p=1 %zu, s 2..16 %zu, s>16 %zu; elementwise %zu; gemm: simt %zu + %zu "
-         "(thread n < 4), mma.sync tf32 %zu, 3xtf32 %zu, wgmma n128 %zu, n256 %zu; 4-float loads "
-         "%zu, 1-float %zu; 64-bit tile offsets %zu; user blocks %zu (%zu refused, not entries)\n",
-         generated.count, reached.duplicates, reached.mapping[TB_MAPPING_REGISTER_ROWS],
-         reached.mapping[TB_MAPPING_BLOCK_STREAMING], reached.mapping[TB_MAPPING_SPLIT_ROW],
-         reached.mapping[TB_MAPPING_CLUSTER_ROW], reached.cluster_cached, reached.cluster_streamed,
-         reached.s1_packed, reached.s1_single, reached.s_small, reached.s_large,
-         reached.elementwise, reached.simt_wide, reached.simt_narrow, reached.mma_sync,
-         reached.mma_sync_3xtf32, reached.wgmma_128, reached.wgmma_256, reached.vw4, reached.vw1,
-         reached.wide_offsets, reached.user_blocks, reached.refused_blocks);
+  printf(
+      "matrix: %zu sources (%zu repeated labels dropped); reductions: register rows %zu, block "
+      "streaming %zu, split row %zu, cluster row %zu (%zu cached, %zu streamed), subwarp rows %zu; "
+      "register rows s=1 p>1 %zu, s=1 p=1 %zu, s 2..16 %zu, s>16 %zu; elementwise %zu; gemm: simt "
+      "%zu + %zu "
+      "(thread n < 4), mma.sync tf32 %zu, 3xtf32 %zu, wgmma n128 %zu, n256 %zu; 4-float loads "
+      "%zu, 1-float %zu; 64-bit tile offsets %zu; user blocks %zu (%zu refused, not entries)\n",
+      generated.count, reached.duplicates, reached.mapping[TB_MAPPING_REGISTER_ROWS],
+      reached.mapping[TB_MAPPING_BLOCK_STREAMING], reached.mapping[TB_MAPPING_SPLIT_ROW],
+      reached.mapping[TB_MAPPING_CLUSTER_ROW], reached.cluster_cached, reached.cluster_streamed,
+      reached.mapping[TB_MAPPING_SUBWARP_ROWS], reached.s1_packed, reached.s1_single,
+      reached.s_small, reached.s_large, reached.elementwise, reached.simt_wide, reached.simt_narrow,
+      reached.mma_sync, reached.mma_sync_3xtf32, reached.wgmma_128, reached.wgmma_256, reached.vw4,
+      reached.vw1, reached.wide_offsets, reached.user_blocks, reached.refused_blocks);
   const struct {
     const char *kind;
     size_t count;
@@ -510,6 +513,7 @@ static void check_coverage(void) {
       {"split row", reached.mapping[TB_MAPPING_SPLIT_ROW]},
       {"cluster row, chunk in registers", reached.cluster_cached},
       {"cluster row, chunk streamed", reached.cluster_streamed},
+      {"subwarp rows", reached.mapping[TB_MAPPING_SUBWARP_ROWS]},
       {"register rows s = 1, p > 1", reached.s1_packed},
       {"register rows s = 1, p = 1", reached.s1_single},
       {"register rows s = 2..16", reached.s_small},

@@ -105,26 +105,106 @@ static void rmsnorm_n_not_multiple_of_4(void **state) {
 
 /* sum 1x1 (m = 1, n = 1): one group of 1 element, so every width has slots 1,
  * rounds 3, storage 1; score = 3 + 2s + 16/p, least (s 1, p 8) = 3 + 2 + 2 = 7.
- * Nothing is rejected (s=32 has exactly 1024 threads). Utilisation 1/32. */
+ * Nothing is rejected (s=32 has exactly 1024 threads). Utilisation 1/32. The
+ * candidates are still scored and recorded, but n <= 32 runs subwarp rows:
+ * one lane a row (1 * 8 >= 1), 256 rows a block, one block, no shuffle. */
 static void sum_1x1(void **state) {
   struct tb_plan plan = plan_of(TB_OP_SUM, 1, 1, TB_VARIANT_AUTOMATIC);
   assert_int_equal(plan.rejected_count, 0);
-  assert_int_equal(plan.chosen, 7);
-  assert_double_equal(plan.selected.kernel_score, 7.0, 0.0);
-  assert_int_equal(plan.selected.thread_blocks, 1);
-  assert_double_equal(plan.selected.lane_utilisation, 1.0 / 32.0, 0.0);
+  assert_int_equal(plan.best_register, 7);
+  const struct tb_candidate *best = &plan.candidates[7];
+  assert_double_equal(best->kernel_score, 7.0, 0.0);
+  assert_int_equal(best->thread_blocks, 1);
+  assert_double_equal(best->lane_utilisation, 1.0 / 32.0, 0.0);
   assert_int_equal(plan.candidates[38].threads, 1024);
   assert_false(plan.candidates[38].rejected);
+  assert_int_equal(plan.mapping, TB_MAPPING_SUBWARP_ROWS);
+  assert_int_equal(plan.chosen, -1);
+  assert_int_equal(plan.subwarp.lanes, 1);
+  assert_int_equal(plan.subwarp.shuffle_levels, 0);
+  assert_int_equal(plan.subwarp.rows_per_block, 256);
+  assert_int_equal(plan.subwarp.thread_blocks, 1);
 }
 
 /* layernorm 5x3 (n < 4): slots 3, rounds 15, storage 6; score 15 + 4s + 16/p,
- * least (s 1, p 8): 15 + 4 + 2 = 21; shared 0; 1 block (ceil(5/8)). */
+ * least (s 1, p 8): 15 + 4 + 2 = 21; shared 0; 1 block (ceil(5/8)). What
+ * runs is subwarp rows: 1 lane a row caching all 3 elements, utilisation 1. */
 static void layernorm_n_below_4(void **state) {
   struct tb_plan plan = plan_of(TB_OP_LAYERNORM, 5, 3, TB_VARIANT_AUTOMATIC);
-  assert_int_equal(plan.chosen, 7);
-  assert_int_equal(plan.selected.slots, 3);
-  assert_double_equal(plan.selected.kernel_score, 21.0, 0.0);
-  assert_int_equal(plan.selected.thread_blocks, 1);
+  assert_int_equal(plan.best_register, 7);
+  assert_int_equal(plan.candidates[7].slots, 3);
+  assert_double_equal(plan.candidates[7].kernel_score, 21.0, 0.0);
+  assert_int_equal(plan.candidates[7].thread_blocks, 1);
+  assert_int_equal(plan.mapping, TB_MAPPING_SUBWARP_ROWS);
+  assert_int_equal(plan.subwarp.lanes, 1);
+  assert_int_equal(plan.subwarp.slots, 3);
+  assert_double_equal(plan.subwarp.lane_utilisation, 1.0, 0.0);
+}
+
+/* Subwarp rows (n <= 32, automatic): lanes = the least power of two with
+ * 8 * lanes >= n, slots = ceil(n / lanes), 32 / lanes rows a warp, 256 / lanes
+ * rows a block of 256 threads, ceil(m / rows) blocks, log2(lanes) shuffles a
+ * reduction, no shared memory, no barriers.
+ * softmax 65536x17: 2 * 8 = 16 < 17 <= 4 * 8 -> 4 lanes,
+ *   slots ceil(17/4) = 5, 8 rows a warp, 64 a block, 65536/64 = 1024 blocks,
+ *   2 levels, 2 reductions, utilisation 17/20 = 0.85.
+ * rmsnorm 4096x17: the same lanes, 4096/64 = 64 blocks, 1 reduction.
+ * sum 100x1: 1 lane, 256 rows a block -> 1 block, 0 levels.
+ * layernorm 37x32: 32 <= 4 * 8 -> 4 lanes, slots 8, 1 block, utilisation 1.
+ * n = 8 -> 1 lane (8 slots); n = 9 -> 2 lanes (5 slots); n = 16 -> 2 lanes
+ * (8); m = 65537 -> one more block for the tail row. */
+static void subwarp_rows_rule(void **state) {
+  struct tb_plan p = plan_of(TB_OP_SOFTMAX, 65536, 17, TB_VARIANT_AUTOMATIC);
+  assert_int_equal(p.mapping, TB_MAPPING_SUBWARP_ROWS);
+  assert_int_equal(p.chosen, -1);
+  assert_non_null(strstr(p.rule, "very short rows"));
+  assert_int_equal(p.subwarp.lanes, 4);
+  assert_int_equal(p.subwarp.slots, 5);
+  assert_int_equal(p.subwarp.rows_per_warp, 8);
+  assert_int_equal(p.subwarp.threads_per_block, 256);
+  assert_int_equal(p.subwarp.rows_per_block, 64);
+  assert_int_equal(p.subwarp.thread_blocks, 1024);
+  assert_int_equal(p.subwarp.reductions, 2);
+  assert_int_equal(p.subwarp.shuffle_levels, 2);
+  assert_int_equal(p.subwarp.shared_bytes, 0);
+  assert_int_equal(p.subwarp.barrier_sites, 0);
+  assert_double_equal(p.subwarp.lane_utilisation, 0.85, 1e-15);
+  struct tb_plan r = plan_of(TB_OP_RMSNORM, 4096, 17, TB_VARIANT_AUTOMATIC);
+  assert_int_equal(r.subwarp.lanes, 4);
+  assert_int_equal(r.subwarp.thread_blocks, 64);
+  assert_int_equal(r.subwarp.reductions, 1);
+  struct tb_plan one = plan_of(TB_OP_SUM, 100, 1, TB_VARIANT_AUTOMATIC);
+  assert_int_equal(one.subwarp.lanes, 1);
+  assert_int_equal(one.subwarp.rows_per_block, 256);
+  assert_int_equal(one.subwarp.thread_blocks, 1);
+  assert_int_equal(one.subwarp.shuffle_levels, 0);
+  struct tb_plan full = plan_of(TB_OP_LAYERNORM, 37, 32, TB_VARIANT_AUTOMATIC);
+  assert_int_equal(full.subwarp.lanes, 4);
+  assert_int_equal(full.subwarp.slots, 8);
+  assert_int_equal(full.subwarp.thread_blocks, 1);
+  assert_double_equal(full.subwarp.lane_utilisation, 1.0, 0.0);
+  const size_t lengths[][3] = {{8, 1, 8}, {9, 2, 5}, {16, 2, 8}, {24, 4, 6}};
+  for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; ++i) {
+    struct tb_plan q = plan_of(TB_OP_SUM, 1000, lengths[i][0], TB_VARIANT_AUTOMATIC);
+    assert_int_equal(q.subwarp.lanes, lengths[i][1]);
+    assert_int_equal(q.subwarp.slots, lengths[i][2]);
+  }
+  assert_int_equal(plan_of(TB_OP_SUM, 65537, 17, TB_VARIANT_AUTOMATIC).subwarp.thread_blocks, 1025);
+}
+
+/* n = 33 keeps register rows (the choice for n > 32 is unchanged), and so do
+ * the fixed variants at any n: reference is (s 1, p 8) at n = 17 too. */
+static void subwarp_rows_bounds(void **state) {
+  struct tb_plan longer = plan_of(TB_OP_SOFTMAX, 65536, 33, TB_VARIANT_AUTOMATIC);
+  assert_int_equal(longer.mapping, TB_MAPPING_REGISTER_ROWS);
+  assert_int_equal(longer.chosen, longer.best_register);
+  struct tb_plan ref = plan_of(TB_OP_SOFTMAX, 65536, 17, TB_VARIANT_REFERENCE);
+  assert_int_equal(ref.mapping, TB_MAPPING_REGISTER_ROWS);
+  assert_int_equal(ref.selected.subgroups, 1);
+  assert_int_equal(ref.selected.packing, 8);
+  struct tb_plan cand = plan_of(TB_OP_RMSNORM, 5, 3, TB_VARIANT_CANDIDATE);
+  assert_int_equal(cand.mapping, TB_MAPPING_REGISTER_ROWS);
+  assert_string_equal(tb_mapping_name(TB_MAPPING_SUBWARP_ROWS), "subwarp_rows");
 }
 
 /* sum 64x258: 65 groups, the last with 2 elements.
@@ -427,6 +507,8 @@ int main(void) {
       cmocka_unit_test(rmsnorm_n_not_multiple_of_4),
       cmocka_unit_test(sum_1x1),
       cmocka_unit_test(layernorm_n_below_4),
+      cmocka_unit_test(subwarp_rows_rule),
+      cmocka_unit_test(subwarp_rows_bounds),
       cmocka_unit_test(tie_goes_to_the_first),
       cmocka_unit_test(long_rows_every_candidate_rejected),
       cmocka_unit_test(few_long_rows_split),

@@ -136,6 +136,36 @@ class AuditTest(Corruptions, unittest.TestCase):
                     return
         self.assert_caught(self.run_dir, m, "plan.chosen_candidate")
 
+    def subwarp_plans(self, d):
+        return [c["execution_plans"][0] for c in d["cases"] if c.get("execution_plans")
+                and c["execution_plans"][0].get("mapping") == "subwarp_rows"]
+
+    def test_subwarp_rows_planned_for_very_short_rows(self):
+        with open(os.path.join(self.run_dir, "results.json")) as f:
+            plans = self.subwarp_plans(json.load(f))
+        # 3x5, automatic, 4 ops x 2 input views: one lane a row (8 >= 5), 256 rows a block
+        self.assertEqual(len(plans), 8)
+        for plan in plans:
+            self.assertEqual((plan["subwarp"]["lanes"], plan["subwarp"]["slots"]), (1, 5))
+            self.assertIsNone(plan["selected"])
+            self.assertIsNone(plan["stream"])
+
+    def test_changed_subwarp_fact(self):
+        def m(d):
+            self.subwarp_plans(d)[0]["subwarp"]["lanes"] = 2
+        self.assert_caught(self.run_dir, m, "plan.subwarp.lanes")
+
+    def test_subwarp_rows_recorded_as_register_rows(self):
+        def m(d):
+            plan = self.subwarp_plans(d)[0]
+            plan["mapping"], plan["subwarp"] = "register_rows", None
+        self.assert_caught(self.run_dir, m, "plan.mapping")
+
+    def test_changed_subwarp_rule_constant(self):
+        def m(d):
+            self.subwarp_plans(d)[0]["constants"]["subwarp_slots"] = 4
+        self.assert_caught(self.run_dir, m, "plan.constants.subwarp_slots")
+
     def test_plan_under_another_profile(self):
         def m(d):  # the run says analytic, its plans were made under calibrated
             d["run"]["planner_profile"] = "analytic"

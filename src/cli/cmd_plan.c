@@ -47,7 +47,14 @@ static void print_table(const struct tb_plan *plan) {
            c->shared_bytes, c->barrier_sites, c->rejected ? ", rejected: " : "",
            c->rejected ? c->rejection : "");
   }
-  if (plan->mapping != TB_MAPPING_REGISTER_ROWS) {
+  if (plan->mapping == TB_MAPPING_SUBWARP_ROWS) {
+    const struct tb_subwarp_facts *f = &plan->subwarp;
+    printf(
+        "lanes/row %u (%u shuffle levels a reduction), slots %u, rows/warp %u, threads/block %u, "
+        "rows/block %u, blocks %llu, utilisation %.3f\n",
+        f->lanes, f->shuffle_levels, f->slots, f->rows_per_warp, f->threads_per_block,
+        f->rows_per_block, f->thread_blocks, f->lane_utilisation);
+  } else if (plan->mapping != TB_MAPPING_REGISTER_ROWS) {
     const struct tb_stream_facts *f = &plan->stream;
     printf("threads/block %u, blocks/row %u, chunk %llu elements, blocks %llu, memory passes %u, "
            "launches %u\n",

@@ -102,6 +102,20 @@ static void register_rows_constants(struct tb_strbuf *b, const struct tb_plan *p
                    cand->subgroups, cand->packing, cand->width, groups, cand->threads, prefetch);
 }
 
+/* VEC4: rows of whole groups of 4 for every lane (n a multiple of 4 * lanes,
+ * so the groups dealt round-robin fill the same V slots as the elements
+ * dealt one at a time) whose stride keeps them 16-byte aligned alike: loaded
+ * and stored 16 bytes at once. */
+static void subwarp_rows_constants(struct tb_strbuf *b, const struct tb_plan *plan,
+                                   const struct tb_case *c) {
+  const struct tb_subwarp_facts *f = &plan->subwarp;
+  bool vec4 = c->shape.n % (4ULL * f->lanes) == 0 && c->view.row_stride % 4 == 0;
+  tb_strbuf_printf(b,
+                   "#define LANES %u\n#define V %u\n#define ROWS %u\n#define THREADS %u\n"
+                   "#define VEC4 %d\n",
+                   f->lanes, f->slots, f->rows_per_block, f->threads_per_block, vec4);
+}
+
 static void block_streaming_constants(struct tb_strbuf *b, const struct tb_plan *plan,
                                       const struct tb_case *c) {
   (void)c;
@@ -146,6 +160,11 @@ static unsigned register_rows_barriers(const struct tb_plan *plan, const struct 
   return plan->selected.subgroups > 1 ? op->register_reductions : 0;
 }
 
+static unsigned no_barrier(const struct tb_plan *plan, const struct row_operator *op) {
+  (void)plan, (void)op;
+  return 0;
+}
+
 static unsigned one_barrier(const struct tb_plan *plan, const struct row_operator *op) {
   (void)plan, (void)op;
   return 1;
@@ -170,6 +189,14 @@ static void register_rows_launches(struct tb_generated *g, const struct tb_plan 
   const struct tb_candidate *cand = &plan->selected;
   g->kernel_count = 1;
   launch(&g->kernels[0], "tb_main", cand->threads, cand->thread_blocks, cand->shared_bytes);
+}
+
+static void subwarp_rows_launches(struct tb_generated *g, const struct tb_plan *plan,
+                                  const struct tb_case *c) {
+  (void)c;
+  const struct tb_subwarp_facts *f = &plan->subwarp;
+  g->kernel_count = 1;
+  launch(&g->kernels[0], "tb_main", f->threads_per_block, f->thread_blocks, f->shared_bytes);
 }
 
 static void block_streaming_launches(struct tb_generated *g, const struct tb_plan *plan,
@@ -235,6 +262,12 @@ static const struct row_mapping row_mappings[] = {
      two_barriers,
      cluster_row_launches,
      9}, /* thread-block clusters and distributed shared memory */
+    {TB_MAPPING_SUBWARP_ROWS,
+     {tb_kernel_subwarp_rows, NULL},
+     subwarp_rows_constants,
+     no_barrier,
+     subwarp_rows_launches,
+     0},
 };
 
 static const struct row_mapping *row_mapping_of(enum tb_mapping mapping) {

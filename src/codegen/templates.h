@@ -21,5 +21,6 @@ extern const char tb_kernel_register_rows[];
 extern const char tb_kernel_block_streaming[];
 extern const char tb_kernel_split_row[];
 extern const char tb_kernel_cluster_row[];
+extern const char tb_kernel_subwarp_rows[];
 
 #endif

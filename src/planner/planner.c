@@ -8,6 +8,7 @@ const char *tb_mapping_name(enum tb_mapping m) {
   case TB_MAPPING_REGISTER_ROWS: return "register_rows";
   case TB_MAPPING_BLOCK_STREAMING: return "block_streaming";
   case TB_MAPPING_CLUSTER_ROW: return "cluster_row";
+  case TB_MAPPING_SUBWARP_ROWS: return "subwarp_rows";
   default: return "split_row";
   }
 }
@@ -269,6 +270,39 @@ static unsigned long long cluster_row_blocks(const struct tb_plan *plan) {
   return plan->m * k * TB_CLUSTER_MIN_FILL >= plan->limits.multiprocessors ? k : 0;
 }
 
+void tb_subwarp_evaluate(enum tb_op op, size_t m, size_t n, unsigned lanes,
+                         struct tb_subwarp_facts *f) {
+  memset(f, 0, sizeof *f);
+  f->lanes = lanes;
+  f->slots = (unsigned)((n + lanes - 1) / lanes);
+  f->rows_per_warp = 32 / lanes;
+  f->threads_per_block = TB_SUBWARP_THREADS;
+  f->rows_per_block = TB_SUBWARP_THREADS / lanes;
+  f->thread_blocks = (m + f->rows_per_block - 1) / f->rows_per_block;
+  f->reductions = reductions_of(op);
+  for (unsigned g = lanes; g > 1; g /= 2) {
+    f->shuffle_levels++;
+  }
+  f->lane_utilisation = (double)n / ((double)lanes * (double)f->slots);
+}
+
+/* The least power of two with lanes * TB_SUBWARP_SLOTS >= n, at most 16. */
+static unsigned subwarp_lanes(size_t n) {
+  unsigned lanes = 1;
+  while (lanes < 16 && (size_t)lanes * TB_SUBWARP_SLOTS < n) {
+    lanes *= 2;
+  }
+  return lanes;
+}
+
+/* Rows so short that a warp a row leaves most of its lanes idle: groups of
+ * a few lanes a row, several rows a warp. */
+static void plan_subwarp_rows(struct tb_plan *plan) {
+  tb_subwarp_evaluate(plan->op, plan->m, plan->n, subwarp_lanes(plan->n), &plan->subwarp);
+  plan->mapping = TB_MAPPING_SUBWARP_ROWS;
+  plan->chosen = -1;
+}
+
 static bool few_long_rows(const struct tb_plan *plan) {
   return plan->m < plan->limits.multiprocessors && plan->n >= TB_SPLIT_MIN_ROW;
 }
@@ -285,6 +319,10 @@ static void choose(struct tb_plan *plan) {
         plan->rule = "few long rows (m < multiprocessors, n >= 8192): split each row over blocks";
         plan_split_row(plan);
       }
+    } else if (plan->n <= TB_SUBWARP_MAX_ROW) {
+      plan->rule = "very short rows (n <= 32): the fewest lanes a row (a power of two) that "
+                   "cache at most 8 elements a lane, 32/lanes rows a warp";
+      plan_subwarp_rows(plan);
     } else if (plan->best_register >= 0) {
       plan->rule = "first candidate with the least kernel score (the profile's)";
       select_register(plan, &plan->candidates[plan->best_register]);

@@ -33,6 +33,8 @@ enum tb_mapping {
   TB_MAPPING_SPLIT_ROW,       /* each row split over several blocks; partial results combined */
   TB_MAPPING_CLUSTER_ROW,     /* each row split over one thread-block cluster; partials combined in
                                  distributed shared memory, in one launch */
+  TB_MAPPING_SUBWARP_ROWS,    /* very short rows: g < 32 lanes a row, 32/g rows a warp, the row in
+                                 registers */
 };
 
 const char *tb_mapping_name(enum tb_mapping m);
@@ -111,6 +113,23 @@ struct tb_stream_facts {
   unsigned cluster_blocks; /* blocks per cluster (cluster row: blocks_per_row), else 0 */
 };
 
+/* Facts of subwarp rows (very short rows, docs/planner.md): each row is
+ * reduced by `lanes` lanes of a warp, element e of the row by lane e mod
+ * lanes, so a warp holds 32/lanes consecutive rows and a block
+ * threads_per_block/lanes of them. */
+struct tb_subwarp_facts {
+  unsigned lanes;                       /* g: a power of two, 1..16 */
+  unsigned slots;                       /* elements a lane caches: ceil(n/g) */
+  unsigned rows_per_warp;               /* 32/g */
+  unsigned threads_per_block;           /* TB_SUBWARP_THREADS */
+  unsigned rows_per_block;              /* threads_per_block/g */
+  unsigned long long thread_blocks;     /* ceil(m/rows_per_block) */
+  unsigned reductions;                  /* 1 (sum, rmsnorm) or 2 (softmax, layernorm) */
+  unsigned shuffle_levels;              /* log2 g a reduction */
+  double lane_utilisation;              /* n / (g * slots) */
+  unsigned shared_bytes, barrier_sites; /* 0: a row never leaves its warp */
+};
+
 struct tb_plan {
   enum tb_op op;
   size_t m, n;
@@ -131,7 +150,8 @@ struct tb_plan {
   struct tb_candidate
       fixed;        /* reference/candidate variants: their own evaluation, accepted or not */
   const char *rule; /* which rule chose the mapping */
-  struct tb_stream_facts stream; /* for block streaming, split row and cluster row */
+  struct tb_stream_facts stream;   /* for block streaming, split row and cluster row */
+  struct tb_subwarp_facts subwarp; /* for subwarp rows */
 };
 
 /* Split-row thresholds: rows shorter than this stay on one block; fewer rows
@@ -146,6 +166,19 @@ struct tb_plan {
 /* A cluster row keeps its chunk in registers (read once from memory) when a
  * thread's share is at most this many floats; longer chunks stream twice. */
 #define TB_CLUSTER_CACHE_FLOATS 32
+
+/* Subwarp rows: automatic plans of rows at most this long give each row
+ * lanes = the least power of two with lanes * TB_SUBWARP_SLOTS >= n (at
+ * most 16) lanes of a warp, in blocks of TB_SUBWARP_THREADS threads. */
+#define TB_SUBWARP_MAX_ROW 32
+#define TB_SUBWARP_SLOTS 8
+#define TB_SUBWARP_THREADS 256
+
+/* The subwarp facts of an m x n row reduction of `op` with `lanes` lanes a
+ * row (a power of two, 1..16): what the plan records and the generator
+ * writes. */
+void tb_subwarp_evaluate(enum tb_op op, size_t m, size_t n, unsigned lanes,
+                         struct tb_subwarp_facts *f);
 
 /* Whether a cluster row's chunk stays in registers (see above). */
 bool tb_cluster_chunk_cached(const struct tb_stream_facts *f);

@@ -27,7 +27,7 @@ static json_t *candidate_json(const struct tb_candidate *c) {
 }
 
 static json_t *stream_json(const struct tb_plan *plan) {
-  if (plan->mapping == TB_MAPPING_REGISTER_ROWS) {
+  if (plan->mapping == TB_MAPPING_REGISTER_ROWS || plan->mapping == TB_MAPPING_SUBWARP_ROWS) {
     return json_null();
   }
   const struct tb_stream_facts *f = &plan->stream;
@@ -37,6 +37,21 @@ static json_t *stream_json(const struct tb_plan *plan) {
                    "memory_passes", f->memory_passes, "launches", f->launches, "shared_bytes",
                    f->shared_bytes, "barrier_sites", f->barrier_sites, "cluster_blocks",
                    f->cluster_blocks);
+}
+
+static json_t *subwarp_json(const struct tb_plan *plan) {
+  if (plan->mapping != TB_MAPPING_SUBWARP_ROWS) {
+    return json_null();
+  }
+  const struct tb_subwarp_facts *f = &plan->subwarp;
+  json_t *j = json_pack("{s:i, s:i, s:i, s:i, s:i, s:I, s:i, s:i, s:i, s:i}", "lanes", f->lanes,
+                        "slots", f->slots, "rows_per_warp", f->rows_per_warp, "threads_per_block",
+                        f->threads_per_block, "rows_per_block", f->rows_per_block, "thread_blocks",
+                        (json_int_t)f->thread_blocks, "reductions", f->reductions, "shuffle_levels",
+                        f->shuffle_levels, "shared_bytes", f->shared_bytes, "barrier_sites",
+                        f->barrier_sites);
+  json_object_set_new(j, "lane_utilisation", tb_json_number(f->lane_utilisation));
+  return j;
 }
 
 static json_t *reduction_plan_json(const struct tb_plan *plan) {
@@ -65,6 +80,12 @@ static json_t *reduction_plan_json(const struct tb_plan *plan) {
                 "split_min_row", TB_SPLIT_MIN_ROW, "split_min_chunk", TB_SPLIT_MIN_CHUNK,
                 "stream_threads", TB_STREAM_THREADS, "split_threads", TB_SPLIT_THREADS,
                 "cluster_min_fill", TB_CLUSTER_MIN_FILL, "block_weight", plan->block_weight));
+  json_object_set_new(json_object_get(j, "constants"), "subwarp_max_row",
+                      json_integer(TB_SUBWARP_MAX_ROW));
+  json_object_set_new(json_object_get(j, "constants"), "subwarp_slots",
+                      json_integer(TB_SUBWARP_SLOTS));
+  json_object_set_new(json_object_get(j, "constants"), "subwarp_threads",
+                      json_integer(TB_SUBWARP_THREADS));
   json_object_set_new(j, "payload_per_element",
                       json_pack("{s:i, s:i, s:i, s:i}", "global_read", pay.global_read,
                                 "global_write", pay.global_write, "private_write",
@@ -85,6 +106,7 @@ static json_t *reduction_plan_json(const struct tb_plan *plan) {
                                                             : json_null());
   json_object_set_new(j, "rule", json_string(plan->rule));
   json_object_set_new(j, "stream", stream_json(plan));
+  json_object_set_new(j, "subwarp", subwarp_json(plan));
   return j;
 }
 

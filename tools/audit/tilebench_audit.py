@@ -591,7 +591,7 @@ def check_plan(a, record, field):
         constants = member(a, record, field, "constants", "object")
         member(a, constants, f"{field}.constants", "register_overhead", "count")
         items(a, member(a, record, field, "candidates", "list"), "object", f"{field}.candidates")
-        for key in ("selected", "fixed_variant", "stream"):
+        for key in ("selected", "fixed_variant", "stream", "subwarp"):
             member(a, record, field, key, "object|null", optional=True)
 
 
@@ -1098,6 +1098,25 @@ def candidate(op, m, n, s, p, limits, overhead, block_weight=16):
     return c
 
 
+# Subwarp rows (docs/planner.md): automatic plans of rows of at most SUBWARP_MAX_ROW elements
+# give each row the fewest lanes (a power of two, at most 16) that cache at most SUBWARP_SLOTS
+# elements a lane, in blocks of SUBWARP_THREADS threads. Records before the mapping carry no
+# constants.subwarp_max_row and were planned without it.
+SUBWARP_MAX_ROW, SUBWARP_SLOTS, SUBWARP_THREADS = 32, 8, 256
+
+
+def subwarp_facts(op, m, n):
+    """The facts of a row reduction of n-element rows on `lanes` lanes each, derived by counting."""
+    lanes = next(g for g in (1, 2, 4, 8, 16) if g * SUBWARP_SLOTS >= n or g == 16)
+    slots = -(-n // lanes)
+    rows_per_block = SUBWARP_THREADS // lanes
+    return {"lanes": lanes, "slots": slots, "rows_per_warp": 32 // lanes,
+            "threads_per_block": SUBWARP_THREADS, "rows_per_block": rows_per_block,
+            "thread_blocks": -(-m // rows_per_block), "reductions": REDUCTIONS[op],
+            "shuffle_levels": lanes.bit_length() - 1, "lane_utilisation": n / (lanes * slots),
+            "shared_bytes": 0, "barrier_sites": 0}
+
+
 def expected_plan(record):
     op, m, n, variant = record["op"], record["m"], record["n"], record["variant"]
     limits = record["device_limits"]
@@ -1119,6 +1138,8 @@ def expected_plan(record):
             plan["mapping"] = "cluster_row"
         elif m < sms and n >= 8192:
             plan["mapping"] = "split_row"
+        elif "subwarp_max_row" in record["constants"] and n <= SUBWARP_MAX_ROW:
+            plan["mapping"], plan["subwarp"] = "subwarp_rows", subwarp_facts(op, m, n)
         elif best is not None:
             plan["mapping"], plan["selected"], plan["chosen"] = "register_rows", cands[best], best
         else:
@@ -1371,6 +1392,10 @@ def audit_plan(a, record, case, device_capability):
     if "block_weight" in record["constants"]:  # recorded since the calibrated profile
         a.same("plan.constants.block_weight", record["constants"]["block_weight"],
                BLOCK_WEIGHT[record["profile"]])
+    if "subwarp_max_row" in record["constants"]:  # recorded since subwarp rows
+        for key, value in (("subwarp_max_row", SUBWARP_MAX_ROW), ("subwarp_slots", SUBWARP_SLOTS),
+                           ("subwarp_threads", SUBWARP_THREADS)):
+            a.same(f"plan.constants.{key}", record["constants"].get(key), value)
     overhead = record["constants"]["register_overhead"]
     if overhead not in EARLIER_OVERHEADS.get(record["op"], set()):
         a.same("plan.constants.register_overhead", overhead, OVERHEAD[record["op"]])
@@ -1390,6 +1415,13 @@ def audit_plan(a, record, case, device_capability):
     if "stream" in plan:
         for key, value in plan["stream"].items():
             a.same(f"plan.stream.{key}", record["stream"][key], value)
+    if "subwarp" in plan:
+        recorded = record.get("subwarp")
+        a.same("plan.subwarp (an object)", isinstance(recorded, dict), True)
+        for key, value in plan["subwarp"].items():
+            a.same(f"plan.subwarp.{key}", recorded.get(key), value, rel=1e-12)
+    elif "subwarp" in record:
+        a.same("plan.subwarp (null but for subwarp rows)", record["subwarp"], None)
     return plan
 
 
@@ -1549,8 +1581,12 @@ def audit_source(a, run_dir, case, plan):
     if plan["mapping"] == "gemm":
         a.same("source: barriers", source.count("__syncthreads()"), plan["barriers"])
         return
-    expected = plan["selected"]["barrier_sites"] if plan["mapping"] == "register_rows" else plan["stream"]["barrier_sites"]
+    facts = {"register_rows": "selected", "subwarp_rows": "subwarp"}.get(plan["mapping"], "stream")
+    expected = plan[facts]["barrier_sites"]
     a.same("source: __syncthreads() sites vs plan barrier sites", source.count("__syncthreads()"), expected)
+    subwarp = plan["mapping"] == "subwarp_rows"
+    lanes = f"#define LANES {plan['subwarp']['lanes']}\n" if subwarp else "#define LANES "
+    a.same("source: lanes a row as planned (subwarp rows only)", lanes in source, subwarp)
     clustered = plan["mapping"] == "cluster_row"
     dims = f"__cluster_dims__({plan['stream']['cluster_blocks']}, 1, 1)" if clustered else "__cluster_dims__"
     a.same("source: cluster dimensions as planned", dims in source, clustered)

@@ -23,6 +23,7 @@ static unsigned plan_lanes(const struct tb_plan *plan) {
   switch (plan->mapping) {
   case TB_MAPPING_REGISTER_ROWS: return plan->selected.width;
   case TB_MAPPING_BLOCK_STREAMING: return plan->stream.threads_per_block;
+  case TB_MAPPING_SUBWARP_ROWS: return plan->subwarp.lanes;
   default: return plan->stream.threads_per_block * plan->stream.blocks_per_row;
   }
 }

@@ -3,7 +3,7 @@
 # binary carries them and a template edit rebuilds only this file.
 set(TB_KERNEL_TEMPLATES
     prelude row_common sum softmax rmsnorm layernorm
-    streaming register_rows block_streaming split_row cluster_row)
+    streaming register_rows block_streaming split_row cluster_row subwarp_rows)
 list(TRANSFORM TB_KERNEL_TEMPLATES PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
 list(TRANSFORM TB_KERNEL_TEMPLATES APPEND .cuh)
 set(TB_KERNEL_TEMPLATES_C ${CMAKE_CURRENT_BINARY_DIR}/codegen_kernel_templates.c)
