@@ -170,6 +170,7 @@ struct tb_results_model {
   char stopping_rule[160];
   bool incomplete;          /* run.complete is false */
   double copy_ceiling_gbps; /* NaN without a ceiling */
+  double tolerance_scale;   /* run.tolerance_scale: 1 unless widened (and before schema 7) */
   /* provenance */
   const char *git_commit;
   bool git_dirty;
