@@ -372,9 +372,10 @@ class Worker:
         t = self.torch
         self.sync()
         for index, role, allocation, n in self.guards:
-            bits = allocation.view(t.int32).detach().to("cpu")
-            for before, zone in ((True, bits[:GUARD_ELEMS]), (False, bits[GUARD_ELEMS + n:])):
-                damaged = (zone != GUARD_BITS).nonzero()
+            bits = allocation.view(t.int32)
+            zones = ((True, bits[:GUARD_ELEMS]), (False, bits[GUARD_ELEMS + n:]))
+            for before, zone in zones:  # the zones alone come back, not the data between
+                damaged = (zone.detach().to("cpu") != GUARD_BITS).nonzero()
                 if damaged.numel() > 0:
                     first = int(damaged[0])
                     where = (f"before input {role} of buffer set {index}: element "
