@@ -164,7 +164,8 @@ elif has user-kernels; then
   # Issue 19 on the GPU: the CUDA example (examples/user-kernel-cuda, built
   # here by scripts/gpu-pack.sh) beside native, torch and torch.compile on both
   # views, audited; the same softmax as CUDA source through NVRTC
-  # (examples/user-kernel-nvrtc); then one broken kernel per GPU-only class
+  # (examples/user-kernel-nvrtc); the Python callable (user-python, and its
+  # Triton twin where Triton imports); then one broken kernel per GPU-only class
   # (tests/user_kernels/cuda), each invalid by the defence launches_on_stream.
   mkdir -p "$WORK/user-kernels"
   UK=$ROOT/.device/user-kernels
@@ -195,6 +196,24 @@ elif has user-kernels; then
   [[ -f "$run/results.json" ]] &&
     python3 "$ROOT/tools/audit/tilebench_audit.py" "$run" --receipt "$run/receipt.json" 2>&1 | tail -1 | tee -a "$SUMMARY"
   python3 "$VERDICTS" valid "$run" | tee -a "$SUMMARY"
+  # The Python callable (user-python): examples/user-kernel-python/softmax.py in
+  # the torch worker beside native, torch and torch.compile on both views, the
+  # same checks; then its Triton twin where this machine's PyTorch has Triton.
+  pythons="softmax.py:softmax"
+  python3 -c "import triton" > /dev/null 2>&1 && pythons="$pythons softmax_triton.py:softmax"
+  for callable in $pythons; do
+    run=$WORK/user-kernels/python-${callable%%.py:*}
+    timeout "${USER_KERNELS_SHAPE_TIMEOUT_S:-120}" "$BIN/tilebench" run --backend cuda --ops softmax \
+      --shapes 17x257,4096x1024 --input-views packed,strided \
+      --providers native,torch,torch-compile,user-python \
+      --kernel "$ROOT/examples/user-kernel-python/$callable" \
+      --samples 5 --warmup-ms 20 --quiet --out "$run" > "$run.log" 2>&1
+    note "user-kernels python $callable (exit $?, ${SECONDS}s): $(grep -E 'cases valid' "$run.log" || tail -1 "$run.log")"
+    grep -E '^softmax' "$run.log" | tee -a "$SUMMARY"
+    [[ -f "$run/results.json" ]] &&
+      python3 "$ROOT/tools/audit/tilebench_audit.py" "$run" --receipt "$run/receipt.json" 2>&1 | tail -1 | tee -a "$SUMMARY"
+    python3 "$VERDICTS" valid "$run" | tee -a "$SUMMARY"
+  done
   # kernel and the words its launches_on_stream detail must contain
   for broken in "side_stream:on a stream other than the provider's" "no_kernel:saw no kernel"; do
     kernel=${broken%%:*}

@@ -153,6 +153,8 @@ class MalformedInputTest(AuditCase):
             phase["per_call_ns"] = [0.0] * len(phase["per_call_ns"])
             phase["per_call_summary_ns"] = {"p50": 0.0, "min": 0.0, "max": 0.0}
             case["host"]["stopping"].update(noise=None, sampled_s=0.0)  # no positive median
+            # no positive p50: no figure for the plausibility gate, as the C side records it
+            case["defences"]["plausible"] = {"outcome": "not_run", "detail": "no timed figure"}
             key = case["id"].rsplit("/", 1)[0]
             entry = next(e for e in d["replay"]["cases"] if e["case"] == key)
             entry["metrics"]["host_throughput"]["candidate_p50_ns"][0] = 0.0

@@ -7,12 +7,15 @@
 
 #include "backends/cpu/cpu_kernels.h"
 #include "measure/case_runner.h"
+#include "measure/defences.h"
+#include "measure/plausible.h"
 #include "oracle/oracle.h"
 #include "providers/provider.h"
 #include "registry/registry.h"
 #include "test_support.h"
 
-static const struct tb_measure_options quick = {0.5, 0.2, 3, true, 0, 1, {0}, false};
+static const struct tb_measure_options quick = {
+    0.5, 0.2, 3, true, 0, 1, {0}, 1.0, {0, "", 0, 0, 0, 0}, false};
 
 static void run_and_check(enum tb_op op, size_t m, size_t n, enum tb_view_kind view,
                           enum tb_variant variant) {
@@ -133,16 +136,23 @@ static void unwritten_tail_makes_the_case_invalid(void **state) {
 /* The native provider made to cheat in one way at a time, each caught by its
  * defence (method §8) and named first in the error; without the optional
  * primitives the defences are recorded as not run and the case stays valid. */
-enum cheat { CHEAT_NONE, CHEAT_SKIP_EVERY_OTHER, CHEAT_WRITE_INPUT, CHEAT_KEEP_OUTPUT };
+enum cheat {
+  CHEAT_NONE,
+  CHEAT_SKIP_EVERY_OTHER,
+  CHEAT_WRITE_INPUT,
+  CHEAT_KEEP_OUTPUT,
+  CHEAT_SKIP_BATCHES /* computes the first two calls after a poison only */
+};
 static enum cheat cheat;
-static unsigned long cheat_calls;
+static unsigned long cheat_calls, since_poison;
 static struct tb_case_data *cheat_data;
 
 static enum tb_status cheating_launch(struct tb_provider *p, unsigned long calls,
                                       struct tb_error *err) {
   for (unsigned long i = 0; i < calls; ++i, ++cheat_calls) {
     bool skip = (cheat == CHEAT_SKIP_EVERY_OTHER && cheat_calls % 2 == 1) ||
-                (cheat == CHEAT_KEEP_OUTPUT && cheat_calls > 0);
+                (cheat == CHEAT_KEEP_OUTPUT && cheat_calls > 0) ||
+                (cheat == CHEAT_SKIP_BATCHES && since_poison++ >= 2);
     if (!skip && real_ops->launch(p, 1, err) != TB_OK) {
       return err->status;
     }
@@ -154,23 +164,33 @@ static enum tb_status cheating_launch(struct tb_provider *p, unsigned long calls
   return TB_OK;
 }
 
-/* A provider that keeps its output ignores the poison too. */
+/* A provider that keeps its output ignores the poison too, and the decoy. */
 static enum tb_status cheating_poison(struct tb_provider *p, struct tb_error *err) {
+  since_poison = 0;
   return cheat == CHEAT_KEEP_OUTPUT ? TB_OK : real_ops->poison_output(p, err);
+}
+
+static enum tb_status cheating_decoy(struct tb_provider *p, const float *values, size_t count,
+                                     struct tb_error *err) {
+  return cheat == CHEAT_KEEP_OUTPUT ? TB_OK : real_ops->decoy_output(p, values, count, err);
 }
 
 static void run_cheat(enum cheat how, bool primitives, struct tb_case_result *r) {
   struct broken_case b;
   open_broken_case(&b, 5, 33, TB_VIEW_STRIDED);
   cheat = how;
-  cheat_calls = 0;
+  cheat_calls = since_poison = 0;
   cheat_data = &b.data;
   broken_ops.launch = cheating_launch;
   broken_ops.poison_output = cheating_poison;
+  broken_ops.decoy_output = cheating_decoy;
   if (!primitives) {
     broken_ops.read_input = NULL;
     broken_ops.check_guards = NULL;
     broken_ops.load_inputs = NULL;
+    broken_ops.output_sets = NULL;
+    broken_ops.read_set_output = NULL;
+    broken_ops.decoy_output = NULL;
   }
   assert_int_equal(tb_run_case(b.p, &b.c, &b.data, b.ref, &quick, r), TB_OK);
   close_broken_case(&b);
@@ -196,10 +216,22 @@ static void cheats_are_caught_by_their_defence(void **state) {
   assert_caught(CHEAT_WRITE_INPUT, TB_DEFENCE_INPUTS_UNCHANGED);
   assert_caught(CHEAT_KEEP_OUTPUT, TB_DEFENCE_FRESH_INPUTS);
 
+  assert_caught(CHEAT_SKIP_BATCHES, TB_DEFENCE_TIMED_OUTPUTS);
+
   struct tb_case_result r; /* a kept output passes the poisoned calls: only fresh inputs show it */
   run_cheat(CHEAT_KEEP_OUTPUT, true, &r);
   assert_int_equal(r.defences[TB_DEFENCE_EVERY_CALL].outcome, TB_DEFENCE_PASSED);
+  assert_int_equal(r.defences[TB_DEFENCE_TIMED_OUTPUTS].outcome, TB_DEFENCE_PASSED);
   assert_true(r.validation.passed);
+  tb_case_result_free(&r);
+
+  /* skipped batches leave the decoy: the validation calls and the fresh
+   * inputs, two calls after a poison, cannot tell */
+  run_cheat(CHEAT_SKIP_BATCHES, true, &r);
+  assert_int_equal(r.defences[TB_DEFENCE_EVERY_CALL].outcome, TB_DEFENCE_PASSED);
+  assert_int_equal(r.defences[TB_DEFENCE_FRESH_INPUTS].outcome, TB_DEFENCE_PASSED);
+  assert_true(r.timed_outputs.decoy && r.timed_outputs.failed);
+  assert_non_null(strstr(r.defences[TB_DEFENCE_TIMED_OUTPUTS].detail, "a decoy written over it"));
   tb_case_result_free(&r);
 
   run_cheat(CHEAT_NONE, false, &r);
@@ -208,7 +240,9 @@ static void cheats_are_caught_by_their_defence(void **state) {
   assert_int_equal(r.defences[TB_DEFENCE_INPUTS_UNCHANGED].outcome, TB_DEFENCE_NOT_RUN);
   assert_int_equal(r.defences[TB_DEFENCE_GUARD_ZONES].outcome, TB_DEFENCE_NOT_RUN);
   assert_int_equal(r.defences[TB_DEFENCE_FRESH_INPUTS].outcome, TB_DEFENCE_NOT_RUN);
+  assert_int_equal(r.defences[TB_DEFENCE_TIMED_OUTPUTS].outcome, TB_DEFENCE_NOT_RUN);
   assert_non_null(strstr(r.defences[TB_DEFENCE_GUARD_ZONES].detail, "no guard zones"));
+  assert_non_null(strstr(r.defences[TB_DEFENCE_TIMED_OUTPUTS].detail, "cannot read a buffer set"));
   tb_case_result_free(&r);
 }
 
@@ -331,11 +365,100 @@ static void tf32_rounding(void **state) {
   assert_true(isnan(tb_round_tf32(NAN)));
 }
 
+/* The plausibility gate on figures built here (docs/method.md §8): a host
+ * figure above 4 x the host copy of the case's footprint times the CPUs
+ * fails, the native kernel's own figure passes; on a GPU the run's device
+ * copy ceiling bounds the device figures, and gemm's FLOP rate the peak of
+ * its realization (the H200's facts: 132 SMs at 1980 MHz, compute 9.0). */
+static struct tb_case_result gate_case(enum tb_op op, struct tb_shape shape, const char *backend,
+                                       double *per_call, size_t count) {
+  struct tb_case_result r;
+  memset(&r, 0, sizeof r);
+  r.c = (struct tb_case){.op = tb_op_info(op),
+                         .shape = shape,
+                         .view = tb_view_for(TB_VIEW_PACKED, shape.n),
+                         .provider = "user",
+                         .variant = TB_VARIANT_AUTOMATIC};
+  r.backend = backend;
+  r.minimal_bytes = tb_op_minimal_bytes(op, shape);
+  r.host_measured = true;
+  r.host.throughput.per_call_ns = per_call;
+  r.host.throughput.count = count;
+  return r;
+}
+
+static void plausibility_gate(void **state) {
+  struct tb_measure_options opt = quick;
+  const struct tb_shape shape = {4096, 1024, 0};
+  double claimed[] = {120.0, 125.0, 130.0}; /* a sum of 16 MiB in 125 ns: 134 TB/s */
+  struct tb_case_result r = gate_case(TB_OP_SUM, shape, "cpu", claimed, 3);
+  tb_measure_host_copies(r.minimal_bytes, &r.plausible);
+  assert_true(r.plausible.copy_count >= 1 && r.plausible.copies[0].gbps > 0.0);
+  tb_defend_plausible(&opt, &r);
+  assert_int_equal(r.defences[TB_DEFENCE_PLAUSIBLE].outcome, TB_DEFENCE_FAILED);
+  assert_non_null(strstr(r.defences[TB_DEFENCE_PLAUSIBLE].detail, "host p50 125 ns"));
+  assert_non_null(strstr(r.defences[TB_DEFENCE_PLAUSIBLE].detail, "one thread's copy"));
+  char why[600];
+  assert_true(tb_defence_failure(&r, why, sizeof why));
+  assert_non_null(strstr(why, "defence plausible failed"));
+
+  double honest[] = {4e6, 4e6, 4e6}; /* 4 ms: 4 GB/s, what a plain loop does */
+  r.host.throughput.per_call_ns = honest;
+  tb_defend_plausible(&opt, &r);
+  assert_int_equal(r.defences[TB_DEFENCE_PLAUSIBLE].outcome, TB_DEFENCE_PASSED);
+
+  /* a GPU: the device figures against the run's ceiling, none without one */
+  double host_gpu[] = {2e4}, eager[] = {5e3, 5e3, 5e3}, graph[] = {4e3, 4e3, 4e3};
+  struct tb_device_result dev;
+  memset(&dev, 0, sizeof dev);
+  dev.throughput.modes[TB_BATCH_EAGER].control.per_call_ns = eager;
+  dev.throughput.modes[TB_BATCH_EAGER].control.taken = 3;
+  dev.throughput.modes[TB_BATCH_GRAPH].control.per_call_ns = graph;
+  dev.throughput.modes[TB_BATCH_GRAPH].control.taken = 3;
+  r = gate_case(TB_OP_SUM, shape, "cuda", host_gpu, 1);
+  r.device = &dev;
+  tb_defend_plausible(&opt, &r); /* opt has no ceiling: nothing to judge a sum by */
+  assert_int_equal(r.defences[TB_DEFENCE_PLAUSIBLE].outcome, TB_DEFENCE_NOT_RUN);
+  opt.plausibility.copy_ceiling_gbps = 4000.0;
+  tb_defend_plausible(&opt, &r); /* graph: 16.8 MB in 4 us, 4198 GB/s */
+  assert_int_equal(r.defences[TB_DEFENCE_PLAUSIBLE].outcome, TB_DEFENCE_PASSED);
+  assert_int_equal(r.plausible.figure_count, 3);
+  assert_non_null(strstr(r.defences[TB_DEFENCE_PLAUSIBLE].detail, "fastest figure (graph)"));
+  graph[1] = 1e3; /* p50 of 1, 4, 4 us stays 4; all three at 1 us: 16792 GB/s */
+  graph[0] = graph[2] = 1e3;
+  tb_defend_plausible(&opt, &r);
+  assert_int_equal(r.defences[TB_DEFENCE_PLAUSIBLE].outcome, TB_DEFENCE_FAILED);
+  assert_non_null(strstr(r.defences[TB_DEFENCE_PLAUSIBLE].detail, "the run's device copy"));
+
+  /* gemm 4096^3: 137 GFLOP; in 1 ms that is 137 TFLOP/s, over the H200's FP32
+   * peak (67 TFLOP/s), under its TF32 one (535 TFLOP/s) */
+  opt.plausibility = (struct tb_plausibility_facts){4000.0, "", 9, 0, 132, 1980000};
+  double one_ms[] = {1e6};
+  r = gate_case(TB_OP_GEMM, (struct tb_shape){4096, 4096, 4096}, "cuda", one_ms, 1);
+  r.c.realization = TB_REALIZATION_SIMT;
+  tb_defend_plausible(&opt, &r);
+  assert_int_equal(r.defences[TB_DEFENCE_PLAUSIBLE].outcome, TB_DEFENCE_FAILED);
+  assert_non_null(
+      strstr(r.defences[TB_DEFENCE_PLAUSIBLE].detail, "GFLOP/s, above 1.05 x the peak"));
+  assert_true(fabs(r.plausible.peak_gflops - 132 * 256 * 1.98) < 1e-6);
+  r.c.realization = TB_REALIZATION_TENSOR;
+  tb_defend_plausible(&opt, &r);
+  assert_int_equal(r.defences[TB_DEFENCE_PLAUSIBLE].outcome, TB_DEFENCE_PASSED);
+  assert_non_null(strstr(r.plausible.peak_basis, "2048 TF32 tensor-core FLOP/cycle"));
+  /* a compute capability without a known rate: the bandwidth alone */
+  opt.plausibility.cc_major = 12;
+  tb_defend_plausible(&opt, &r);
+  assert_int_equal(r.defences[TB_DEFENCE_PLAUSIBLE].outcome, TB_DEFENCE_PASSED);
+  assert_true(isnan(r.plausible.peak_gflops));
+  assert_non_null(strstr(r.defences[TB_DEFENCE_PLAUSIBLE].detail, "FLOP rate not judged"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(every_op_on_awkward_shapes),
       cmocka_unit_test(unwritten_tail_makes_the_case_invalid),
       cmocka_unit_test(cheats_are_caught_by_their_defence),
+      cmocka_unit_test(plausibility_gate),
       cmocka_unit_test(gemm_on_odd_shapes),
       cmocka_unit_test(tf32_rounding),
       cmocka_unit_test(unknown_provider_and_backend),

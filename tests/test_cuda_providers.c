@@ -356,7 +356,7 @@ static void defend_user_kernel(const char *library, struct tb_case_result *r) {
   install_device(9, 0, 132);
   dev.l2_bytes = 64 << 10; /* several small sets, not hundreds */
   struct tb_case c = strided_user_case();
-  struct tb_measure_options opt = {0.5, 0.2, 3, true, 0, 7, {0}, false};
+  struct tb_measure_options opt = {0.5, 0.2, 3, true, 0, 7, {0}, 1.0, {0, "", 0, 0, 0, 0}, false};
   struct tb_case_data data;
   double *reference = NULL;
   struct tb_error err = {0};
@@ -370,13 +370,20 @@ static void defend_user_kernel(const char *library, struct tb_case_result *r) {
   struct tb_exec_plan plan;
   assert_int_equal(p->ops->plan(p, &c, &plan, &err), TB_OK);
   assert_int_equal(p->ops->prepare(p, &c, &data, &plan, &err), TB_OK);
-  memset(r, 0, sizeof *r);
-  r->c = c;
-  assert_int_equal(tb_validate_and_defend(p, &c, &data, reference, &before, &opt, r, &err), TB_OK);
   struct tb_provider_details details;
   p->ops->details(p, &details);
   assert_true(details.as.user.has_buffers);
   assert_true(details.as.user.buffers.sets > 1); /* the calls rotate over sets */
+  /* the timed calls stand-in: once over every set, as the host phase's are */
+  assert_int_equal(p->ops->output_sets(p), details.as.user.buffers.sets);
+  assert_int_equal(p->ops->launch(p, details.as.user.buffers.sets, &err), TB_OK);
+  assert_int_equal(p->ops->synchronize(p, &err), TB_OK);
+  memset(r, 0, sizeof *r);
+  r->c = c;
+  r->backend = p->backend;
+  r->host_measured = true; /* no samples: plausible has no figure to judge */
+  assert_int_equal(tb_validate_and_defend(p, &c, &data, reference, &before, NULL, &opt, r, &err),
+                   TB_OK);
   tb_provider_details_free(&details);
   p->ops->release(p);
   tb_provider_destroy(p);
@@ -395,10 +402,15 @@ static void user_provider_runs_a_library_on_device_buffers(void **state) {
     if (r.defences[d].outcome == TB_DEFENCE_FAILED) {
       print_error("%s: %s\n", tb_defence_name((enum tb_defence)d), r.defences[d].detail);
     }
-    assert_int_equal(r.defences[d].outcome,
-                     d == TB_DEFENCE_ON_STREAM ? TB_DEFENCE_NOT_RUN : TB_DEFENCE_PASSED);
+    assert_int_equal(r.defences[d].outcome, d == TB_DEFENCE_ON_STREAM || d == TB_DEFENCE_PLAUSIBLE
+                                                ? TB_DEFENCE_NOT_RUN
+                                                : TB_DEFENCE_PASSED);
   }
   assert_string_equal(r.defences[TB_DEFENCE_ON_STREAM].detail, "the device phase did not run");
+  assert_string_equal(r.defences[TB_DEFENCE_PLAUSIBLE].detail, "no timed figure to judge");
+  /* every set the calls reached, each as they left it */
+  assert_int_equal(r.timed_outputs.checked, r.timed_outputs.sets);
+  assert_non_null(strstr(r.defences[TB_DEFENCE_TIMED_OUTPUTS].detail, "buffer set(s)"));
   assert_non_null(strstr(r.defences[TB_DEFENCE_GUARD_ZONES].detail, "intact"));
 }
 
@@ -410,7 +422,8 @@ static void user_provider_defences_catch_broken_kernels(void **state) {
     enum tb_defence by;
   } broken[] = {{TB_FAKE_USER_modifies_input, TB_DEFENCE_INPUTS_UNCHANGED},
                 {TB_FAKE_USER_writes_outside, TB_DEFENCE_GUARD_ZONES},
-                {TB_FAKE_USER_caches_output, TB_DEFENCE_FRESH_INPUTS}};
+                {TB_FAKE_USER_caches_output, TB_DEFENCE_FRESH_INPUTS},
+                {TB_FAKE_USER_one_set_only, TB_DEFENCE_TIMED_OUTPUTS}};
   for (size_t i = 0; i < sizeof broken / sizeof broken[0]; ++i) {
     struct tb_case_result r;
     defend_user_kernel(broken[i].library, &r);
@@ -419,6 +432,15 @@ static void user_provider_defences_catch_broken_kernels(void **state) {
     print_message("%s: %s\n", broken[i].library, why);
     assert_int_equal(r.defences[broken[i].by].outcome, TB_DEFENCE_FAILED);
   }
+  /* only the sets the validation calls never use show the one-set kernel:
+   * set 1, the first after set 0, holds the poison of its allocation */
+  struct tb_case_result r;
+  defend_user_kernel(TB_FAKE_USER_one_set_only, &r);
+  assert_int_equal(r.defences[TB_DEFENCE_EVERY_CALL].outcome, TB_DEFENCE_PASSED);
+  assert_int_equal(r.defences[TB_DEFENCE_FRESH_INPUTS].outcome, TB_DEFENCE_PASSED);
+  assert_true(r.timed_outputs.failed && r.timed_outputs.failed_set == 1);
+  assert_int_equal(r.timed_outputs.validation.unwritten, r.timed_outputs.validation.checked);
+  assert_non_null(strstr(r.defences[TB_DEFENCE_TIMED_OUTPUTS].detail, "buffer set 1 of"));
 }
 
 #define SOFTMAX_CU TB_SOURCE_DIR "/examples/user-kernel-nvrtc/softmax.cu"
@@ -432,7 +454,7 @@ static int defend_source_kernel(const char *launch, int ignore_stride, struct tb
   fake_kernel.ignore_stride = ignore_stride;
   dev.l2_bytes = 64 << 10;
   struct tb_case c = strided_user_case();
-  struct tb_measure_options opt = {0.5, 0.2, 3, true, 0, 7, {0}, false};
+  struct tb_measure_options opt = {0.5, 0.2, 3, true, 0, 7, {0}, 1.0, {0, "", 0, 0, 0, 0}, false};
   struct tb_case_data data;
   double *reference = NULL;
   struct tb_error err = {0};
@@ -456,7 +478,9 @@ static int defend_source_kernel(const char *launch, int ignore_stride, struct tb
   assert_int_equal(p->ops->prepare(p, &c, &data, &plan, &err), TB_OK);
   memset(r, 0, sizeof *r);
   r->c = c;
-  assert_int_equal(tb_validate_and_defend(p, &c, &data, reference, &before, &opt, r, &err), TB_OK);
+  r->backend = p->backend;
+  assert_int_equal(tb_validate_and_defend(p, &c, &data, reference, &before, NULL, &opt, r, &err),
+                   TB_OK);
   p->ops->details(p, details);
   const char *sha = NULL;
   const char *text = p->ops->source(p, &sha);
@@ -487,9 +511,11 @@ static void source_provider_launches_as_described(void **state) {
   assert_ptr_equal(fake_kernel.stream, (CUstream)(uintptr_t)0x5);
   assert_true(fake_kernel.launches >= 4); /* three validation calls and the fresh inputs */
   assert_true(r.validated && r.validation.passed && r.defences_ran);
+  /* no timings here: nothing for the three defences that judge them */
   for (int k = 0; k < TB_DEFENCE_COUNT; ++k) {
-    assert_int_equal(r.defences[k].outcome,
-                     k == TB_DEFENCE_ON_STREAM ? TB_DEFENCE_NOT_RUN : TB_DEFENCE_PASSED);
+    bool untimed =
+        k == TB_DEFENCE_ON_STREAM || k == TB_DEFENCE_TIMED_OUTPUTS || k == TB_DEFENCE_PLAUSIBLE;
+    assert_int_equal(r.defences[k].outcome, untimed ? TB_DEFENCE_NOT_RUN : TB_DEFENCE_PASSED);
   }
   assert_true(d.as.user.from_source);
   assert_string_equal(d.as.user.symbol, "tb_user_softmax");

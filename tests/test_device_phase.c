@@ -88,7 +88,8 @@ static struct tb_host_phase host_of(double per_call_ns) {
 
 static struct tb_device_result measure_probe(struct tb_provider *p, unsigned modes, double host_ns,
                                              unsigned samples, bool probe) {
-  struct tb_measure_options opt = {0.0, 0.01, samples, probe, modes, 1, {0}, false};
+  struct tb_measure_options opt = {
+      0.0, 0.01, samples, probe, modes, 1, {0}, 1.0, {0, "", 0, 0, 0, 0}, false};
   struct tb_host_phase host = host_of(host_ns);
   struct tb_device_result d;
   assert_true(tb_measure_device_phase(p, &opt, &host, &d));
@@ -228,7 +229,8 @@ static void a_stuck_hold_fails_its_samples(void **state) {
 static void the_noise_rule_stops_whole_samples(void **state) {
   struct fake_gpu g = {0};
   struct tb_provider p = {.ops = &gpu_ops, .name = "fake", .state = &g};
-  struct tb_measure_options opt = {0.0, 0.01, 20, true, ALL_MODES, 1, {0}, false};
+  struct tb_measure_options opt = {
+      0.0, 0.01, 20, true, ALL_MODES, 1, {0}, 1.0, {0, "", 0, 0, 0, 0}, false};
   opt.stopping = (struct tb_stopping_rule){
       .by_noise = true, .max_noise = 0.01, .min_samples = 4, .max_samples = 20, .timeout_s = 60};
   struct tb_host_phase host = host_of(2000.0);
@@ -451,7 +453,7 @@ static void clock_checks_can_be_turned_off(void **state) {
   fake_install_nvml();
   struct fake_gpu g = {0};
   struct tb_provider p = {.ops = &gpu_ops, .name = "fake", .state = &g};
-  struct tb_measure_options opt = {0.0, 0.01, 2, true, 0, 1, {0}, true};
+  struct tb_measure_options opt = {0.0, 0.01, 2, true, 0, 1, {0}, 1.0, {0, "", 0, 0, 0, 0}, true};
   struct tb_host_phase host = host_of(2000.0);
   struct tb_device_result d;
   assert_true(tb_measure_device_phase(&p, &opt, &host, &d));

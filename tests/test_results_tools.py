@@ -709,5 +709,213 @@ class ClockChecksAuditTest(unittest.TestCase):
         self.check(record, flags=["throttling (throughput): 3 samples discarded, ..."])
 
 
+class DefenceRecordsAuditTest(Corruptions, unittest.TestCase):
+    """Schema 7's defences re-derived by the audit (docs/method.md §8): timed_outputs from
+    its own validation record, plausible from the raw samples and the host copies of a
+    CPU run, and from the run's device copy ceiling for a committed H200 run given the
+    records a schema 7 run would carry."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="tb-defence-records-")
+        cls.cpu_run = os.path.join(cls.tmp, "cpu")
+        r = run("run", "--backend", "cpu", "--ops", "softmax,gemm", "--shapes", "37x769,8x8x8",
+                "--input-views", "packed", *FAST, "--out", cls.cpu_run)
+        assert r.returncode == 0, r.stderr
+        cls.gpu_run = cls.converted_gpu_run()
+
+    @classmethod
+    def converted_gpu_run(cls):
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("tilebench_audit", AUDIT)
+        audit_module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(audit_module)
+        source = os.path.join(os.path.dirname(EVIDENCE_SOURCES), "2026-12-01-h200-held-graphs",
+                              "batch", "17x257")
+        converted = os.path.join(cls.tmp, "converted")
+        os.mkdir(converted)
+        with gzip.open(os.path.join(source, "results.json.gz")) as f:
+            doc = json.load(f)
+        doc["schema_version"] = 7
+        doc["run"]["tolerance_scale"] = 1.0
+        samples = doc["run"]["measure"]["samples"]
+        doc["run"]["measure"]["stopping"] = {"rule": "fixed", "samples": samples}
+
+        def stopping(phase):  # schema 6's record of the fixed rule, from the phase's samples
+            return {"rule": "fixed", "samples": samples, "samples_taken": samples,
+                    "noise": audit_module.robust_cv(phase["per_call_ns"]), "reason": "fixed_count",
+                    "sampled_s": sum(phase["elapsed_ns"]) / 1e9,
+                    "wall_s": sum(phase["elapsed_ns"]) / 1e9 + 1, "flags": []}
+        ceiling = doc["run"]["copy_ceiling"]["gbps"]
+        not_run = {"outcome": "not_run", "detail": "the provider cannot (as recorded on a GPU)"}
+        for case in doc["cases"]:
+            if case["validation"] is None:
+                case["defences"] = None
+                continue
+            case["validation"]["tolerance_scale"] = 1.0
+            unread = {"checked": False, "why_unchecked": "not read (converted from schema 6)"}
+            if case["host"] is not None:
+                case["host"]["stopping"] = stopping(case["host"]["throughput"])
+                case["host"]["cpu_frequency"] = {"available": False,
+                                                 "why_unavailable": "converted from schema 6"}
+            if case["device"] is not None:
+                throughput = case["device"]["throughput"]
+                throughput["stopping"] = stopping(throughput["control"])
+                case["device"]["clock_warmup"] = dict(unread)
+                for metric in ("throughput", "latency"):
+                    case["device"][metric]["clock_checks"] = dict(unread)
+            figures = [{"scope": scope, "per_call_p50_ns": p50,
+                        "gbps": case["minimal_bytes"] / p50, "gflops": None}
+                       for scope, p50 in audit_module.plausible_figures(case)]
+            case["defences"] = {
+                "inputs_unchanged": not_run, "guard_zones": not_run, "fresh_inputs": not_run,
+                "timed_outputs": not_run, "every_call": {"outcome": "passed", "detail": "3 calls"},
+                "launches_on_stream": {"outcome": audit_module.on_stream_outcome(case["device"]),
+                                       "detail": "as the C side"},
+                "plausible": {"outcome": "passed", "detail": "as the C side", "figures": figures,
+                              "bytes_model": "minimal", "margin": 4.0, "flop_margin": 1.05,
+                              "ceiling_source": "device_copy", "ceiling_gbps": ceiling,
+                              "peak_gflops": None, "peak_basis": None, "worker_clock": False}}
+        with open(os.path.join(converted, "results.json"), "w") as f:
+            json.dump(doc, f)
+        target = os.path.join(cls.tmp, "gpu")
+        copy_run(converted, target)
+        return target
+
+    def test_runs_audit(self):
+        for d in (self.cpu_run, self.gpu_run):
+            result = audit(d)
+            self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+
+    def test_cpu_records(self):
+        with open(os.path.join(self.cpu_run, "results.json")) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["schema_version"], 7)
+        for case in doc["cases"]:
+            timed, gate = case["defences"]["timed_outputs"], case["defences"]["plausible"]
+            self.assertEqual((timed["outcome"], timed["sets"], timed["sets_checked"]),
+                             ("passed", 1, 1), case["id"])
+            self.assertTrue(timed["decoy_before_batches"])
+            self.assertEqual(gate["outcome"], "passed", gate["detail"])
+            self.assertEqual(gate["ceiling_source"], "host_copy")
+            if case["op"] == "gemm":  # no FLOP peak on the CPU: the bandwidth alone
+                self.assertIsNone(gate["peak_gflops"])
+                self.assertIn("no FLOP peak on the CPU backend", gate["detail"])
+
+    def test_timed_outputs_outcome_follows_its_validation(self):
+        def m(d):
+            d["cases"][0]["defences"]["timed_outputs"]["outcome"] = "failed"
+        self.assert_caught(self.cpu_run, m, "timed_outputs.outcome (its validation)")
+
+        def widened(d):
+            d["cases"][0]["defences"]["timed_outputs"]["validation"]["atol"] *= 2
+        self.assert_caught(self.cpu_run, widened, "timed_outputs.validation.atol")
+
+    def test_plausible_figure_and_ceiling(self):
+        def figure(d):
+            d["cases"][0]["defences"]["plausible"]["figures"][0]["gbps"] *= 10
+        self.assert_caught(self.cpu_run, figure, "plausible.figures[0].gbps")
+
+        def copy(d):  # a faster copy than its samples show
+            d["cases"][0]["defences"]["plausible"]["host_copies"][0]["elapsed_ns"][0] //= 100
+        self.assert_caught(self.cpu_run, copy, "plausible.host_copies[0].gbps")
+
+        def margin(d):
+            d["cases"][0]["defences"]["plausible"]["margin"] = 40.0
+        self.assert_caught(self.cpu_run, margin, "plausible.margin")
+
+        def outcome(d):
+            d["cases"][0]["defences"]["plausible"]["outcome"] = "failed"
+        self.assert_caught(self.cpu_run, outcome, "plausible.outcome")
+
+    def test_gpu_figures_against_the_copy_ceiling(self):
+        def lower(d):  # a ceiling the recorded figures exceed four times over
+            d["run"]["copy_ceiling"]["gbps"] = 1.0
+            for case in d["cases"]:
+                if case["defences"] is not None:
+                    case["defences"]["plausible"]["ceiling_gbps"] = 1.0
+        self.assert_caught(self.gpu_run, lower, "re-derived 'failed'")
+
+        def skipped(d):
+            case = next(c for c in d["cases"] if c["defences"] is not None)
+            case["defences"]["plausible"] = {"outcome": "not_run", "detail": "?"}
+        self.assert_caught(self.gpu_run, skipped, "plausible.outcome: not run, though")
+
+
+class ToleranceScaleTest(Corruptions, unittest.TestCase):
+    """--tolerance-scale F (docs/tolerances.md): strictly parsed, F >= 1, recorded in the
+    run and in every validation record, shown in both reports, and re-derived by the
+    audit, which refuses a scale below 1 and a case whose tolerance is not op x scale."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="tb-tolerance-scale-")
+        cls.run_dir = os.path.join(cls.tmp, "run")
+        cls.result = run("run", "--backend", "cpu", "--ops", "softmax,sum", "--shapes", "37x769",
+                         "--input-views", "packed", "--tolerance-scale", "4", *FAST,
+                         "--out", cls.run_dir)
+        assert cls.result.returncode == 0, cls.result.stderr
+
+    def test_recorded_shown_and_audited(self):
+        with open(os.path.join(self.run_dir, "results.json")) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["run"]["tolerance_scale"], 4.0)
+        documented = {"softmax": (1e-8, 5e-5), "sum": (2e-5 * 769 ** 0.5, 1e-5)}
+        for case in doc["cases"]:
+            v = case["validation"]
+            self.assertEqual(v["tolerance_scale"], 4.0)
+            atol, rtol = documented[case["op"]]
+            self.assertAlmostEqual(v["atol"], 4 * atol, delta=1e-15)
+            self.assertAlmostEqual(v["rtol"], 4 * rtol, delta=1e-15)
+            self.assertEqual(case["defences"]["timed_outputs"]["validation"]["atol"], v["atol"])
+        note = "TOLERANCES WIDENED: atol and rtol of docs/tolerances.md x 4"
+        self.assertIn(note, self.result.stdout)
+        with open(os.path.join(self.run_dir, "results.md")) as f:
+            self.assertIn(note, f.read())
+        self.assertEqual(audit(self.run_dir).returncode, 0)
+
+    def test_default_changes_nothing(self):
+        out = os.path.join(self.tmp, "default")
+        r = run("run", "--backend", "cpu", "--ops", "softmax", "--shapes", "37x769",
+                "--input-views", "packed", *FAST, "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("WIDENED", r.stdout)
+        with open(os.path.join(out, "results.json")) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["run"]["tolerance_scale"], 1.0)
+        self.assertEqual(doc["cases"][0]["validation"]["atol"], 1e-8)
+
+    def test_bad_scales_exit_2(self):
+        for text, fragment in [("0.5", "is below 1"), ("0.999", "is below 1"),
+                               ("abc", "is not a number"), ("", "is not a number"),
+                               ("-1", "is not a number"), ("1e7", "outside"),
+                               ("2x", "is not a number"), ("inf", "is not a number")]:
+            with self.subTest(text=text):
+                out = os.path.join(self.tmp, "never")
+                r = run("run", "--backend", "cpu", "--ops", "softmax", "--shapes", "3x5",
+                        "--tolerance-scale", text, *FAST, "--out", out)
+                self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+                self.assertIn("--tolerance-scale", r.stderr)
+                self.assertIn(fragment, r.stderr)
+                self.assertFalse(os.path.exists(out))
+
+    def test_audit_refuses_a_scale_below_1(self):
+        def m(d):
+            d["run"]["tolerance_scale"] = 0.5
+        result = audit(self.corrupt(self.run_dir, m))
+        self.assertEqual(result.returncode, 3, result.stdout + result.stderr)
+        self.assertIn("run.tolerance_scale", result.stderr)
+
+    def test_audit_needs_op_tolerance_times_scale(self):
+        def case_scale(d):  # one case claims another scale than the run's
+            d["cases"][0]["validation"]["tolerance_scale"] = 8.0
+        self.assert_caught(self.run_dir, case_scale, "validation.tolerance_scale (run.tolerance_scale)")
+
+        def unscaled(d):  # the run says 4, the tolerances are the documented ones
+            for case in d["cases"]:
+                case["validation"]["atol"] /= 4
+        self.assert_caught(self.run_dir, unscaled, "validation.atol (docs/tolerances.md x the scale)")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=1)

@@ -128,8 +128,8 @@ class UserKernelTest(unittest.TestCase):
             self.assertIn("every ABI 1 operation", case["provider_details"]["description"])
         self.audit(out)
 
-    def assert_caught(self, kernel, defence, fragment):
-        r, out, doc = self.run_user(self.build(kernel))
+    def assert_caught(self, kernel, defence, fragment, ops="softmax"):
+        r, out, doc = self.run_user(self.build(kernel), ops=ops)
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         native = [c for c in doc["cases"] if c["provider"] == "native"]
         self.assertTrue(all(c["valid"] for c in native))
@@ -162,6 +162,32 @@ class UserKernelTest(unittest.TestCase):
         case = self.assert_caught("stale_output", "fresh_inputs", "over the last output")
         # poisoned outputs make it compute: the poisoned calls alone would pass it
         self.assertEqual(case["defences"]["every_call"]["outcome"], "passed")
+
+    def test_calls_skipped_in_timed_batches(self):
+        # computes over a poisoned output and on the call after: every validation call and
+        # the fresh inputs are right, the timed batches leave the decoy
+        case = self.assert_caught("skips_batches", "timed_outputs",
+                                  "buffer set 0 of 1 as the timed calls left it, a decoy written")
+        for name in ("every_call", "fresh_inputs", "inputs_unchanged", "guard_zones"):
+            self.assertEqual(case["defences"][name]["outcome"], "passed", name)
+        timed = case["defences"]["timed_outputs"]
+        self.assertTrue(timed["decoy_before_batches"])
+        self.assertEqual(timed["failed_set"], 0)
+        self.assertEqual(timed["validation"]["unwritten_elements"], 0)  # the decoy is finite
+        self.assertGreater(timed["validation"]["failed_elements"], 28000)
+
+    def test_faster_than_a_copy(self):
+        # every output right, timed outputs included: only its speed gives it away
+        case = self.assert_caught("memoizes_sum", "plausible", "GB/s over 113960 minimal bytes",
+                                  ops="sum")
+        for name in ("every_call", "fresh_inputs", "inputs_unchanged", "guard_zones",
+                     "timed_outputs"):
+            self.assertEqual(case["defences"][name]["outcome"], "passed", name)
+        gate = case["defences"]["plausible"]
+        self.assertEqual(gate["ceiling_source"], "host_copy")
+        (figure,) = gate["figures"]
+        self.assertGreater(figure["gbps"], gate["margin"] * gate["ceiling_gbps"])
+        self.assertEqual(gate["host_copies"][0]["footprint_bytes"], case["minimal_bytes"])
 
     def test_error_code(self):
         r, out, doc = self.run_user(self.build("fails"))

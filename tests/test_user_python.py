@@ -84,8 +84,16 @@ class UserPythonTest(unittest.TestCase):
             self.assertEqual((d["function"], d["qualname"]), ("softmax", "softmax"))
             self.assertEqual(c["output_allocation"], "framework_return_value")
             self.assertEqual(len(c["host"]["throughput"]["elapsed_ns"]), 3)  # the worker's clock
-            for name in ("every_call", "inputs_unchanged", "fresh_inputs"):
+            for name in ("every_call", "inputs_unchanged", "fresh_inputs", "guard_zones",
+                         "timed_outputs", "plausible"):
                 self.assertEqual(c["defences"][name]["outcome"], "passed", name)
+            self.assertIn("intact", c["defences"]["guard_zones"]["detail"])
+            self.assertTrue(c["defences"]["plausible"]["worker_clock"])
+            host = c["host"]
+            for metric in ("throughput", "latency"):  # the harness's clock bounds the worker's
+                for worker, harness in zip(host[metric]["elapsed_ns"],
+                                           host[metric]["harness_elapsed_ns"]):
+                    self.assertLessEqual(worker, harness)
         audit = self.audit(out)
         self.assertEqual(audit.returncode, 0, audit.stdout + audit.stderr)
         with open(os.path.join(out, "results.md")) as f:
@@ -174,6 +182,35 @@ class UserPythonTest(unittest.TestCase):
     def test_a_cached_output_fails_fresh_inputs(self):
         for c in self.assert_invalid("cached_output", "defence fresh_inputs failed"):
             self.assertEqual(c["defences"]["every_call"]["outcome"], "passed")
+
+    def test_a_write_past_an_input_fails_guard_zones(self):
+        for c in self.assert_invalid("writes_past_input", "defence guard_zones failed"):
+            self.assertIn("after input x of buffer set 0", c["error"])
+            # the input itself and the output are right: only the zone shows it
+            for name in ("inputs_unchanged", "every_call"):
+                self.assertEqual(c["defences"][name]["outcome"], "passed", name)
+
+    def test_a_slowed_worker_clock_is_not_what_the_harness_measured(self):
+        for c in self.assert_invalid("slows_the_clock", "defence plausible failed"):
+            self.assertIn("not what the harness's clock measured", c["error"])
+            for name in ("every_call", "fresh_inputs", "timed_outputs"):
+                self.assertEqual(c["defences"][name]["outcome"], "passed", name)
+        # the broken clock is the worker's, not the harness's: native beside it stands
+        r, doc, out = self.run_tb(f"{BROKEN}:slows_the_clock")
+        audit = self.audit(out)
+        self.assertEqual(audit.returncode, 0, audit.stdout + audit.stderr)
+
+    def test_wrong_outputs_off_the_validated_set_fail_timed_outputs(self):
+        r, doc, out = self.run_tb(f"{BROKEN}:only_first_set", env={"TILEBENCH_TORCH_SETS": "3"})
+        self.assertEqual(r.returncode, 1, r.stderr)
+        for c in self.user_cases(doc):
+            self.assertFalse(c["valid"])
+            self.assertEqual(c["defences"]["every_call"]["outcome"], "passed")
+            timed = c["defences"]["timed_outputs"]
+            self.assertEqual((timed["outcome"], timed["sets"]), ("failed", 3))
+            self.assertIn(timed["failed_set"], (1, 2))
+        audit = self.audit(out)
+        self.assertEqual(audit.returncode, 0, audit.stdout + audit.stderr)
 
     def test_without_pytorch_the_cases_say_why_and_native_stands(self):
         fake = os.path.join(self.tmp, "no_torch")

@@ -13,7 +13,7 @@ static void fill(float *out, double *ref) {
   }
 }
 
-static const struct tb_tolerance tol = {1e-6, 1e-6};
+static const struct tb_tolerance tol = {1e-6, 1e-6, 1.0};
 
 static void correct_output_passes(void **state) {
   float out[COUNT];
@@ -45,7 +45,7 @@ static void nan_never_passes(void **state) {
   fill(out, ref);
   out[5] = nanf("");
   struct tb_validation v;
-  tb_validate(out, ref, COUNT, (struct tb_tolerance){INFINITY, INFINITY}, &v);
+  tb_validate(out, ref, COUNT, (struct tb_tolerance){INFINITY, INFINITY, 1.0}, &v);
   assert_false(v.passed);
   assert_int_equal(v.failed, 1);
   assert_int_equal(v.unwritten, 0); /* a computed NaN is not the poison pattern */
@@ -81,9 +81,9 @@ static void tolerance_is_absolute_plus_relative(void **state) {
   float out[1] = {101.0f};
   double ref[1] = {100.0};
   struct tb_validation v;
-  tb_validate(out, ref, 1, (struct tb_tolerance){0.5, 0.005}, &v); /* bound 1.0 */
+  tb_validate(out, ref, 1, (struct tb_tolerance){0.5, 0.005, 1.0}, &v); /* bound 1.0 */
   assert_true(v.passed);
-  tb_validate(out, ref, 1, (struct tb_tolerance){0.4, 0.005}, &v); /* bound 0.9 */
+  tb_validate(out, ref, 1, (struct tb_tolerance){0.4, 0.005, 1.0}, &v); /* bound 0.9 */
   assert_false(v.passed);
   assert_double_equal(v.max_rel_error, 0.01, 1e-12);
 }

@@ -21,6 +21,11 @@ import time
 from tilebench import timing
 
 POISON_BITS = 0x7FC0DEAD
+# The user-python provider's inputs lie between two zones of this pattern
+# (src/inputs/guard.h: a NaN whose payload is not the poison's), checked
+# after the calls (the defence guard_zones, docs/method.md §8).
+GUARD_BITS = 0x7FA11CE5
+GUARD_ELEMS = 1024
 # A held sample's hold waits at most this long for the calls to be queued.
 HOLD_TIMEOUT_NS = 5_000_000_000
 # Graphs of one batch size that together walk the buffer sets (graph mode).
@@ -61,6 +66,9 @@ class Worker:
         self.storages = []  # per buffer set: role -> the storage its view is of
         self.specs = {}  # role -> the prepare request's input spec
         self.out_shape = None
+        self.reached = []  # per buffer set: a call outside a graph capture used it
+        self.capturing = False
+        self.guards = []  # user-python: (set, role, allocation, elements) of each guarded input
         if self.cuda:
             # $TILEBENCH_TIMING_LIB (set by the harness), checked: ABI and struct sizes
             try:
@@ -87,8 +95,22 @@ class Worker:
             storage = storage.to(self.device)
         if spec["rows"] == 1 and spec["role"] in ("weight", "bias"):
             return storage, storage
-        view = t.as_strided(storage, (spec["rows"], spec["cols"]), (spec["row_stride"], 1), spec["offset"])
+        # as_strided's offset counts from the allocation's start: a guarded storage
+        # begins GUARD_ELEMS into it
+        view = t.as_strided(storage, (spec["rows"], spec["cols"]), (spec["row_stride"], 1),
+                            storage.storage_offset() + spec["offset"])
         return storage, view
+
+    def guarded(self, storage, index, role):
+        """A copy of `storage` between two guard zones of one allocation (user-python):
+        the storage is the allocation's middle, the zones are checked by check_guards."""
+        t, n = self.torch, storage.numel()
+        allocation = t.empty(n + 2 * GUARD_ELEMS, dtype=t.float32, device=self.device)
+        allocation.view(t.int32).fill_(GUARD_BITS)
+        middle = allocation[GUARD_ELEMS:GUARD_ELEMS + n]
+        middle.copy_(storage)
+        self.guards.append((index, role, allocation, n))
+        return middle
 
     def build(self, op, n):
         """The call as a function of one buffer set's tensors, with its output
@@ -124,8 +146,13 @@ class Worker:
         sets and half the free device memory; cycled call by call."""
         t = self.torch
         first, base = {}, {}
+        self.guards = []
+        guard = self.user is not None  # the code under test: its inputs between guard zones
         for spec in req["inputs"]:
-            storage, view = self.tensor_from(spec)
+            storage, _ = self.tensor_from(spec)
+            if guard:
+                storage = self.guarded(storage, 0, spec["role"])
+            storage, view = self.tensor_from(spec, storage)
             base[spec["role"]] = (spec, storage)
             first[spec["role"]] = view
         self.storages = [{role: st for role, (_, st) in base.items()}]
@@ -144,10 +171,11 @@ class Worker:
         if os.environ.get("TILEBENCH_TORCH_SETS"):  # tests: the rotation path on a CPU
             sets, state = int(os.environ["TILEBENCH_TORCH_SETS"]), "forced (test)"
         all_sets = [first]
-        for _ in range(sets - 1):
+        for index in range(1, sets):
             copy, storages = {}, {}
             for role, (spec, storage) in base.items():
-                storages[role], copy[role] = self.tensor_from(spec, storage.clone())
+                clone = self.guarded(storage, index, role) if guard else storage.clone()
+                storages[role], copy[role] = self.tensor_from(spec, clone)
             self.storages.append(storages)
             if preallocated:
                 copy["out"] = t.empty(out_shape, device=self.device)
@@ -179,6 +207,7 @@ class Worker:
             self.check_output(self.last)
             self.sync()
             self.cursor = 0
+        self.reached = [False] * len(self.sets)  # the timed calls start here
         if req.get("compile"):
             if not hasattr(t, "compile"):
                 raise RuntimeError(f"torch.compile needs torch 2.0 or newer (this is {t.__version__})")
@@ -209,6 +238,8 @@ class Worker:
         try:
             for _ in range(count):
                 current = self.sets[self.cursor]
+                if not self.capturing and self.reached:
+                    self.reached[self.cursor] = True
                 self.cursor = (self.cursor + 1) % len(self.sets)
                 self.last = current["result"] = self.fn(current)
         except Exception as e:
@@ -240,12 +271,26 @@ class Worker:
         if calls not in self.graphs:
             count = min(MAX_GRAPHS, -(-len(self.sets) // calls))
             graphs = []
-            for _ in range(count):
-                graph = self.torch.cuda.CUDAGraph()
-                first = self.cursor
-                with self.torch.cuda.graph(graph):
-                    self.calls(calls)
-                graphs.append((first, graph))
+            # a failed capture leaves no result of its own behind: each set keeps
+            # the one its last eager call returned (timed_outputs reads them)
+            kept = [(s.get("result"), self.last) for s in self.sets]
+            self.capturing = True
+            try:
+                for _ in range(count):
+                    graph = self.torch.cuda.CUDAGraph()
+                    first = self.cursor
+                    with self.torch.cuda.graph(graph):
+                        self.calls(calls)
+                    graphs.append((first, graph))
+            except Exception:
+                for s, (result, last) in zip(self.sets, kept):
+                    s.pop("result", None)
+                    if result is not None:
+                        s["result"] = result
+                    self.last = last
+                raise
+            finally:
+                self.capturing = False
             for _, graph in graphs:
                 graph.replay()
             self.sync()
@@ -312,8 +357,47 @@ class Worker:
         result.detach().to("cpu").contiguous().numpy().tofile(req["path"])
         reply(ok=True, elements=result.numel())
 
+    def read_set_output(self, req):
+        """timed_outputs (docs/method.md §8): buffer set `set`'s output as the calls left
+        it (a preallocated output, or the result kept with the set), and whether a call
+        outside a graph capture reached the set since prepare. Nothing is written for a
+        set no call reached."""
+        index = req["set"]
+        if not 0 <= index < len(self.sets):
+            raise RuntimeError(f"no buffer set {index} of {len(self.sets)}")
+        self.sync()
+        current = self.sets[index]
+        result = current["out"] if "out" in current else current.get("result")
+        if not self.reached[index] or result is None:
+            return reply(ok=True, reached=False, elements=0)
+        if self.user is not None:
+            self.check_output(result)
+        result.detach().to("cpu").contiguous().numpy().tofile(req["path"])
+        reply(ok=True, reached=True, elements=result.numel())
+
+    def check_guards(self, req):
+        """guard_zones (user-python): every guarded input's two zones still hold the
+        pattern; the first that does not is named by set, input and element."""
+        t = self.torch
+        self.sync()
+        for index, role, allocation, n in self.guards:
+            bits = allocation.view(t.int32)
+            zones = ((True, bits[:GUARD_ELEMS]), (False, bits[GUARD_ELEMS + n:]))
+            for before, zone in zones:  # the zones alone come back, not the data between
+                damaged = (zone.detach().to("cpu") != GUARD_BITS).nonzero()
+                if damaged.numel() > 0:
+                    first = int(damaged[0])
+                    where = (f"before input {role} of buffer set {index}: element "
+                             f"{first - GUARD_ELEMS}" if before else
+                             f"after input {role} of buffer set {index}: element {n + first}, "
+                             f"{first} past its end")
+                    return reply(ok=True, buffers=len(self.guards), intact=False, damaged=where)
+        reply(ok=True, buffers=len(self.guards), intact=True, damaged=None)
+
     def release(self, req):
         self.fn = self.last = None
+        self.reached = []
+        self.guards = []
         self.graphs = {}
         self.sets = []
         self.storages = []
@@ -452,7 +536,8 @@ def main():
                 "device_sample": worker.device_sample, "poison": worker.poison,
                 "read_output": worker.read_output, "release": worker.release,
                 "load_callable": worker.load_callable, "read_input": worker.read_input,
-                "load_inputs": worker.load_inputs}
+                "load_inputs": worker.load_inputs, "read_set_output": worker.read_set_output,
+                "check_guards": worker.check_guards}
     for line in sys.stdin:
         req = json.loads(line)
         if req["cmd"] == "quit":

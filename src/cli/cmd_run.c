@@ -80,6 +80,8 @@ static const char usage[] =
     "  --batch LIST         how the device phase's throughput batch reaches the GPU: eager\n"
     "                       (always), graph (one CUDA-graph replay), held (queued behind a\n"
     "                       blocking kernel); default eager,graph,held\n"
+    "  --tolerance-scale F  multiply atol and rtol of docs/tolerances.md by F (>= 1, default 1)\n"
+    "                       for every provider; recorded, and shown in the report\n"
     "  --shard I/N          measure only shard I of N (0 <= I < N) of the campaign: its cases\n"
     "                       (op/shape/view, with every provider and variant) dealt by expected\n"
     "                       cost, the same on every machine; `tilebench merge` joins the shards\n"
@@ -104,7 +106,8 @@ static const char replay_usage[] =
     "  --input-views LIST   default: packed\n"
     "  and --shapes, --providers, --kernel, --launch, --profile, --backend, --seed, --samples,\n"
     "  --warmup-ms, --sample-ms, --probe, --out, --quiet, --max-noise, --min-samples,\n"
-    "  --max-samples, --min-time, --timeout, --shard, --devices as for `tilebench run`.\n";
+    "  --max-samples, --min-time, --timeout, --tolerance-scale, --clock-checks, --shard,\n"
+    "  --devices as for `tilebench run`.\n";
 
 struct run_options {
   int replay; /* `tilebench replay`: rounds of two variants */
@@ -129,6 +132,7 @@ struct run_options {
   struct tb_stopping_rule stopping;
   int given_min_samples, given_max_samples, given_min_time, given_timeout;
   double warmup_ms, sample_ms;
+  double tolerance_scale; /* --tolerance-scale: >= 1 */
   int quiet;
   int probe;
   bool clock_checks_off; /* --clock-checks off */
@@ -263,9 +267,10 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
                                           {"max-samples", required_argument, NULL, 1002},
                                           {"min-time", required_argument, NULL, 1003},
                                           {"timeout", required_argument, NULL, 1004},
-                                          {"clock-checks", required_argument, NULL, 1005},
+                                          {"clock-checks", required_argument, NULL, 1006},
                                           {"shard", required_argument, NULL, 1010},
                                           {"devices", required_argument, NULL, 1011},
+                                          {"tolerance-scale", required_argument, NULL, 1005},
                                           {NULL, 0, NULL, 0}};
   const char *ops = o->replay ? "softmax,rmsnorm,layernorm" : tb_op_names();
   const char *shapes = o->replay ? DEFAULT_REDUCTION_SHAPES : DEFAULT_SHAPES;
@@ -321,7 +326,7 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
       }
       o->probe = strcmp(optarg, "on") == 0;
       break;
-    case 1005:
+    case 1006:
       if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
         return tb_fail(err, TB_ERR_USAGE, "--clock-checks takes on or off, not '%s'", optarg);
       }
@@ -348,6 +353,17 @@ static enum tb_status parse_flags(int argc, char **argv, struct run_options *o,
     case 1004:
       if (parse_stopping_option(opt, optarg, o, err) != TB_OK)
         return err->status;
+      break;
+    case 1005:
+      if (tb_parse_positive(optarg, "--tolerance-scale", TB_MAX_TOLERANCE_SCALE,
+                            &o->tolerance_scale, err) != TB_OK)
+        return err->status;
+      if (o->tolerance_scale < 1.0) {
+        return tb_fail(err, TB_ERR_USAGE,
+                       "--tolerance-scale %s is below 1: it only widens docs/tolerances.md's "
+                       "tolerances (F >= 1)",
+                       optarg);
+      }
       break;
     case 'w':
       if (tb_parse_positive(optarg, "--warmup-ms", 600000, &o->warmup_ms, err) != TB_OK)
@@ -644,6 +660,7 @@ static enum tb_status build_campaign(struct run_options *o, struct tb_campaign *
   c->measure.probe = o->probe;
   c->measure.clock_checks_off = o->clock_checks_off;
   c->measure.batch_modes = o->batch_modes;
+  c->measure.tolerance_scale = o->tolerance_scale;
   c->progress = !o->quiet && isatty(STDERR_FILENO);
   return tb_campaign_check_memory(c, err);
 }
@@ -657,6 +674,39 @@ static json_t *copy_ceiling(const char *backend) {
 #endif
   (void)backend;
   return json_null();
+}
+
+/* What the defence plausible judges GPU figures against: the copy ceiling
+ * just measured and device 0's facts (gemm's peak). */
+static void plausibility_facts(const char *backend, const json_t *ceiling,
+                               struct tb_plausibility_facts *f) {
+  memset(f, 0, sizeof *f);
+  if (strcmp(backend, "cuda") != 0) {
+    snprintf(f->copy_ceiling_missing, sizeof f->copy_ceiling_missing,
+             "the run's backend is %s: no device copy ceiling", backend);
+    return;
+  }
+  double gbps = json_number_value(json_object_get(ceiling, "gbps"));
+  if (gbps > 0.0) {
+    f->copy_ceiling_gbps = gbps;
+  } else {
+    const char *why = json_string_value(json_object_get(ceiling, "error"));
+    snprintf(f->copy_ceiling_missing, sizeof f->copy_ceiling_missing, "copy ceiling: %s",
+             why ? why : "not measured");
+  }
+  struct tb_gpu_inventory *inventory = malloc(sizeof *inventory);
+  if (inventory == NULL) {
+    return;
+  }
+  tb_cuda_inventory_read(inventory);
+  if (inventory->available && inventory->count > 0 && inventory->devices[0].ok) {
+    const struct tb_gpu_facts *g = &inventory->devices[0];
+    f->cc_major = g->cc_major;
+    f->cc_minor = g->cc_minor;
+    f->multiprocessors = g->multiprocessors;
+    f->max_sm_clock_khz = g->max_sm_clock_khz;
+  }
+  free(inventory);
 }
 
 /* What the results record of the invocation, gathered from the options and
@@ -691,7 +741,8 @@ static struct tb_run_facts run_facts(const struct run_options *o, const struct t
                                .realization_count = c->realization_count,
                                .skipped = skipped,
                                .skipped_count = tb_campaign_skipped_pairs(c, skipped),
-                               .gemm_block = c->gemm_block};
+                               .gemm_block = c->gemm_block,
+                               .tolerance_scale = c->measure.tolerance_scale};
 }
 
 /* Writes results.json, then results.md from that document alone. */
@@ -984,7 +1035,9 @@ static int run_campaign(struct run_options *o, struct tb_campaign *c, int argc, 
     return tb_cli_fail(err);
   }
   c->frozen_pilot = o->frozen != NULL ? &pilot : NULL;
-  tb_document_set_copy_ceiling(d, copy_ceiling(backend));
+  json_t *ceiling = copy_ceiling(backend);
+  plausibility_facts(backend, ceiling, &c->measure.plausibility);
+  tb_document_set_copy_ceiling(d, ceiling);
   if (o->replay) {
     run_rounds(o, c, d, &valid, err);
   } else {
@@ -1016,6 +1069,7 @@ static int run_or_replay(int argc, char **argv, int replay) {
   o.warmup_ms = 50;
   o.sample_ms = 10;
   o.probe = 1;
+  o.tolerance_scale = 1.0;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       fputs(replay ? replay_usage : usage, stdout);

@@ -7,6 +7,7 @@
 #include "inputs/poison.h"
 #include "measure/defences.h"
 #include "measure/device_phase.h"
+#include "measure/plausible.h"
 
 /* GPU providers: control and probe on the provider's stream. */
 static void measure_device(struct tb_provider *p, const struct tb_measure_options *opt,
@@ -41,6 +42,28 @@ static void keep_provider_facts(struct tb_provider *p, struct tb_case_result *r)
   }
 }
 
+/* The decoy written over the outputs before every timed batch: the fresh
+ * inputs' oracle as floats (a finite answer, plausible and wrong for the
+ * case's own inputs: a kernel cannot tell it from an earlier result without
+ * remembering its own), else TB_DECOY_BITS everywhere. NULL when the
+ * provider writes no decoy, or out of memory. */
+static float *make_decoy(const struct tb_provider *p, const struct tb_case_data *data,
+                         const struct tb_fresh_inputs *fresh) {
+  size_t count = data->output.storage_elems;
+  float *decoy = p->ops->decoy_output != NULL ? malloc(count * sizeof *decoy) : NULL;
+  if (decoy == NULL) {
+    return NULL;
+  }
+  if (fresh->made) {
+    for (size_t i = 0; i < count; ++i) {
+      decoy[i] = (float)fresh->reference[i];
+    }
+  } else {
+    tb_decoy_fill(decoy, count);
+  }
+  return decoy;
+}
+
 enum tb_status tb_run_case(struct tb_provider *p, const struct tb_case *c,
                            const struct tb_case_data *data, const double *reference,
                            const struct tb_measure_options *opt, struct tb_case_result *r) {
@@ -54,6 +77,9 @@ enum tb_status tb_run_case(struct tb_provider *p, const struct tb_case *c,
   struct tb_error err = {0};
   struct tb_input_hashes before; /* before any call of this provider */
   tb_hash_inputs(data, &before);
+  /* made before the timings: their oracle is also the decoy */
+  struct tb_fresh_inputs fresh = {0};
+  float *decoy = NULL;
   /* the plan step, then prepare runs what it planned; the record keeps the
    * plan of a prepared case: the plan that ran */
   struct tb_exec_plan plan;
@@ -64,14 +90,23 @@ enum tb_status tb_run_case(struct tb_provider *p, const struct tb_case *c,
     r->output_allocation = p->output_allocation;
     r->plan = plan;
     keep_provider_facts(p, r);
-    if (tb_measure_host_phase(p, opt, &r->host, &err) == TB_OK) {
+    if (tb_fresh_inputs_make(data, opt->seed, &fresh, &err) == TB_OK) {
+      decoy = make_decoy(p, data, &fresh);
+    }
+    if (err.status == TB_OK &&
+        tb_measure_host_phase(p, opt, decoy, data->output.storage_elems, &r->host, &err) == TB_OK) {
       r->host_measured = true;
       measure_device(p, opt, r);
+      if (!tb_case_on_gpu(r)) { /* the plausibility gate's ceiling, beside the case */
+        tb_measure_host_copies(r->minimal_bytes, &r->plausible);
+      }
     }
     if (err.status == TB_OK) {
-      tb_validate_and_defend(p, c, data, reference, &before, opt, r, &err);
+      tb_validate_and_defend(p, c, data, reference, &before, &fresh, opt, r, &err);
     }
   }
+  free(decoy);
+  tb_fresh_inputs_free(&fresh);
   p->ops->release(p);
   if (err.status != TB_OK) {
     snprintf(r->error, sizeof r->error, "%s", err.message);

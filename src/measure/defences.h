@@ -21,13 +21,35 @@ struct tb_input_hashes {
 
 void tb_hash_inputs(const struct tb_case_data *data, struct tb_input_hashes *out);
 
+/* The case's tolerance (docs/tolerances.md) times `scale` (0 means 1). */
+struct tb_tolerance tb_case_tolerance(const struct tb_case *c, double scale);
+
+/* The second inputs of fresh_inputs: the same case from seed `seed xor 1`,
+ * and their oracle; `made` false (with `why`) where they do not fit in
+ * memory. The case runner makes them before the timings, where their oracle
+ * is the decoy written over the outputs before each timed batch. */
+struct tb_fresh_inputs {
+  bool made;
+  unsigned long long seed; /* the run's seed xor 1 */
+  struct tb_case_data data;
+  double *reference;
+  char why[400];
+};
+
+/* Fails only when memory ran out for the system (err says so). */
+enum tb_status tb_fresh_inputs_make(const struct tb_case_data *data, unsigned long long seed,
+                                    struct tb_fresh_inputs *f, struct tb_error *err);
+void tb_fresh_inputs_free(struct tb_fresh_inputs *f);
+
 /* Runs the validation calls and every defence on the prepared case; fills
- * r->validation, r->validated, r->defences and r->defences_ran. Returns a
- * failure only when a primitive failed (err says which); a kernel caught by
- * a defence is an outcome, not an error. */
+ * r->validation, r->validated, r->defences and r->defences_ran. `fresh`:
+ * the fresh inputs made before the timings, or NULL to make them here.
+ * Returns a failure only when a primitive failed (err says which); a kernel
+ * caught by a defence is an outcome, not an error. */
 enum tb_status tb_validate_and_defend(struct tb_provider *p, const struct tb_case *c,
                                       const struct tb_case_data *data, const double *reference,
                                       const struct tb_input_hashes *before,
+                                      const struct tb_fresh_inputs *fresh,
                                       const struct tb_measure_options *opt,
                                       struct tb_case_result *r, struct tb_error *err);
 

@@ -6,11 +6,18 @@
 
 #include "core/clock.h"
 
-/* Runs `calls` calls and waits for them; stores the wall time. */
+/* Runs `calls` calls and waits for them; stores the wall time (and, for a
+ * provider that times its own calls, the harness's time of the request in
+ * *harness when harness is not NULL). */
 static enum tb_status timed_calls(struct tb_provider *p, unsigned long calls, int64_t *elapsed,
-                                  struct tb_error *err) {
+                                  int64_t *harness, struct tb_error *err) {
   if (p->ops->host_sample != NULL) {
-    return p->ops->host_sample(p, calls, elapsed, err);
+    int64_t around = 0;
+    enum tb_status st = p->ops->host_sample(p, calls, elapsed, &around, err);
+    if (harness != NULL) {
+      *harness = around;
+    }
+    return st;
   }
   int64_t start = tb_monotonic_ns();
   if (p->ops->launch(p, calls, err) != TB_OK || p->ops->synchronize(p, err) != TB_OK) {
@@ -31,13 +38,15 @@ unsigned long tb_calibrate_batch(double per_call_ns, double sample_ms) {
   return calls > (double)TB_MAX_BATCH_CALLS ? TB_MAX_BATCH_CALLS : (unsigned long)calls;
 }
 
-static enum tb_status alloc_samples(struct tb_phase_samples *s, unsigned count, unsigned long calls,
-                                    struct tb_error *err) {
+static enum tb_status alloc_samples(const struct tb_provider *p, struct tb_phase_samples *s,
+                                    unsigned count, unsigned long calls, struct tb_error *err) {
   s->count = count;
   s->calls_per_sample = calls;
   s->elapsed_ns = calloc(count, sizeof *s->elapsed_ns);
   s->per_call_ns = calloc(count, sizeof *s->per_call_ns);
-  if (s->elapsed_ns == NULL || s->per_call_ns == NULL) {
+  s->harness_ns = p->ops->host_sample != NULL ? calloc(count, sizeof *s->harness_ns) : NULL;
+  if (s->elapsed_ns == NULL || s->per_call_ns == NULL ||
+      (p->ops->host_sample != NULL && s->harness_ns == NULL)) {
     return tb_fail(err, TB_ERR_SYSTEM, "out of memory for %u samples", count);
   }
   return TB_OK;
@@ -50,7 +59,8 @@ static void per_call_of(struct tb_phase_samples *s, size_t i) {
 static enum tb_status take_samples(struct tb_provider *p, struct tb_phase_samples *s,
                                    struct tb_error *err) {
   for (size_t i = 0; i < s->count; ++i) {
-    if (timed_calls(p, s->calls_per_sample, &s->elapsed_ns[i], err) != TB_OK) {
+    if (timed_calls(p, s->calls_per_sample, &s->elapsed_ns[i],
+                    s->harness_ns ? &s->harness_ns[i] : NULL, err) != TB_OK) {
       return err->status;
     }
     per_call_of(s, i);
@@ -62,14 +72,24 @@ static enum tb_status take_samples(struct tb_provider *p, struct tb_phase_sample
 /* Throughput samples until the stopping rule says stop (docs/method.md
  * §2.6); s holds room for the rule's most. The decision is taken after every
  * whole sample, so no sample is ever cut short or dropped. */
+struct decoy {
+  const float *values; /* NULL: none */
+  size_t count;
+};
+
 static enum tb_status take_until_stopped(struct tb_provider *p, const struct tb_stopping_rule *rule,
-                                         struct tb_phase_samples *s,
+                                         struct decoy decoy, struct tb_phase_samples *s,
                                          struct tb_stopping_outcome *out, struct tb_error *err) {
   int64_t start = tb_monotonic_ns(), sampled = 0;
   size_t n = 0;
   out->reason = TB_STOP_NOT_YET;
   while (out->reason == TB_STOP_NOT_YET) {
-    if (timed_calls(p, s->calls_per_sample, &s->elapsed_ns[n], err) != TB_OK) {
+    /* outside the timing: the output this batch leaves is its own work */
+    if (decoy.values != NULL && p->ops->decoy_output(p, decoy.values, decoy.count, err) != TB_OK) {
+      return err->status;
+    }
+    if (timed_calls(p, s->calls_per_sample, &s->elapsed_ns[n],
+                    s->harness_ns ? &s->harness_ns[n] : NULL, err) != TB_OK) {
       return err->status;
     }
     per_call_of(s, n);
@@ -96,7 +116,7 @@ static enum tb_status warm_up(struct tb_provider *p, double warmup_ms, struct tb
   unsigned long calls = 0;
   do {
     int64_t one = 0;
-    if (timed_calls(p, 1, &one, err) != TB_OK) {
+    if (timed_calls(p, 1, &one, NULL, err) != TB_OK) {
       return err->status;
     }
     recent[calls % RECENT] = (double)one;
@@ -110,8 +130,11 @@ static enum tb_status warm_up(struct tb_provider *p, double warmup_ms, struct tb
 }
 
 enum tb_status tb_measure_host_phase(struct tb_provider *p, const struct tb_measure_options *opt,
+                                     const float *values, size_t decoy_count,
                                      struct tb_host_phase *out, struct tb_error *err) {
   memset(out, 0, sizeof *out);
+  struct decoy decoy = {p->ops->decoy_output != NULL ? values : NULL, decoy_count};
+  out->decoy_before_batches = decoy.values != NULL;
   double per_call = 0.0;
   if (warm_up(p, opt->warmup_ms, out, &per_call, err) != TB_OK) {
     return err->status;
@@ -122,13 +145,13 @@ enum tb_status tb_measure_host_phase(struct tb_provider *p, const struct tb_meas
   if (!out->rule.by_noise) {
     out->rule.samples = opt->samples; /* one source for the fixed count */
   }
-  if (alloc_samples(&out->throughput, tb_stopping_capacity(&out->rule), batch, err) != TB_OK ||
-      take_until_stopped(p, &out->rule, &out->throughput, &out->stopping, err) != TB_OK) {
+  if (alloc_samples(p, &out->throughput, tb_stopping_capacity(&out->rule), batch, err) != TB_OK ||
+      take_until_stopped(p, &out->rule, decoy, &out->throughput, &out->stopping, err) != TB_OK) {
     return err->status;
   }
   /* as many latency samples as throughput samples were taken: the rule
    * judges the throughput samples, the latency ones follow their count */
-  if (alloc_samples(&out->latency, (unsigned)out->stopping.taken, 1, err) != TB_OK ||
+  if (alloc_samples(p, &out->latency, (unsigned)out->stopping.taken, 1, err) != TB_OK ||
       take_samples(p, &out->latency, err) != TB_OK) {
     return err->status;
   }

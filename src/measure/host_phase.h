@@ -28,16 +28,33 @@ struct tb_measure_options {
   /* when the host phase's throughput samples stop (docs/method.md §2.6);
    * by_noise false (zeroed): exactly `samples`, whatever stopping.samples says */
   struct tb_stopping_rule stopping;
+  /* validation's tolerance: docs/tolerances.md times this (--tolerance-scale,
+   * >= 1; 0, zeroed, means 1) for every provider */
+  double tolerance_scale;
+  /* what the defence plausible judges timed figures against (method.md §8) */
+  struct tb_plausibility_facts {
+    double copy_ceiling_gbps;       /* the run's device copy ceiling (CUDA backend); 0: none */
+    char copy_ceiling_missing[160]; /* why there is none on the CUDA backend */
+    /* device 0 (CUDA backend), for gemm's peak; zeros when unknown */
+    int cc_major, cc_minor, multiprocessors, max_sm_clock_khz;
+  } plausibility;
   /* --clock-checks off: no per-sample clock reads (docs/method.md §2.7) */
   bool clock_checks_off;
 };
+
+/* Largest --tolerance-scale. */
+#define TB_MAX_TOLERANCE_SCALE 1e6
 
 /* Largest batch: bounds a calibration fooled by a near-zero first timing. */
 #define TB_MAX_BATCH_CALLS 10000000UL
 
 /* Fills *out (results/case_result.h: the record's host samples); free it
- * with tb_host_phase_free. */
+ * with tb_host_phase_free. With `decoy` (decoy_count elements) and a
+ * provider that has decoy_output, the decoy is written over the outputs
+ * before every throughput sample, outside its timing (the defence
+ * timed_outputs then validates what the batches left). */
 enum tb_status tb_measure_host_phase(struct tb_provider *p, const struct tb_measure_options *opt,
+                                     const float *decoy, size_t decoy_count,
                                      struct tb_host_phase *out, struct tb_error *err);
 
 /* Batch size for a per-call estimate: about sample_ms long, 1..TB_MAX_BATCH_CALLS. */

@@ -4,7 +4,7 @@
 #include <string.h>
 
 struct tb_tolerance tb_tolerance_for(enum tb_op op, size_t n, bool tf32) {
-  struct tb_tolerance tol = {1e-5, 1e-5};
+  struct tb_tolerance tol = {1e-5, 1e-5, 1.0};
   switch (op) {
   case TB_OP_SUM:
     /* fp32 tree/blocked accumulation errs by ~u*sqrt(log n)*sqrt(n)*rms(x);
@@ -52,6 +52,16 @@ struct tb_tolerance tb_tolerance_for(enum tb_op op, size_t n, bool tf32) {
   return tol;
 }
 
+struct tb_tolerance tb_tolerance_scaled(enum tb_op op, size_t n, bool tf32, double scale) {
+  struct tb_tolerance tol = tb_tolerance_for(op, n, tf32);
+  if (scale > 0.0) {
+    tol.atol *= scale;
+    tol.rtol *= scale;
+    tol.scale = scale;
+  }
+  return tol;
+}
+
 static void record_failure(struct tb_validation *r, size_t i, double got, double expected) {
   if (r->failed == 0) {
     r->first_failure = i;
@@ -66,6 +76,7 @@ void tb_validate(const float *out, const double *ref, size_t count, struct tb_to
   memset(r, 0, sizeof *r);
   r->atol = tol.atol;
   r->rtol = tol.rtol;
+  r->tolerance_scale = tol.scale > 0.0 ? tol.scale : 1.0;
   r->checked = count;
   for (size_t i = 0; i < count; ++i) {
     double got = (double)out[i], expected = ref[i];

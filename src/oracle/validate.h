@@ -14,16 +14,22 @@
 struct tb_tolerance {
   double atol;
   double rtol;
+  double scale; /* what atol and rtol were multiplied by (--tolerance-scale); 0 means 1 */
 };
 
 /* Tolerance of an operation over reductions of length n (the row length; k
  * for gemm); tf32: gemm with TF32-rounded operands. docs/tolerances.md says
- * why. */
+ * why. Scale 1. */
 struct tb_tolerance tb_tolerance_for(enum tb_op op, size_t n, bool tf32);
+
+/* tb_tolerance_for widened by `scale` (>= 1; the run's --tolerance-scale):
+ * atol and rtol both multiplied by it, and the scale kept. */
+struct tb_tolerance tb_tolerance_scaled(enum tb_op op, size_t n, bool tf32, double scale);
 
 struct tb_validation {
   bool passed;
   double atol, rtol;
+  double tolerance_scale;   /* the factor atol and rtol carry: 1 unless the run widened them */
   double max_abs_error;     /* over finite outputs; +inf when any output is NaN/inf */
   double max_rel_error;     /* |out-ref| / |ref| over elements with ref != 0 */
   double max_abs_reference; /* largest |ref|: passed implies max_abs_error <= atol + rtol * it */

@@ -59,9 +59,12 @@ struct tb_provider_ops {
   bool (*has_device)(const struct tb_provider *p);
   /* Optional (NULL: measure/ times launch + synchronize itself). One host
    * sample taken by the provider with CLOCK_MONOTONIC: an out-of-process
-   * worker times its own calls so the pipe is never inside a timing. */
+   * worker times its own calls so the pipe is never inside a timing. It
+   * also gives the harness's own CLOCK_MONOTONIC around the whole request
+   * (`harness_ns`), which must bound the worker's figure from above (the
+   * defence plausible checks it, method.md §8). */
   enum tb_status (*host_sample)(struct tb_provider *p, unsigned long calls, int64_t *elapsed_ns,
-                                struct tb_error *err);
+                                int64_t *harness_ns, struct tb_error *err);
   /* Optional (NULL: measure/ runs the timing library on device_stream). One
    * device sample in batch mode `mode`, control or probe, taken by the
    * provider through the same library (a worker captures and replays its own
@@ -97,6 +100,20 @@ struct tb_provider_ops {
    * prepared case. */
   enum tb_status (*load_inputs)(struct tb_provider *p, const struct tb_case_data *data,
                                 struct tb_error *err);
+  /* timed_outputs (method.md §8); each optional (NULL: not run, the reason
+   * recorded). The buffer sets the calls rotate over (1 where there is one
+   * output), and set `set`'s output as the last call on it left it, count
+   * elements packed, with whether any call since prepare reached the set
+   * (graph captures aside: a set only a capture reached is not counted). */
+  unsigned (*output_sets)(const struct tb_provider *p);
+  enum tb_status (*read_set_output)(struct tb_provider *p, unsigned set, float *dst, size_t count,
+                                    bool *reached, struct tb_error *err);
+  /* Writes `values` (count elements: a finite, wrong answer) over every
+   * set's output; measure/ does so before every timed batch of the host
+   * phase, outside its timing, so that the output a batch leaves is that
+   * batch's work (NULL: the outputs are not overwritten between batches). */
+  enum tb_status (*decoy_output)(struct tb_provider *p, const float *values, size_t count,
+                                 struct tb_error *err);
   /* Kernel launches one call makes (a split-row plan makes 2). */
   unsigned (*launches_per_call)(const struct tb_provider *p);
   /* Provider facts of the prepared case for the results (compilation,

@@ -332,13 +332,19 @@ static enum tb_status torch_synchronize(struct tb_provider *p, struct tb_error *
   return TB_OK;
 }
 
+/* The worker's own clock around its calls, and the harness's around the
+ * whole request (writing it, the worker's reading, the calls, the reply):
+ * the second bounds the first from above. */
 static enum tb_status torch_host_sample(struct tb_provider *p, unsigned long calls,
-                                        int64_t *elapsed_ns, struct tb_error *err) {
+                                        int64_t *elapsed_ns, int64_t *harness_ns,
+                                        struct tb_error *err) {
   json_t *reply = NULL;
-  if (request(p->state, json_pack("{s:s, s:I}", "cmd", "host_sample", "calls", (json_int_t)calls),
-              worker_timeout(), &reply, err) != TB_OK) {
+  json_t *req = json_pack("{s:s, s:I}", "cmd", "host_sample", "calls", (json_int_t)calls);
+  int64_t start = tb_monotonic_ns();
+  if (request(p->state, req, worker_timeout(), &reply, err) != TB_OK) {
     return err->status;
   }
+  *harness_ns = tb_monotonic_ns() - start;
   *elapsed_ns = (int64_t)json_integer_value(json_object_get(reply, "elapsed_ns"));
   json_decref(reply);
   return TB_OK;
@@ -413,6 +419,41 @@ static enum tb_status torch_read_output(struct tb_provider *p, float *dst, size_
   return TB_OK;
 }
 
+/* timed_outputs: the worker's buffer sets (its prepare reply's count), and
+ * one set's output as the calls left it, or that no call reached it. */
+static unsigned torch_output_sets(const struct tb_provider *p) {
+  const struct torch_state *s = p->state;
+  json_int_t sets =
+      json_integer_value(json_object_get(json_object_get(s->prepared, "buffers"), "sets"));
+  return sets > 0 && sets <= UINT32_MAX ? (unsigned)sets : 0;
+}
+
+static enum tb_status torch_read_set_output(struct tb_provider *p, unsigned set, float *dst,
+                                            size_t count, bool *reached, struct tb_error *err) {
+  struct torch_state *s = p->state;
+  char path[128];
+  snprintf(path, sizeof path, "%s/set-out.f32", s->dir);
+  json_t *reply = NULL;
+  *reached = false;
+  if (request(s,
+              json_pack("{s:s, s:i, s:s}", "cmd", "read_set_output", "set", (int)set, "path", path),
+              worker_timeout(), &reply, err) != TB_OK) {
+    return err->status;
+  }
+  *reached = json_is_true(json_object_get(reply, "reached"));
+  json_decref(reply);
+  if (!*reached) {
+    return TB_OK;
+  }
+  size_t got = take_worker_floats(path, dst, count);
+  if (got != count) {
+    return tb_fail(err, TB_ERR_RUN,
+                   "buffer set %u's torch output has %s elements than the case's %zu", set,
+                   got < count ? "fewer" : "more", count);
+  }
+  return TB_OK;
+}
+
 static void *torch_device_stream(const struct tb_provider *p) {
   return NULL;
 }
@@ -448,7 +489,7 @@ static void torch_release(struct tb_provider *p) {
   }
   if (s->dir[0]) {
     char path[128];
-    const char *roles[] = {"x", "a", "b", "weight", "bias", "out"};
+    const char *roles[] = {"x", "a", "b", "weight", "bias", "out", "set-out", "input-back"};
     for (size_t i = 0; i < sizeof roles / sizeof roles[0]; ++i) {
       snprintf(path, sizeof path, "%s/%s.f32", s->dir, roles[i]);
       unlink(path);
@@ -505,11 +546,30 @@ static enum tb_status python_load_inputs(struct tb_provider *p, const struct tb_
   return simple(s, json_pack("{s:s, s:o}", "cmd", "load_inputs", "inputs", inputs), err);
 }
 
+/* guard_zones (user-python): the worker keeps every input of every set
+ * between two zones of TB_GUARD_BITS and checks them. */
+static enum tb_status python_check_guards(struct tb_provider *p, struct tb_guard_report *report,
+                                          struct tb_error *err) {
+  json_t *reply = NULL;
+  memset(report, 0, sizeof *report);
+  if (request(p->state, json_pack("{s:s}", "cmd", "check_guards"), worker_timeout(), &reply, err) !=
+      TB_OK) {
+    return err->status;
+  }
+  report->buffers = (unsigned)json_integer_value(json_object_get(reply, "buffers"));
+  report->intact = json_is_true(json_object_get(reply, "intact"));
+  const char *damaged = json_string_value(json_object_get(reply, "damaged"));
+  snprintf(report->damaged, sizeof report->damaged, "%s", damaged ? damaged : "");
+  json_decref(reply);
+  return TB_OK;
+}
+
 /* The worker's primitives, the same for the torch providers and user-python. */
 #define TORCH_WORKER_OPS                                                                           \
   .plan = torch_plan, .prepare = torch_prepare, .launch = torch_launch,                            \
   .synchronize = torch_synchronize, .poison_output = torch_poison,                                 \
   .read_output = torch_read_output, .device_stream = torch_device_stream,                          \
+  .output_sets = torch_output_sets, .read_set_output = torch_read_set_output,                      \
   .has_device = torch_has_device, .host_sample = torch_host_sample,                                \
   .device_sample = torch_device_sample, .launches_per_call = torch_launches_per_call,              \
   .details = torch_details, .source = torch_source, .release = torch_release,                      \
@@ -517,12 +577,13 @@ static enum tb_status python_load_inputs(struct tb_provider *p, const struct tb_
 
 static const struct tb_provider_ops torch_ops = {TORCH_WORKER_OPS};
 
-/* Two defences' more for a user's callable: it is the code under test, so
- * its inputs are read back and replaced. */
+/* Three defences more for a user's callable: it is the code under test, so
+ * its inputs are read back, replaced, and kept between guard zones. */
 static const struct tb_provider_ops user_python_ops = {
     TORCH_WORKER_OPS,
     .read_input = python_read_input,
     .load_inputs = python_load_inputs,
+    .check_guards = python_check_guards,
 };
 
 /* A provider over state `s` (allocated by the caller, owned by the provider

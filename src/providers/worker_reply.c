@@ -137,6 +137,17 @@ static enum tb_status check_fields(const json_t *r, const char *cmd, long long c
   if (strcmp(cmd, "device_sample") == 0) {
     return check_device_sample(r, calls, err);
   }
+  if (strcmp(cmd, "read_set_output") == 0) {
+    return need_boolean(r, cmd, "reached", err);
+  }
+  if (strcmp(cmd, "check_guards") == 0) {
+    if (need_integer(r, cmd, "buffers", 0, 1 << 20, err) != TB_OK ||
+        need_boolean(r, cmd, "intact", err) != TB_OK) {
+      return err->status;
+    }
+    return need_type(r, cmd, "damaged", JSON_STRING, json_is_true(json_object_get(r, "intact")),
+                     err);
+  }
   return TB_OK;
 }
 

@@ -163,6 +163,12 @@ void tb_report_summary_lines(struct tb_strbuf *b, const struct tb_results_model 
     tb_strbuf_printf(b, "%s%zu case(s), %lld valid%s\n", bullet, total, m->valid_cases,
                      m->valid_cases == (long long)total ? "" : " (see Errors)");
   }
+  if (m->tolerance_scale != 1.0) {
+    tb_strbuf_printf(b,
+                     "%sTOLERANCES WIDENED: atol and rtol of docs/tolerances.md x %g for every "
+                     "provider (--tolerance-scale %g)\n",
+                     bullet, m->tolerance_scale, m->tolerance_scale);
+  }
   if (m->incomplete) {
     char why[1200];
     tb_strbuf_printf(b, "%sINCOMPLETE run: %s\n", bullet,

@@ -19,9 +19,17 @@ static json_t *samples_json(const struct tb_phase_samples *s) {
     json_array_append_new(elapsed, json_integer(s->elapsed_ns[i]));
     json_array_append_new(per_call, tb_json_number(s->per_call_ns[i]));
   }
-  return json_pack("{s:I, s:o, s:o, s:o}", "calls_per_sample", (json_int_t)s->calls_per_sample,
-                   "elapsed_ns", elapsed, "per_call_ns", per_call, "per_call_summary_ns",
-                   summary_json(&s->summary));
+  json_t *j = json_pack("{s:I, s:o, s:o, s:o}", "calls_per_sample", (json_int_t)s->calls_per_sample,
+                        "elapsed_ns", elapsed, "per_call_ns", per_call, "per_call_summary_ns",
+                        summary_json(&s->summary));
+  if (s->harness_ns != NULL) { /* v7: a worker's samples, the harness's clock around each */
+    json_t *harness = json_array();
+    for (size_t i = 0; i < s->count; ++i) {
+      json_array_append_new(harness, json_integer(s->harness_ns[i]));
+    }
+    json_object_set_new(j, "harness_elapsed_ns", harness);
+  }
+  return j;
 }
 
 static json_t *khz_list(const struct tb_cpu_frequency *f) {
@@ -69,11 +77,7 @@ static json_t *host_json(const struct tb_case_result *r) {
   return j;
 }
 
-static json_t *validation_json(const struct tb_case_result *r) {
-  if (!r->validated) {
-    return json_null();
-  }
-  const struct tb_validation *v = &r->validation;
+static json_t *one_validation_json(const struct tb_validation *v) {
   json_t *j =
       json_pack("{s:b, s:o, s:o, s:o, s:o, s:I, s:I, s:I}", "passed", v->passed, "atol",
                 tb_json_number(v->atol), "rtol", tb_json_number(v->rtol), "max_abs_error",
@@ -82,6 +86,7 @@ static json_t *validation_json(const struct tb_case_result *r) {
                 (json_int_t)v->failed, "unwritten_elements", (json_int_t)v->unwritten);
   json_object_set_new(j, "non_finite_errors", json_boolean(!isfinite(v->max_abs_error)));
   json_object_set_new(j, "max_abs_reference", tb_json_number(v->max_abs_reference));
+  json_object_set_new(j, "tolerance_scale", tb_json_number(v->tolerance_scale));
   if (v->failed > 0) {
     json_object_set_new(j, "first_failure",
                         json_pack("{s:I, s:o, s:o}", "index", (json_int_t)v->first_failure, "got",
@@ -89,6 +94,67 @@ static json_t *validation_json(const struct tb_case_result *r) {
                                   tb_json_number(v->first_failure_expected)));
   }
   return j;
+}
+
+static json_t *validation_json(const struct tb_case_result *r) {
+  return r->validated ? one_validation_json(&r->validation) : json_null();
+}
+
+/* timed_outputs' facts: the sets, those compared, and the comparison of
+ * the first that failed (else the last), when any was compared. */
+static void timed_outputs_json(json_t *rec, const struct tb_timed_outputs_facts *f) {
+  json_object_set_new(rec, "sets", json_integer(f->sets));
+  json_object_set_new(rec, "sets_checked", json_integer(f->checked));
+  json_object_set_new(rec, "decoy_before_batches", json_boolean(f->decoy));
+  json_object_set_new(rec, "failed_set", f->failed ? json_integer(f->failed_set) : json_null());
+  json_object_set_new(rec, "validation",
+                      f->checked > 0 ? one_validation_json(&f->validation) : json_null());
+}
+
+static json_t *host_copy_json(const struct tb_host_copy *c) {
+  json_t *elapsed = json_array();
+  for (size_t i = 0; i < c->samples; ++i) {
+    json_array_append_new(elapsed, json_integer(c->elapsed_ns[i]));
+  }
+  return json_pack("{s:o, s:I, s:I, s:o, s:o}", "footprint_bytes",
+                   tb_json_number(c->footprint_bytes), "bytes_copied", (json_int_t)c->bytes,
+                   "calls_per_sample", (json_int_t)c->calls, "elapsed_ns", elapsed, "gbps",
+                   tb_json_number(c->gbps));
+}
+
+/* plausible's facts: every figure judged, the ceiling and where it came
+ * from (the host copies themselves on the CPU), the margins, gemm's peak. */
+static void plausible_json(json_t *rec, const struct tb_plausible_facts *f) {
+  json_t *figures = json_array();
+  for (size_t i = 0; i < f->figure_count; ++i) {
+    const struct tb_plausible_figure *g = &f->figures[i];
+    json_array_append_new(figures,
+                          json_pack("{s:s, s:o, s:o, s:o}", "scope", g->scope, "per_call_p50_ns",
+                                    tb_json_number(g->per_call_p50_ns), "gbps",
+                                    tb_json_number(g->gbps), "gflops", tb_json_number(g->gflops)));
+  }
+  json_object_set_new(rec, "bytes_model",
+                      json_string("minimal: each input read once, the output "
+                                  "written once"));
+  json_object_set_new(rec, "figures", figures);
+  json_object_set_new(rec, "margin", tb_json_number(f->margin));
+  json_object_set_new(rec, "ceiling_source",
+                      f->ceiling_source ? json_string(f->ceiling_source) : json_null());
+  json_object_set_new(rec, "ceiling_gbps",
+                      tb_json_number(f->ceiling_source ? f->ceiling_gbps : NAN));
+  if (f->copy_count > 0) {
+    json_t *copies = json_array();
+    for (size_t i = 0; i < f->copy_count; ++i) {
+      json_array_append_new(copies, host_copy_json(&f->copies[i]));
+    }
+    json_object_set_new(rec, "host_copies", copies);
+    json_object_set_new(rec, "cpus", json_integer(f->cpus));
+  }
+  json_object_set_new(rec, "flop_margin", tb_json_number(f->flop_margin));
+  json_object_set_new(rec, "worker_clock", json_boolean(f->worker_clock));
+  json_object_set_new(rec, "peak_gflops", tb_json_number(f->peak_gflops));
+  json_object_set_new(rec, "peak_basis",
+                      f->peak_basis[0] ? json_string(f->peak_basis) : json_null());
 }
 
 /* Each defence's outcome and detail, keyed by its name; null when the
@@ -100,9 +166,15 @@ static json_t *defences_json(const struct tb_case_result *r) {
   json_t *j = json_object();
   for (int d = 0; d < TB_DEFENCE_COUNT; ++d) {
     const struct tb_defence_record *rec = &r->defences[d];
-    json_object_set_new(j, tb_defence_name((enum tb_defence)d),
-                        json_pack("{s:s, s:s}", "outcome", tb_defence_outcome_name(rec->outcome),
-                                  "detail", rec->detail));
+    json_t *record = json_pack("{s:s, s:s}", "outcome", tb_defence_outcome_name(rec->outcome),
+                               "detail", rec->detail);
+    if (d == TB_DEFENCE_TIMED_OUTPUTS && rec->outcome != TB_DEFENCE_NOT_RUN) {
+      timed_outputs_json(record, &r->timed_outputs);
+    }
+    if (d == TB_DEFENCE_PLAUSIBLE && rec->outcome != TB_DEFENCE_NOT_RUN) {
+      plausible_json(record, &r->plausible);
+    }
+    json_object_set_new(j, tb_defence_name((enum tb_defence)d), record);
   }
   return j;
 }

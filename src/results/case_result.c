@@ -5,6 +5,7 @@
 
 static void free_samples(struct tb_phase_samples *s) {
   free(s->elapsed_ns);
+  free(s->harness_ns);
   free(s->per_call_ns);
   memset(s, 0, sizeof *s);
 }
@@ -31,6 +32,8 @@ const char *tb_defence_name(enum tb_defence d) {
   case TB_DEFENCE_EVERY_CALL: return "every_call";
   case TB_DEFENCE_FRESH_INPUTS: return "fresh_inputs";
   case TB_DEFENCE_ON_STREAM: return "launches_on_stream";
+  case TB_DEFENCE_TIMED_OUTPUTS: return "timed_outputs";
+  case TB_DEFENCE_PLAUSIBLE: return "plausible";
   case TB_DEFENCE_COUNT: break;
   }
   return "unknown";

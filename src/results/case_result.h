@@ -22,7 +22,10 @@
 struct tb_phase_samples {
   unsigned long calls_per_sample;
   size_t count;
-  int64_t *elapsed_ns;       /* raw: wall time of each sample (batch or single call) */
+  int64_t *elapsed_ns; /* raw: wall time of each sample (batch or single call) */
+  /* a worker's samples: the harness's own clock around each request (the
+   * worker's figure lies within it), else NULL */
+  int64_t *harness_ns;
   double *per_call_ns;       /* elapsed_ns / calls_per_sample */
   struct tb_summary summary; /* of per_call_ns */
 };
@@ -38,6 +41,8 @@ struct tb_host_phase {
   struct tb_stopping_outcome stopping;
   /* cpufreq read after the warm-up and after the last sample (method §2.7) */
   struct tb_cpu_frequency cpu_before, cpu_after;
+  /* a decoy was written over the outputs before every throughput sample */
+  bool decoy_before_batches;
 };
 
 void tb_host_phase_free(struct tb_host_phase *phase);
@@ -51,6 +56,8 @@ enum tb_defence {
   TB_DEFENCE_EVERY_CALL,       /* several calls validated, the output poisoned before each */
   TB_DEFENCE_FRESH_INPUTS,     /* one more call on inputs of another seed is right too */
   TB_DEFENCE_ON_STREAM, /* GPU: the probe saw the calls' kernels, all on the provider's stream */
+  TB_DEFENCE_TIMED_OUTPUTS, /* the outputs the timed calls left, every buffer set, are right */
+  TB_DEFENCE_PLAUSIBLE,     /* no timed figure beyond the copy ceiling (or gemm's peak) */
   TB_DEFENCE_COUNT
 };
 
@@ -61,9 +68,61 @@ struct tb_defence_record {
   char detail[400]; /* what was checked, what failed, or why it did not run */
 };
 
+/* What timed_outputs compared (docs/method.md §8): the buffer sets whose
+ * outputs the timed calls left, and the first that failed. */
+struct tb_timed_outputs_facts {
+  unsigned sets;    /* buffer sets the calls rotate over */
+  unsigned checked; /* of them, reached by a timed call and compared */
+  bool decoy;       /* a decoy was written over the outputs before every timed batch */
+  bool failed;      /* `validation` is of set `failed_set` */
+  unsigned failed_set;
+  struct tb_validation validation; /* the first set that failed, else the last compared */
+};
+
+/* One timed figure the plausibility gate judged: a scope's p50 per call. */
+struct tb_plausible_figure {
+  const char *scope; /* "host", "eager", "graph", "held" */
+  double per_call_p50_ns;
+  double gbps;   /* minimal bytes / p50 */
+  double gflops; /* gemm: 2mnk / p50; NaN otherwise */
+};
+
+/* The host copy one CPU-backend ceiling is taken from: `bytes` copied
+ * `calls` times a sample, each sample's wall time; its rate is the best
+ * sample's (read + written bytes over time). */
+#define TB_HOST_COPY_SAMPLES 5
+struct tb_host_copy {
+  double footprint_bytes; /* source + destination */
+  size_t bytes;           /* copied per call */
+  unsigned long calls;
+  size_t samples;
+  int64_t elapsed_ns[TB_HOST_COPY_SAMPLES];
+  double gbps;
+};
+
+/* What plausible compared (docs/method.md §8): the figures, the ceiling
+ * and its source, the margin; for gemm the FLOP rate and the peak. */
+#define TB_PLAUSIBLE_MAX_FIGURES 4
+struct tb_plausible_facts {
+  size_t figure_count;
+  struct tb_plausible_figure figures[TB_PLAUSIBLE_MAX_FIGURES];
+  const char *ceiling_source; /* "device_copy", "host_copy", or NULL: none */
+  double ceiling_gbps;        /* the bound before the margin; NaN when none */
+  double margin;
+  /* host_copy: one thread's copy at the case's footprint and at its share
+   * per CPU, times the CPUs */
+  unsigned cpus;
+  struct tb_host_copy copies[2];
+  size_t copy_count;
+  double peak_gflops; /* gemm on a GPU whose peak is known, else NaN */
+  double flop_margin;
+  /* a worker's host samples were checked against the harness's clock */
+  bool worker_clock;
+  char peak_basis[160]; /* how the peak was computed, or why there is none */
+};
+
 /* "inputs_unchanged", "guard_zones", "every_call", "fresh_inputs",
- * "launches_on_stream"; the
- * results' keys. */
+ * "launches_on_stream", "timed_outputs", "plausible"; the results' keys. */
 const char *tb_defence_name(enum tb_defence d);
 /* "passed", "failed", "not_run". */
 const char *tb_defence_outcome_name(enum tb_defence_outcome o);
@@ -97,6 +156,8 @@ struct tb_case_result {
   struct tb_validation validation;
   bool defences_ran; /* the validation calls ran: `defences` holds their outcomes */
   struct tb_defence_record defences[TB_DEFENCE_COUNT];
+  struct tb_timed_outputs_facts timed_outputs; /* when that defence ran */
+  struct tb_plausible_facts plausible;         /* when that defence ran */
 
   /* valid = output correct and every required measurement present
    * (docs/method.md §2.4); it says nothing about how quiet the machine was. */

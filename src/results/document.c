@@ -113,6 +113,9 @@ static json_t *run_json(const struct tb_run_facts *f) {
                       f->gemm_block.m ? json_pack("{s:i, s:i, s:i}", "m", f->gemm_block.m, "n",
                                                   f->gemm_block.n, "k", f->gemm_block.k)
                                       : json_null());
+  /* schema 7: validation's atol and rtol are docs/tolerances.md's times this */
+  json_object_set_new(info, "tolerance_scale",
+                      json_real(f->tolerance_scale > 0.0 ? f->tolerance_scale : 1.0));
   return info;
 }
 

@@ -44,6 +44,7 @@ struct tb_run_facts {
   const struct tb_skipped_pair *skipped;
   size_t skipped_count;
   struct tb_gemm_block gemm_block; /* zeros: the planner's rule */
+  double tolerance_scale;          /* --tolerance-scale (>= 1); 0 means 1 */
 };
 
 /* A shard's place in its campaign (docs/campaigns.md). */

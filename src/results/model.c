@@ -325,6 +325,8 @@ static void run_facts(const json_t *doc, struct tb_results_model *m) {
   describe_stopping_rule(AT(run, "measure", "stopping"), m->stopping_rule, sizeof m->stopping_rule);
   m->incomplete = json_is_false(json_object_get(run, "complete"));
   m->copy_ceiling_gbps = number_or_nan(AT(run, "copy_ceiling", "gbps"));
+  const json_t *scale = json_object_get(run, "tolerance_scale");
+  m->tolerance_scale = json_is_number(scale) ? json_number_value(scale) : 1.0;
   m->git_commit = text(AT(prov, "git", "commit"));
   m->git_dirty = json_is_true(AT(prov, "git", "dirty"));
   m->git_dirty_known = json_is_boolean(AT(prov, "git", "dirty"));

@@ -18,8 +18,9 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
   return 0;
 }
 
-static const char *const commands[] = {"hello",  "prepare", "host_sample", "device_sample",
-                                       "launch", "poison",  "read_output", "release"};
+static const char *const commands[] = {
+    "hello",  "prepare",     "host_sample", "device_sample",   "launch",
+    "poison", "read_output", "release",     "read_set_output", "check_guards"};
 
 static bool is_string(const json_t *r, const char *key) {
   return json_is_string(json_object_get(r, key));
@@ -78,6 +79,16 @@ static void check_accepted(const json_t *r, const char *cmd, long long calls) {
         json_pack("{s:b, s:b, s:b, s:s}", "ok", 1, "cuda", 0, "timing", 0, "torch", "fuzz");
     check_details(hello, r);
     json_decref(hello);
+  } else if (strcmp(cmd, "read_set_output") == 0) { /* torch_read_set_output reads a file iff */
+    TB_FUZZ_CHECK(json_is_boolean(json_object_get(r, "reached")), "read_set_output: reached");
+  } else if (strcmp(cmd, "check_guards") == 0) { /* python_check_guards casts and copies */
+    const json_t *buffers = json_object_get(r, "buffers");
+    TB_FUZZ_CHECK(json_is_integer(buffers) && json_integer_value(buffers) >= 0 &&
+                      json_integer_value(buffers) <= (1 << 20),
+                  "check_guards: buffers");
+    TB_FUZZ_CHECK(json_is_boolean(json_object_get(r, "intact")), "check_guards: intact");
+    TB_FUZZ_CHECK(json_is_true(json_object_get(r, "intact")) || is_string(r, "damaged"),
+                  "check_guards: a damaged zone without its name");
   } else if (strcmp(cmd, "host_sample") == 0) {
     const json_t *elapsed = json_object_get(r, "elapsed_ns"); /* cast to int64_t */
     TB_FUZZ_CHECK(json_is_integer(elapsed) && json_integer_value(elapsed) >= 1,

@@ -206,7 +206,7 @@ def results_seeds(binary):
 # ---- worker replies -----------------------------------------------------------------
 
 COMMANDS = ["hello", "prepare", "host_sample", "device_sample", "launch", "poison", "read_output",
-            "release"]
+            "release", "read_set_output", "check_guards"]
 
 CONFIG = "PyTorch built with:\n  - GCC 13.3\n  - C++ Version: 201703\n  - OpenMP 201511"
 RESULT = {"scope": 1, "kernels_capacity": 0, "kernels_written": 0, "gpu_elapsed_ns": 653280.0,
@@ -244,6 +244,13 @@ WORKER = {
     "read_output": ("read_output", 0, {"ok": True, "elements": 37}),
     "read_output_failed": ("read_output", 0, {"ok": False, "error": "RuntimeError: no output"}),
     "host_sample": ("host_sample", 100, {"ok": True, "elapsed_ns": 877407}),
+    "read_set_output": ("read_set_output", 0, {"ok": True, "reached": True, "elements": 37}),
+    "read_set_unreached": ("read_set_output", 0, {"ok": True, "reached": False, "elements": 0}),
+    "guards_intact": ("check_guards", 0, {"ok": True, "buffers": 6, "intact": True,
+                                          "damaged": None}),
+    "guards_damaged": ("check_guards", 0, {"ok": True, "buffers": 6, "intact": False,
+                                           "damaged": "after input x of buffer set 0: element "
+                                                      "320, 0 past its end"}),
     "device_control": ("device_sample", 64, dict(ok=True, code=0, error="", **RESULT)),
     "device_probe": ("device_sample", 64, dict(ok=True, code=0, error="", **dict(RESULT, scope=2))),
     "device_failed": ("device_sample", 64, dict(ok=True, code=-13, error="TB_TIMING_E_CAPACITY: "

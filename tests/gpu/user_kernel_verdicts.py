@@ -2,8 +2,9 @@
 results.json: one PASS or FAIL line each, exit 1 when any failed.
 
     python3 user_kernel_verdicts.py valid RUN_DIR
-        every case valid (the CUDA example beside native, torch, torch.compile),
-        and every case's launches_on_stream defence passed (built-ins included)
+        every case valid (the CUDA example, the .cu source or a Python callable
+        beside native, torch, torch.compile), and every case's
+        launches_on_stream defence passed (built-ins included)
     python3 user_kernel_verdicts.py caught RUN_DIR FRAGMENT
         every user case invalid by the defence launches_on_stream, its detail
         containing FRAGMENT; every native case valid (a broken kernel per
@@ -28,8 +29,12 @@ def on_stream(case):
     return (case.get("defences") or {}).get(DEFENCE, {"outcome": "absent", "detail": ""})
 
 
+USER_PROVIDERS = ("user", "user-python")
+
+
 def valid(doc):
-    yield "user cases measured", any(c["provider"] == "user" for c in doc["cases"]), ""
+    yield ("user cases measured", any(c["provider"] in USER_PROVIDERS for c in doc["cases"]),
+           "")
     for case in doc["cases"]:
         d = on_stream(case)
         yield (f"{case['id']} valid, {DEFENCE} {d['outcome']}",

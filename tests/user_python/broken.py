@@ -56,3 +56,36 @@ def returns_float64(x):
 def exits(x):
     import os
     os._exit(3)  # the worker dies in the call
+
+
+def writes_past_input(x):
+    # writes the last element of x's allocation: past the end of its storage
+    # (rows and padding), where the worker keeps a guard zone; x itself, and
+    # the output, stay right
+    out = torch.softmax(x, dim=-1)
+    torch.as_strided(x, (1,), (1,), x.storage().size() - 1).fill_(0.0)
+    return out
+
+
+def slows_the_clock(x):
+    # makes the worker's own clock run at a tenth of the time (it calls
+    # time.clock_gettime_ns around each host sample): every output is right,
+    # only the harness's clock around the requests disagrees
+    import time
+    if not getattr(time, "_tilebench_test_slowed", False):
+        real = time.clock_gettime_ns
+        time.clock_gettime_ns = lambda clock: real(clock) // 10
+        time._tilebench_test_slowed = True
+    return torch.softmax(x, dim=-1)
+
+
+_first_set = {}
+
+
+def only_first_set(x):
+    # right on the first buffer set it sees of each case (where the validation
+    # calls land) and zeros on the others: only the outputs the timed calls
+    # left on every set, and the fresh inputs' call (made on set 1), show it
+    first = _first_set.setdefault((tuple(x.shape), x.stride()), x.data_ptr())
+    out = torch.softmax(x, dim=-1)
+    return out if x.data_ptr() == first else torch.zeros_like(out)

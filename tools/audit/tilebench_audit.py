@@ -43,6 +43,9 @@ import zlib
 AUDIT_VERSION = "2"
 # docs/results-schema.md: 2 adds validation.max_abs_reference; 3 the device
 # throughput's batch modes (graph, held), scope_order and gap_free
+# 7: per-sample clock checks (device.clock_warmup, *.clock_checks), host.cpu_frequency,
+# shards and merges, subwarp rows, the defences timed_outputs and plausible, and the
+# recorded tolerance scale
 SCHEMA_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
 
 EXIT_PASSED, EXIT_DISCREPANCY, EXIT_USAGE, EXIT_MALFORMED = 0, 1, 2, 3
@@ -209,7 +212,7 @@ def check_document(a, doc):
     if not _int(version) or version not in SCHEMA_VERSIONS:
         a.malformed("schema_version", f"{short(version, 80)}: the audit reads versions "
                     + " and ".join(map(str, SCHEMA_VERSIONS)))
-    check_run(a, member(a, doc, "", "run", "object"))
+    check_run(a, member(a, doc, "", "run", "object"), version)
     check_provenance(a, member(a, doc, "", "provenance", "object"))
     items(a, member(a, doc, "", "cases", "list"), "object", "cases")
     replay = member(a, doc, "", "replay", "object", optional=True)
@@ -219,8 +222,18 @@ def check_document(a, doc):
         check_replay_summary(a, replay)
 
 
-def check_run(a, run):
+# --tolerance-scale (docs/tolerances.md): at least 1 (it only widens), at most this
+MAX_TOLERANCE_SCALE = 1e6
+
+
+def check_run(a, run, version):
     member(a, member(a, run, "run", "measure", "object"), "run.measure", "samples", "positive")
+    # version 7 records the run's tolerance scale; a scale below 1 would narrow the
+    # documented tolerances, which tilebench refuses: no record of it holds one
+    scale = member(a, run, "run", "tolerance_scale", "number", optional=version < 7)
+    if scale is not None and not 1 <= scale <= MAX_TOLERANCE_SCALE:
+        a.malformed("run.tolerance_scale", f"{short(scale, 80)} is outside [1, "
+                    f"{MAX_TOLERANCE_SCALE:g}]: the scale only widens docs/tolerances.md")
     member(a, run, "run", "valid_cases", "count")
     member(a, run, "run", "complete", "bool")
     member(a, run, "run", "error", "str|null")
@@ -395,7 +408,7 @@ def check_case(a, case, version, rounds):
     # version 5 records the defences of method §8 on every case
     defences = member(a, case, "", "defences", "object|null", optional=version < 5)
     if defences is not None:
-        check_defences(a, defences)
+        check_defences(a, defences, version)
     plans = member(a, case, "", "execution_plans", "list")
     for i, record in enumerate(items(a, plans, "object", "execution_plans")):
         check_plan(a, record, f"execution_plans[{i}]")
@@ -452,18 +465,70 @@ def check_user_callable(a, details):
     member(a, details, "provider_details", "worker", "object|null")
 
 
-DEFENCES = ("inputs_unchanged", "guard_zones", "every_call", "fresh_inputs", "launches_on_stream")
+DEFENCES_V5 = ("inputs_unchanged", "guard_zones", "every_call", "fresh_inputs",
+               "launches_on_stream")
+# version 7: the outputs of the timed calls, and the plausibility gate
+DEFENCES = DEFENCES_V5 + ("timed_outputs", "plausible")
+FIGURE_SCOPES = ("host", "eager", "graph", "held")
 
 
-def check_defences(a, defences):
-    """docs/method.md §8: one record per defence, each passed, failed or not run."""
-    for name in DEFENCES:
+def schema7_defences(defences, version):
+    """Whether a defences record carries version 7's two: required from 7, audited
+    wherever present (runs written before the lead's bump to 7 say 6)."""
+    return version >= 7 or "timed_outputs" in defences or "plausible" in defences
+
+
+def check_defences(a, defences, version):
+    """docs/method.md §8: one record per defence, each passed, failed or not run; the
+    facts of timed_outputs and plausible (version 7) where they ran."""
+    names = DEFENCES if schema7_defences(defences, version) else DEFENCES_V5
+    for name in names:
         record = member(a, defences, "defences", name, "object")
         one_of(a, member(a, record, f"defences.{name}", "outcome", "str"),
                ("passed", "failed", "not_run"), f"defences.{name}.outcome")
         member(a, record, f"defences.{name}", "detail", "str")
     for name in defences:
-        one_of(a, name, DEFENCES, "defences (key)")
+        one_of(a, name, names, "defences (key)")
+    if names is DEFENCES_V5:
+        return
+    timed = defences["timed_outputs"]
+    if timed["outcome"] != "not_run":
+        field = "defences.timed_outputs"
+        member(a, timed, field, "sets", "positive")
+        member(a, timed, field, "sets_checked", "positive")
+        member(a, timed, field, "decoy_before_batches", "bool")
+        member(a, timed, field, "failed_set", "count|null")
+        check_validation(a, member(a, timed, field, "validation", "object"), version,
+                         f"{field}.validation")
+    gate = defences["plausible"]
+    if gate["outcome"] != "not_run":
+        field = "defences.plausible"
+        member(a, gate, field, "bytes_model", "str")
+        for i, figure in enumerate(items(a, member(a, gate, field, "figures", "list"), "object",
+                                         f"{field}.figures")):
+            at = f"{field}.figures[{i}]"
+            one_of(a, member(a, figure, at, "scope", "str"), FIGURE_SCOPES, f"{at}.scope")
+            member(a, figure, at, "per_call_p50_ns", "number")
+            member(a, figure, at, "gbps", "number")
+            member(a, figure, at, "gflops", "number|null")
+        for key in ("margin", "flop_margin"):
+            member(a, gate, field, key, "number")
+        source = member(a, gate, field, "ceiling_source", "str|null")
+        if source is not None:
+            one_of(a, source, ("device_copy", "host_copy"), f"{field}.ceiling_source")
+        member(a, gate, field, "ceiling_gbps", "number|null")
+        copies = member(a, gate, field, "host_copies", "list", optional=True) or []
+        for i, copy in enumerate(items(a, copies, "object", f"{field}.host_copies")):
+            at = f"{field}.host_copies[{i}]"
+            member(a, copy, at, "footprint_bytes", "number")
+            member(a, copy, at, "bytes_copied", "positive")
+            member(a, copy, at, "calls_per_sample", "positive")
+            items(a, member(a, copy, at, "elapsed_ns", "list"), "nonnegative", f"{at}.elapsed_ns")
+            member(a, copy, at, "gbps", "number|null")
+        member(a, gate, field, "cpus", "positive", optional=not copies)
+        member(a, gate, field, "peak_gflops", "number|null")
+        member(a, gate, field, "peak_basis", "str|null")
+        member(a, gate, field, "worker_clock", "bool")
 
 
 def check_probe_counts(a, probe, name):
@@ -474,7 +539,14 @@ def check_probe_counts(a, probe, name):
 
 def check_phase(a, phase, name):
     member(a, phase, name, "calls_per_sample", "positive")
-    items(a, member(a, phase, name, "elapsed_ns", "list"), "nonnegative", f"{name}.elapsed_ns")
+    elapsed = items(a, member(a, phase, name, "elapsed_ns", "list"), "nonnegative",
+                    f"{name}.elapsed_ns")
+    # version 7: a worker's host samples carry the harness's clock around each request
+    harness = member(a, phase, name, "harness_elapsed_ns", "list", optional=True)
+    if harness is not None:
+        items(a, harness, "count", f"{name}.harness_elapsed_ns")
+        if len(harness) != len(elapsed):
+            a.malformed(f"{name}.harness_elapsed_ns", "one entry a sample")
     items(a, member(a, phase, name, "per_call_ns", "list"), "number|null", f"{name}.per_call_ns")
     summary = member(a, phase, name, "per_call_summary_ns", "object")
     for key in ("p50", "min", "max"):
@@ -540,22 +612,23 @@ def check_batch_modes(a, m):
         member(a, gap_free, f"{name}.gap_free", "per_call_p50_ns", "number|null")
 
 
-def check_validation(a, v, version):
-    member(a, v, "validation", "passed", "bool")
+def check_validation(a, v, version, name="validation"):
+    member(a, v, name, "passed", "bool")
     for key in ("atol", "rtol"):
-        member(a, v, "validation", key, "nonnegative")
+        member(a, v, name, key, "nonnegative")
     for key in ("max_abs_error", "max_rel_error"):  # null: made infinite by a non-finite output
-        member(a, v, "validation", key, "nonnegative|null")
+        member(a, v, name, key, "nonnegative|null")
     if version >= 2:
-        member(a, v, "validation", "max_abs_reference", "nonnegative|null")
+        member(a, v, name, "max_abs_reference", "nonnegative|null")
+    member(a, v, name, "tolerance_scale", "number", optional=version < 7)
     for key in ("checked_elements", "failed_elements", "unwritten_elements"):
-        member(a, v, "validation", key, "count")
-    member(a, v, "validation", "non_finite_errors", "bool")
-    first = member(a, v, "validation", "first_failure", "object", optional=True)
+        member(a, v, name, key, "count")
+    member(a, v, name, "non_finite_errors", "bool")
+    first = member(a, v, name, "first_failure", "object", optional=True)
     if first is not None:
-        member(a, first, "validation.first_failure", "index", "count")
-        member(a, first, "validation.first_failure", "got", "number|null")
-        member(a, first, "validation.first_failure", "expected", "number|null")
+        member(a, first, f"{name}.first_failure", "index", "count")
+        member(a, first, f"{name}.first_failure", "got", "number|null")
+        member(a, first, f"{name}.first_failure", "expected", "number|null")
 
 
 def check_plan(a, record, field):
@@ -897,7 +970,9 @@ def clock_budget(measure, samples):
     return measure.get("samples", samples)
 
 
-def audit_validity(a, case, measure, version):
+def audit_validity(a, case, doc):
+    run, version = doc["run"], doc["schema_version"]
+    measure = run["measure"]
     v = case["validation"]
     host = case["host"]
     samples = measure["samples"]
@@ -929,17 +1004,12 @@ def audit_validity(a, case, measure, version):
             audit_stopping(a, "device.throughput.stopping", stopping, measure,
                            device["throughput"]["control"])
     passed = False
+    # version 7: every tolerance is docs/tolerances.md's times the run's recorded scale
+    # (audited wherever recorded: runs written before the bump to 7 say 6)
+    scale = run.get("tolerance_scale", 1.0)
     if v is not None:
-        atol, rtol = tolerance(case["op"], case["n"], case.get("k"), case.get("realization"))
-        a.same("validation.atol", v["atol"], atol)
-        a.same("validation.rtol", v["rtol"], rtol)
+        audit_one_validation(a, case, v, scale, version, "validation")
         passed = v["failed_elements"] == 0 and v["checked_elements"] > 0
-        a.same("validation.passed", v["passed"], passed)
-        if v["unwritten_elements"] > v["failed_elements"]:
-            a.fail("validation.unwritten_elements", "unwritten elements must also count as failed")
-        expected = case["m"] * (1 if case["op"] == "sum" else case["n"])
-        a.same("validation.checked_elements", v["checked_elements"], expected)
-        audit_validation_figures(a, v, version)
     # from version 5 a case that validated carries its defences, and any defence that
     # failed makes it invalid however right its output
     defences = case.get("defences")
@@ -948,12 +1018,206 @@ def audit_validity(a, case, measure, version):
     if defences is not None:
         a.same("defences.launches_on_stream.outcome", defences["launches_on_stream"]["outcome"],
                on_stream_outcome(case["device"]))
+    if defences is not None and schema7_defences(defences, version):
+        audit_timed_outputs(a, case, defences["timed_outputs"], scale, version)
+        audit_plausible(a, doc, case, defences["plausible"])
     defended = defences is None or all(d["outcome"] != "failed" for d in defences.values())
     valid = host is not None and v is not None and passed and device_ok and defended
     a.same("valid", case["valid"], valid)
     if valid and case["error"] is not None:
         a.fail("error", "a valid case carries an error")
     return valid
+
+
+def audit_one_validation(a, case, v, scale, version, name):
+    """A validation record (the case's, or timed_outputs' of one buffer set): the tolerance
+    of the operation times the run's scale, the verdict and the figures behind it."""
+    atol, rtol = tolerance(case["op"], case["n"], case.get("k"), case.get("realization"))
+    if version >= 7 or "tolerance_scale" in v:
+        a.same(f"{name}.tolerance_scale (run.tolerance_scale)", v["tolerance_scale"], scale)
+    a.same(f"{name}.atol (docs/tolerances.md x the scale)", v["atol"], atol * scale)
+    a.same(f"{name}.rtol (docs/tolerances.md x the scale)", v["rtol"], rtol * scale)
+    passed = v["failed_elements"] == 0 and v["checked_elements"] > 0
+    a.same(f"{name}.passed", v["passed"], passed)
+    if v["unwritten_elements"] > v["failed_elements"]:
+        a.fail(f"{name}.unwritten_elements", "unwritten elements must also count as failed")
+    expected = case["m"] * (1 if case["op"] == "sum" else case["n"])
+    a.same(f"{name}.checked_elements", v["checked_elements"], expected)
+    audit_validation_figures(a, v, version, name)
+
+
+def audit_timed_outputs(a, case, record, scale, version):
+    """docs/method.md §8, timed_outputs: the buffer sets compared (at most the sets), the
+    comparison re-checked as a validation, and the outcome it implies: failed exactly when
+    a set's output is outside the tolerance, that set named."""
+    if record["outcome"] == "not_run":
+        return
+    field = "defences.timed_outputs"
+    if record["sets_checked"] > record["sets"]:
+        a.fail(f"{field}.sets_checked", f"{record['sets_checked']} of {record['sets']} sets")
+    v = record["validation"]
+    audit_one_validation(a, case, v, scale, version, f"{field}.validation")
+    a.same(f"{field}.outcome (its validation)", record["outcome"],
+           "passed" if v["passed"] else "failed")
+    failed_set = record["failed_set"]
+    a.same(f"{field}.failed_set (present iff failed)", failed_set is not None, not v["passed"])
+    if failed_set is not None and failed_set >= record["sets"]:
+        a.fail(f"{field}.failed_set", f"set {failed_set} of {record['sets']}")
+
+
+# docs/method.md §8, plausible: the margins (src/measure/plausible.h), and how far a
+# worker's host throughput median may fall below the harness's clock around its requests
+PLAUSIBLE_MARGIN, PLAUSIBLE_FLOP_MARGIN = 4.0, 1.05
+WORKER_CLOCK_FACTOR, WORKER_CLOCK_SLACK_NS = 2.0, 1e6
+GPU_BACKENDS = ("cuda", "torch-cuda")
+# Dense FLOP per cycle per SM by compute capability (src/measure/plausible.c, re-stated):
+# the CUDA cores' FP32 FMA, and TF32 on the tensor cores (any tensor realization).
+FP32_PER_CYCLE = {(7, 0): 128, (7, 2): 128, (7, 5): 128, (8, 0): 128, (8, 6): 256, (8, 7): 256,
+                  (8, 9): 256, (9, 0): 256}
+TF32_PER_CYCLE = {(8, 0): 1024, (8, 6): 512, (8, 9): 512, (9, 0): 2048}
+
+
+def gemm_peak_gflops(doc, realization):
+    """The peak of device 0 for the realization, or None where the table has no rate."""
+    devices = (doc["provenance"].get("gpu") or {}).get("devices") or [{}]
+    device = devices[0]
+    try:
+        major, minor = (int(x) for x in str(device.get("compute_capability")).split("."))
+    except ValueError:
+        return None
+    sms, clock = device.get("multiprocessors"), device.get("max_sm_clock_khz")
+    table = FP32_PER_CYCLE if realization == "simt" else TF32_PER_CYCLE
+    if (major, minor) not in table or not _int(sms) or not _int(clock) or sms <= 0 or clock <= 0:
+        return None
+    return sms * table[(major, minor)] * clock / 1e6
+
+
+def plausible_figures(case):
+    """(scope, p50 per call) of every timed throughput figure the record holds: the host
+    phase's, then the device phase's eager, graph and held controls."""
+    scopes = []
+    host, device = case["host"], case["device"]
+    if host is not None:
+        scopes.append(("host", host["throughput"]["per_call_ns"]))
+    if device is not None:
+        scopes.append(("eager", device["throughput"]["control"]["per_call_ns"]))
+        modes = device["throughput"].get("batch_modes") or {}
+        for mode in ("graph", "held"):
+            control = (modes.get(mode) or {}).get("control")
+            if control is not None:
+                scopes.append((mode, control["per_call_ns"]))
+    figures = []
+    for scope, per_call in scopes:
+        values = [x for x in per_call if x is not None]
+        p50 = median(values)
+        if p50 is not None and p50 > 0:
+            figures.append((scope, p50))
+    return figures
+
+
+def host_copy_ceiling(a, doc, case, record):
+    """The CPU ceiling re-derived from its recorded copies: each copy's best rate (read
+    plus written bytes over the fastest sample), the copies of the case's footprint and of
+    its share per CPU, the best of them times the CPUs; None without copies."""
+    field = "defences.plausible"
+    copies = record.get("host_copies") or []
+    if not copies:
+        return None
+    cpus = record["cpus"]
+    affinity = doc["provenance"]["host"].get("affinity_cpus")
+    if _int(affinity):
+        a.same(f"{field}.cpus (provenance.host.affinity_cpus)", cpus, affinity)
+    if len(copies) > (2 if cpus > 1 else 1):
+        a.fail(f"{field}.host_copies (count)", f"{len(copies)} copies for {cpus} CPU(s)")
+    best = None
+    for i, copy in enumerate(copies):
+        at = f"{field}.host_copies[{i}]"
+        footprint = case["minimal_bytes"] / (cpus if i == 1 else 1)
+        a.same(f"{at}.footprint_bytes (the case's minimal bytes{' per CPU' if i else ''})",
+               copy["footprint_bytes"], footprint)
+        a.same(f"{at}.bytes_copied (half the footprint)", copy["bytes_copied"],
+               max(4, int(footprint / 2)))
+        if not copy["elapsed_ns"]:
+            a.fail(f"{at}.elapsed_ns", "no sample")
+        fastest = max(min(copy["elapsed_ns"]), 1)
+        gbps = 2.0 * copy["bytes_copied"] * copy["calls_per_sample"] / fastest
+        a.same(f"{at}.gbps (its fastest sample)", copy["gbps"], gbps)
+        best = gbps if best is None else max(best, gbps)
+    return best * cpus
+
+
+def worker_clock_disagrees(host):
+    """A worker's host samples the harness's clock cannot reproduce: one above the
+    harness's time of its request, or a throughput median below the harness's by more
+    than WORKER_CLOCK_FACTOR times plus WORKER_CLOCK_SLACK_NS."""
+    for metric in ("throughput", "latency"):
+        phase = host[metric]
+        if any(e > h for e, h in zip(phase["elapsed_ns"], phase.get("harness_elapsed_ns", []))):
+            return True
+    phase = host["throughput"]
+    if not phase["elapsed_ns"]:
+        return False
+    return (median(phase["harness_elapsed_ns"]) >
+            WORKER_CLOCK_FACTOR * median(phase["elapsed_ns"]) + WORKER_CLOCK_SLACK_NS)
+
+
+def audit_plausible(a, doc, case, record):
+    """docs/method.md §8, plausible, re-derived from the raw samples: every figure (a
+    scope's p50 per call; GB/s over the minimal bytes; gemm's GFLOP/s), the ceiling (the
+    run's device copy ceiling on a GPU, the recorded host copies on the CPU), gemm's peak
+    from device 0's facts, the margins, and the outcome they imply."""
+    field = "defences.plausible"
+    figures = plausible_figures(case)
+    gpu = case["backend"] in GPU_BACKENDS
+    if gpu:
+        ceiling = doc["run"].get("copy_ceiling")
+        gbps = ceiling.get("gbps") if isinstance(ceiling, dict) else None
+        ceiling = gbps if is_number(gbps) and gbps > 0 else None
+    peak = gemm_peak_gflops(doc, case.get("realization")) if gpu and case["op"] == "gemm" else None
+    host = case["host"]
+    clock = host is not None and "harness_elapsed_ns" in host["throughput"]
+    if record["outcome"] == "not_run":
+        # no figure, or nothing to judge them by: where the ceiling is the run's (a GPU)
+        # and a figure exists, or a worker's clock was recorded, the gate had to run
+        if clock or (figures and gpu and (ceiling is not None or peak is not None)):
+            a.fail(f"{field}.outcome", f"not run, though {len(figures)} figure(s) and a "
+                   f"ceiling, a peak or a worker's clock were there")
+        return
+    a.same(f"{field}.worker_clock (harness_elapsed_ns recorded)", record["worker_clock"], clock)
+    if not gpu:
+        ceiling = host_copy_ceiling(a, doc, case, record)
+    a.same(f"{field}.figures (count)", len(record["figures"]), len(figures))
+    for i, (scope, p50) in enumerate(figures):
+        at = f"{field}.figures[{i}]"
+        recorded = record["figures"][i]
+        a.same(f"{at}.scope", recorded["scope"], scope)
+        a.same(f"{at}.per_call_p50_ns", recorded["per_call_p50_ns"], p50)
+        a.same(f"{at}.gbps (minimal bytes / p50)", recorded["gbps"], case["minimal_bytes"] / p50)
+        flops = (2.0 * case["m"] * case["n"] * case["k"] / p50) if case["op"] == "gemm" else None
+        a.same(f"{at}.gflops", recorded["gflops"], float("nan") if flops is None else flops)
+    a.same(f"{field}.margin", record["margin"], PLAUSIBLE_MARGIN)
+    a.same(f"{field}.flop_margin", record["flop_margin"], PLAUSIBLE_FLOP_MARGIN)
+    source = None if ceiling is None else ("device_copy" if gpu else "host_copy")
+    a.same(f"{field}.ceiling_source", record["ceiling_source"], source)
+    a.same(f"{field}.ceiling_gbps", record["ceiling_gbps"],
+           float("nan") if ceiling is None else ceiling)
+    a.same(f"{field}.peak_gflops", record["peak_gflops"], float("nan") if peak is None else peak)
+    if clock and worker_clock_disagrees(host):
+        a.same(f"{field}.outcome (the worker's host samples against the harness's clock)",
+               record["outcome"], "failed")
+        return
+    if not figures or (ceiling is None and peak is None and not clock):
+        a.fail(f"{field}.outcome", f"{record['outcome']}, with nothing to judge")
+    if not figures:
+        return
+    scope, p50 = min(figures, key=lambda f: f[1])
+    outcome = "passed"
+    if ceiling is not None and case["minimal_bytes"] / p50 > PLAUSIBLE_MARGIN * ceiling:
+        outcome = "failed"
+    if peak is not None and 2.0 * case["m"] * case["n"] * case["k"] / p50 > PLAUSIBLE_FLOP_MARGIN * peak:
+        outcome = "failed"
+    a.same(f"{field}.outcome (the fastest figure, {scope}, against the bounds)",
+           record["outcome"], outcome)
 
 
 def probe_scopes(device):
@@ -985,7 +1249,7 @@ def on_stream_outcome(device):
 PRINT_SLACK = 1e-12
 
 
-def audit_validation_figures(a, v, version):
+def audit_validation_figures(a, v, version, name="validation"):
     """The validation's figures agree with its verdict (docs/results-schema.md): a passed
     check has no error beyond the tolerance at the largest reference (schema version 2
     records max_abs_reference; version 1 lacks it, and only that check is skipped), a
@@ -993,37 +1257,37 @@ def audit_validation_figures(a, v, version):
     a.checks += 1
     atol, rtol = v["atol"], v["rtol"]
     if v["failed_elements"] > v["checked_elements"]:
-        a.fail("validation.failed_elements", f"{v['failed_elements']} failed of "
+        a.fail(f"{name}.failed_elements", f"{v['failed_elements']} failed of "
                f"{v['checked_elements']} checked")
     # the C side writes the infinite error of a non-finite output as null
     non_finite = v["max_abs_error"] is None
-    a.same("validation.non_finite_errors (max_abs_error null)", v["non_finite_errors"], non_finite)
+    a.same(f"{name}.non_finite_errors (max_abs_error null)", v["non_finite_errors"], non_finite)
     if non_finite and v["passed"]:
-        a.fail("validation.passed", "passed with a non-finite output (max_abs_error null)")
+        a.fail(f"{name}.passed", "passed with a non-finite output (max_abs_error null)")
     if v["passed"] and version >= 2:
         reference = v["max_abs_reference"]
         if reference is None:
-            a.fail("validation.max_abs_reference", "passed with a non-finite reference")
+            a.fail(f"{name}.max_abs_reference", "passed with a non-finite reference")
         bound = atol + rtol * reference
         if v["max_abs_error"] > bound * (1 + PRINT_SLACK) + PRINT_SLACK * atol:
-            a.fail("validation.max_abs_error", f"{v['max_abs_error']!r} exceeds the tolerance "
+            a.fail(f"{name}.max_abs_error", f"{v['max_abs_error']!r} exceeds the tolerance "
                    f"atol + rtol * max_abs_reference = {bound!r} of a passed check")
     first = v.get("first_failure")
-    a.same("validation.first_failure (present iff failed_elements > 0)", first is not None,
+    a.same(f"{name}.first_failure (present iff failed_elements > 0)", first is not None,
            v["failed_elements"] > 0)
     if first is not None:
-        audit_first_failure(a, first, atol, rtol, v["checked_elements"])
+        audit_first_failure(a, first, atol, rtol, v["checked_elements"], name)
 
 
-def audit_first_failure(a, first, atol, rtol, checked):
+def audit_first_failure(a, first, atol, rtol, checked, name="validation"):
     if first["index"] >= checked:
-        a.fail("validation.first_failure.index", f"{first['index']} of {checked} elements checked")
+        a.fail(f"{name}.first_failure.index", f"{first['index']} of {checked} elements checked")
     got, expected = first["got"], first["expected"]
     if got is None or expected is None:  # a non-finite output or reference always fails
         return
     bound = atol + rtol * abs(expected)
     if abs(got - expected) < bound * (1 - PRINT_SLACK):
-        a.fail("validation.first_failure", f"got {got!r}, expected {expected!r}: within the "
+        a.fail(f"{name}.first_failure", f"got {got!r}, expected {expected!r}: within the "
                f"tolerance {bound!r}, not a failure")
 
 
@@ -2271,7 +2535,7 @@ def audit_case(a, path, run_dir, doc, case, index, seen):
     rounds = run["replay"]["rounds"] if "replay" in run else None
     check_case(a, case, doc["schema_version"], rounds)
     audit_identity(a, case, seen)
-    valid = audit_validity(a, case, run["measure"], doc["schema_version"])
+    valid = audit_validity(a, case, doc)
     if case["op"] == "gemm":
         audit_gemm_precision(a, case)
     audit_plan_count(a, case)

@@ -80,6 +80,28 @@ static enum tb_status cpu_read_output(struct tb_provider *p, float *dst, size_t 
   return TB_OK;
 }
 
+/* timed_outputs: one output, reached by every timed call. */
+static unsigned cpu_output_sets(const struct tb_provider *p) {
+  return 1;
+}
+
+static enum tb_status cpu_read_set_output(struct tb_provider *p, unsigned set, float *dst,
+                                          size_t count, bool *reached, struct tb_error *err) {
+  *reached = set == 0;
+  return set == 0 ? cpu_read_output(p, dst, count, err) : TB_OK;
+}
+
+static enum tb_status cpu_decoy(struct tb_provider *p, const float *values, size_t count,
+                                struct tb_error *err) {
+  struct cpu_state *s = p->state;
+  if (count != s->out.count) {
+    return tb_fail(err, TB_ERR_RUN, "a decoy of %zu elements for an output of %zu", count,
+                   s->out.count);
+  }
+  memcpy(s->out.data, values, count * sizeof(float));
+  return TB_OK;
+}
+
 /* The inputs are the case's host tensors themselves (borrowed): reading
  * them back shows whether a call wrote into them. */
 static enum tb_status cpu_read_input(struct tb_provider *p, size_t index, float *dst, size_t count,
@@ -158,6 +180,9 @@ static const struct tb_provider_ops cpu_ops = {
     .synchronize = cpu_synchronize,
     .poison_output = cpu_poison,
     .read_output = cpu_read_output,
+    .output_sets = cpu_output_sets,
+    .read_set_output = cpu_read_set_output,
+    .decoy_output = cpu_decoy,
     .device_stream = cpu_device_stream,
     .has_device = cpu_has_device,
     .read_input = cpu_read_input,

@@ -124,6 +124,28 @@ static enum tb_status user_read_output(struct tb_provider *p, float *dst, size_t
   return TB_OK;
 }
 
+/* timed_outputs: one output, reached by every timed call. */
+static unsigned user_output_sets(const struct tb_provider *p) {
+  return 1;
+}
+
+static enum tb_status user_read_set_output(struct tb_provider *p, unsigned set, float *dst,
+                                           size_t count, bool *reached, struct tb_error *err) {
+  *reached = set == 0;
+  return set == 0 ? user_read_output(p, dst, count, err) : TB_OK;
+}
+
+static enum tb_status user_decoy(struct tb_provider *p, const float *values, size_t count,
+                                 struct tb_error *err) {
+  struct user_state *s = p->state;
+  if (count != s->out.count) {
+    return tb_fail(err, TB_ERR_RUN, "a decoy of %zu elements for an output of %zu", count,
+                   s->out.count);
+  }
+  memcpy(s->out.data, values, count * sizeof(float));
+  return TB_OK;
+}
+
 static enum tb_status user_read_input(struct tb_provider *p, size_t index, float *dst, size_t count,
                                       struct tb_error *err) {
   struct user_state *s = p->state;
@@ -217,6 +239,9 @@ static const struct tb_provider_ops user_ops = {
     .synchronize = user_synchronize,
     .poison_output = user_poison,
     .read_output = user_read_output,
+    .output_sets = user_output_sets,
+    .read_set_output = user_read_set_output,
+    .decoy_output = user_decoy,
     .device_stream = user_device_stream,
     .has_device = user_has_device,
     .read_input = user_read_input,

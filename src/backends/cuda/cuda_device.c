@@ -41,9 +41,28 @@ enum tb_status tb_cuda_device_load_case(struct tb_cuda_device *d, const struct t
   d->data = data;
   d->cursor = 0;
   d->view_offset = c->view.offset;
+  d->capturing = false;
   d->cu->cuCtxSetCurrent(d->context);
-  return tb_device_buffers_create(d->cu, data, workspace_floats, d->info.l2_bytes, d->guarded,
-                                  &d->buffers, err);
+  if (tb_device_buffers_create(d->cu, data, workspace_floats, d->info.l2_bytes, d->guarded,
+                               &d->buffers, err) != TB_OK) {
+    return err->status;
+  }
+  free(d->reached);
+  d->reached = calloc(d->buffers.count, 1);
+  if (d->reached == NULL) {
+    return tb_fail(err, TB_ERR_SYSTEM, "out of memory for %u buffer sets", d->buffers.count);
+  }
+  /* poisoned, so that a set no kernel wrote is told from one computed
+   * (freed memory of an earlier case may hold a right answer) */
+  for (unsigned i = 0; i < d->buffers.count; ++i) {
+    CUresult rc = d->cu->cuMemsetD32Async(d->buffers.sets[i].out, TB_POISON_BITS,
+                                          d->buffers.out_bytes / sizeof(float), d->stream);
+    if (rc != CUDA_SUCCESS) {
+      return tb_cuda_fail(err, "cuMemsetD32Async (poisoning the outputs)", rc);
+    }
+  }
+  CUresult rc = d->cu->cuStreamSynchronize(d->stream);
+  return rc == CUDA_SUCCESS ? TB_OK : tb_cuda_fail(err, "cuStreamSynchronize", rc);
 }
 
 static void release_graphs(struct tb_cuda_device *d) {
@@ -60,11 +79,16 @@ void tb_cuda_device_unload_case(struct tb_cuda_device *d) {
   }
   release_graphs(d);
   tb_device_buffers_free(d->cu, &d->buffers);
+  free(d->reached);
+  d->reached = NULL;
   d->data = NULL;
 }
 
 struct tb_case_operands tb_cuda_device_next_operands(struct tb_cuda_device *d) {
   struct tb_buffer_set *set = &d->buffers.sets[d->cursor];
+  if (d->reached != NULL && !d->capturing) {
+    d->reached[d->cursor] = 1;
+  }
   d->cursor = (d->cursor + 1) % d->buffers.count;
   const struct tb_op_info *op = d->data->c.op;
   struct tb_case_operands o = {0};
@@ -120,6 +144,26 @@ enum tb_status tb_cuda_device_op_read_output(struct tb_provider *p, float *dst, 
   return rc == CUDA_SUCCESS ? TB_OK : tb_cuda_fail(err, "cuMemcpyDtoH", rc);
 }
 
+unsigned tb_cuda_device_op_output_sets(const struct tb_provider *p) {
+  return device_of(p)->buffers.count;
+}
+
+enum tb_status tb_cuda_device_op_read_set_output(struct tb_provider *p, unsigned set, float *dst,
+                                                 size_t count, bool *reached,
+                                                 struct tb_error *err) {
+  struct tb_cuda_device *d = device_of(p);
+  *reached = false;
+  if (set >= d->buffers.count || count * sizeof(float) != d->buffers.out_bytes) {
+    return tb_fail(err, TB_ERR_RUN, "no buffer set %u with an output of %zu elements", set, count);
+  }
+  if (tb_cuda_device_op_synchronize(p, err) != TB_OK) {
+    return err->status;
+  }
+  *reached = d->reached != NULL && d->reached[set];
+  CUresult rc = d->cu->cuMemcpyDtoH(dst, d->buffers.sets[set].out, d->buffers.out_bytes);
+  return rc == CUDA_SUCCESS ? TB_OK : tb_cuda_fail(err, "cuMemcpyDtoH (a set's output)", rc);
+}
+
 void *tb_cuda_device_op_stream(const struct tb_provider *p) {
   return device_of(p)->stream;
 }
@@ -163,15 +207,18 @@ enum tb_status tb_cuda_device_op_capture_graph(struct tb_provider *p, unsigned l
   unsigned long wanted = (sets + calls - 1) / calls;
   unsigned count = wanted < TB_CUDA_MAX_GRAPHS ? (unsigned)wanted : TB_CUDA_MAX_GRAPHS;
   d->graph_calls = calls;
+  d->capturing = true; /* captured calls do not count as reaching their sets */
   for (unsigned g = 0; g < count; ++g) {
     d->graph_first_set[g] = d->cursor;
     if (tb_cuda_graph_capture(d->cu, d->stream, launch_for_capture, p, calls, &d->graphs[g], err) !=
         TB_OK) {
+      d->capturing = false;
       release_graphs(d);
       return err->status;
     }
     d->graph_count = g + 1;
   }
+  d->capturing = false;
   /* one untimed launch each: a graph's first launch also uploads it */
   for (unsigned g = 0; g < d->graph_count; ++g) {
     if (tb_cuda_graph_launch(d->cu, &d->graphs[g], d->stream, err) != TB_OK) {

@@ -37,6 +37,11 @@ struct tb_cuda_device {
   unsigned graph_first_set[TB_CUDA_MAX_GRAPHS];
   unsigned graph_count;
   unsigned long graph_calls;
+  /* timed_outputs (method.md §8): per set, whether a call outside a graph
+   * capture used it since the case was loaded (its output was poisoned at
+   * loading, so a set a call reached and a kernel never wrote shows it) */
+  unsigned char *reached;
+  bool capturing;
 };
 
 /* A call's device pointers: x (or a), y (b), weight, bias with the view's
@@ -52,7 +57,8 @@ enum tb_status tb_cuda_device_open(struct tb_cuda_device *d, struct tb_error *er
 void tb_cuda_device_close(struct tb_cuda_device *d);
 
 /* Makes the context current and copies the case's inputs into the buffer
- * sets (with `workspace_floats` of scratch each); the rotation starts at set 0. */
+ * sets (with `workspace_floats` of scratch each), every output poisoned;
+ * the rotation starts at set 0. */
 enum tb_status tb_cuda_device_load_case(struct tb_cuda_device *d, const struct tb_case *c,
                                         const struct tb_case_data *data, size_t workspace_floats,
                                         struct tb_error *err);
@@ -96,6 +102,11 @@ enum tb_status tb_cuda_device_op_load_inputs(struct tb_provider *p, const struct
 #define TB_CUDA_DEVICE_DEFENCE_OPS                                                                 \
   .read_input = tb_cuda_device_op_read_input, .check_guards = tb_cuda_device_op_check_guards,      \
   .load_inputs = tb_cuda_device_op_load_inputs
+/* timed_outputs: the buffer sets, and set `set`'s output as the calls left
+ * it, with whether a call outside a capture reached it. */
+unsigned tb_cuda_device_op_output_sets(const struct tb_provider *p);
+enum tb_status tb_cuda_device_op_read_set_output(struct tb_provider *p, unsigned set, float *dst,
+                                                 size_t count, bool *reached, struct tb_error *err);
 /* No generated source (a library call). */
 const char *tb_cuda_device_op_no_source(const struct tb_provider *p, const char **sha256);
 
@@ -106,7 +117,9 @@ const char *tb_cuda_device_op_no_source(const struct tb_provider *p, const char 
   .read_output = tb_cuda_device_op_read_output, .device_stream = tb_cuda_device_op_stream,         \
   .capture_graph = tb_cuda_device_op_capture_graph,                                                \
   .replay_graph = tb_cuda_device_op_replay_graph,                                                  \
-  .release_graph = tb_cuda_device_op_release_graph, .has_device = tb_cuda_device_op_has_device
+  .release_graph = tb_cuda_device_op_release_graph, .has_device = tb_cuda_device_op_has_device,    \
+  .output_sets = tb_cuda_device_op_output_sets,                                                    \
+  .read_set_output = tb_cuda_device_op_read_set_output
 
 /* A provider struct named `name` on the CUDA backend with `state` (which
  * starts with a struct tb_cuda_device), or NULL when out of memory. */
