@@ -418,7 +418,7 @@ class MergedAuditTest(Base):
 
     def test_changed_record(self):
         def m(doc):
-            doc["cases"][0]["minimal_bytes"] += 4  # no per-case check reads it
+            doc["cases"][0]["device_unavailable_reason"] = "edited"  # no per-case check reads it
         self.assert_caught(self.planted(m), "differs from the shard's")
 
     def test_redealt_units(self):

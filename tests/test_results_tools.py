@@ -321,6 +321,15 @@ class EvidenceTest(unittest.TestCase):
                   "32768x8192")
         runs += [os.path.join("2026-12-01-h200-held-graphs/batch", s) for s in shapes]
         runs += [os.path.join("2026-12-01-h200-graph-rotation/batch", s) for s in shapes]
+        runs += [os.path.join("2026-12-01-h200-subwarp-rows", r)
+                 for r in ("validation", "torch-all/65536x17", "torch-all/65536x32") + ab]
+        runs += [os.path.join("2026-12-01-h200-subwarp-rows/sanitizer", "run-%s-%s" % (tool, case))
+                 for tool in ("memcheck", "racecheck")
+                 for case in ("softmax-65536x17-automatic", "layernorm-65537x16-automatic",
+                              "rmsnorm-4096x17-automatic", "sum-100x1-automatic")]
+        runs += [os.path.join("2026-12-01-h200-stopping-clocks/stopping", r)
+                 for r in ("run", "clock-checks-on-1", "clock-checks-off-1", "clock-checks-on-2",
+                           "clock-checks-off-2")]
         runs += [os.path.join("2026-12-01-h200-templates-validation-ab", r) for r in ab]
         runs += [os.path.join("2026-12-01-h200-validation-a7a88fb", "validation")]
         runs += [os.path.join("2026-12-01-h200-user-kernels/user-kernels", r)
@@ -493,7 +502,7 @@ class ReplayIntervalTest(Corruptions, unittest.TestCase):
         self.assertEqual(gpu["withheld"], "no GPU: device statistics not measured")
 
     def test_recorded_method_and_exact_coverage(self):
-        self.assertEqual(self.doc["schema_version"], 7)
+        self.assertEqual(self.doc["schema_version"], 8)
         self.assertEqual(self.doc["replay"]["method"]["level"], 0.95)
         self.assertIsNone(self.doc["replay"]["method"]["seed"])
         rec = self.doc["replay"]["cases"][0]["metrics"]["host_latency"]
@@ -736,7 +745,7 @@ class DefenceRecordsAuditTest(Corruptions, unittest.TestCase):
         os.mkdir(converted)
         with gzip.open(os.path.join(source, "results.json.gz")) as f:
             doc = json.load(f)
-        doc["schema_version"] = 7
+        doc["schema_version"] = 8
         doc["run"]["tolerance_scale"] = 1.0
         samples = doc["run"]["measure"]["samples"]
         doc["run"]["measure"]["stopping"] = {"rule": "fixed", "samples": samples}
@@ -790,7 +799,7 @@ class DefenceRecordsAuditTest(Corruptions, unittest.TestCase):
     def test_cpu_records(self):
         with open(os.path.join(self.cpu_run, "results.json")) as f:
             doc = json.load(f)
-        self.assertEqual(doc["schema_version"], 7)
+        self.assertEqual(doc["schema_version"], 8)
         for case in doc["cases"]:
             timed, gate = case["defences"]["timed_outputs"], case["defences"]["plausible"]
             self.assertEqual((timed["outcome"], timed["sets"], timed["sets_checked"]),

@@ -43,10 +43,10 @@ import zlib
 AUDIT_VERSION = "2"
 # docs/results-schema.md: 2 adds validation.max_abs_reference; 3 the device
 # throughput's batch modes (graph, held), scope_order and gap_free
-# 7: per-sample clock checks (device.clock_warmup, *.clock_checks), host.cpu_frequency,
-# shards and merges, subwarp rows, the defences timed_outputs and plausible, and the
-# recorded tolerance scale
-SCHEMA_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
+# 7: per-sample clock checks (device.clock_warmup, *.clock_checks), host.cpu_frequency;
+# 8: the defences timed_outputs and plausible and the recorded tolerance scale (shards,
+# merges and subwarp rows, optional fields, from either)
+SCHEMA_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)
 
 EXIT_PASSED, EXIT_DISCREPANCY, EXIT_USAGE, EXIT_MALFORMED = 0, 1, 2, 3
 
@@ -228,9 +228,9 @@ MAX_TOLERANCE_SCALE = 1e6
 
 def check_run(a, run, version):
     member(a, member(a, run, "run", "measure", "object"), "run.measure", "samples", "positive")
-    # version 7 records the run's tolerance scale; a scale below 1 would narrow the
+    # version 8 records the run's tolerance scale; a scale below 1 would narrow the
     # documented tolerances, which tilebench refuses: no record of it holds one
-    scale = member(a, run, "run", "tolerance_scale", "number", optional=version < 7)
+    scale = member(a, run, "run", "tolerance_scale", "number", optional=version < 8)
     if scale is not None and not 1 <= scale <= MAX_TOLERANCE_SCALE:
         a.malformed("run.tolerance_scale", f"{short(scale, 80)} is outside [1, "
                     f"{MAX_TOLERANCE_SCALE:g}]: the scale only widens docs/tolerances.md")
@@ -467,21 +467,21 @@ def check_user_callable(a, details):
 
 DEFENCES_V5 = ("inputs_unchanged", "guard_zones", "every_call", "fresh_inputs",
                "launches_on_stream")
-# version 7: the outputs of the timed calls, and the plausibility gate
+# version 8: the outputs of the timed calls, and the plausibility gate
 DEFENCES = DEFENCES_V5 + ("timed_outputs", "plausible")
 FIGURE_SCOPES = ("host", "eager", "graph", "held")
 
 
-def schema7_defences(defences, version):
-    """Whether a defences record carries version 7's two: required from 7, audited
-    wherever present (runs written before the lead's bump to 7 say 6)."""
-    return version >= 7 or "timed_outputs" in defences or "plausible" in defences
+def schema8_defences(defences, version):
+    """Whether a defences record carries version 8's two: required from 8, audited
+    wherever present."""
+    return version >= 8 or "timed_outputs" in defences or "plausible" in defences
 
 
 def check_defences(a, defences, version):
     """docs/method.md §8: one record per defence, each passed, failed or not run; the
-    facts of timed_outputs and plausible (version 7) where they ran."""
-    names = DEFENCES if schema7_defences(defences, version) else DEFENCES_V5
+    facts of timed_outputs and plausible (version 8) where they ran."""
+    names = DEFENCES if schema8_defences(defences, version) else DEFENCES_V5
     for name in names:
         record = member(a, defences, "defences", name, "object")
         one_of(a, member(a, record, f"defences.{name}", "outcome", "str"),
@@ -541,7 +541,7 @@ def check_phase(a, phase, name):
     member(a, phase, name, "calls_per_sample", "positive")
     elapsed = items(a, member(a, phase, name, "elapsed_ns", "list"), "nonnegative",
                     f"{name}.elapsed_ns")
-    # version 7: a worker's host samples carry the harness's clock around each request
+    # version 8: a worker's host samples carry the harness's clock around each request
     harness = member(a, phase, name, "harness_elapsed_ns", "list", optional=True)
     if harness is not None:
         items(a, harness, "count", f"{name}.harness_elapsed_ns")
@@ -620,7 +620,7 @@ def check_validation(a, v, version, name="validation"):
         member(a, v, name, key, "nonnegative|null")
     if version >= 2:
         member(a, v, name, "max_abs_reference", "nonnegative|null")
-    member(a, v, name, "tolerance_scale", "number", optional=version < 7)
+    member(a, v, name, "tolerance_scale", "number", optional=version < 8)
     for key in ("checked_elements", "failed_elements", "unwritten_elements"):
         member(a, v, name, key, "count")
     member(a, v, name, "non_finite_errors", "bool")
@@ -1004,7 +1004,7 @@ def audit_validity(a, case, doc):
             audit_stopping(a, "device.throughput.stopping", stopping, measure,
                            device["throughput"]["control"])
     passed = False
-    # version 7: every tolerance is docs/tolerances.md's times the run's recorded scale
+    # version 8: every tolerance is docs/tolerances.md's times the run's recorded scale
     # (audited wherever recorded: runs written before the bump to 7 say 6)
     scale = run.get("tolerance_scale", 1.0)
     if v is not None:
@@ -1018,7 +1018,7 @@ def audit_validity(a, case, doc):
     if defences is not None:
         a.same("defences.launches_on_stream.outcome", defences["launches_on_stream"]["outcome"],
                on_stream_outcome(case["device"]))
-    if defences is not None and schema7_defences(defences, version):
+    if defences is not None and schema8_defences(defences, version):
         audit_timed_outputs(a, case, defences["timed_outputs"], scale, version)
         audit_plausible(a, doc, case, defences["plausible"])
     defended = defences is None or all(d["outcome"] != "failed" for d in defences.values())
@@ -1033,7 +1033,7 @@ def audit_one_validation(a, case, v, scale, version, name):
     """A validation record (the case's, or timed_outputs' of one buffer set): the tolerance
     of the operation times the run's scale, the verdict and the figures behind it."""
     atol, rtol = tolerance(case["op"], case["n"], case.get("k"), case.get("realization"))
-    if version >= 7 or "tolerance_scale" in v:
+    if version >= 8 or "tolerance_scale" in v:
         a.same(f"{name}.tolerance_scale (run.tolerance_scale)", v["tolerance_scale"], scale)
     a.same(f"{name}.atol (docs/tolerances.md x the scale)", v["atol"], atol * scale)
     a.same(f"{name}.rtol (docs/tolerances.md x the scale)", v["rtol"], rtol * scale)
