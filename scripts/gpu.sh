@@ -170,9 +170,13 @@ elif has user-kernels; then
   mkdir -p "$WORK/user-kernels"
   UK=$ROOT/.device/user-kernels
   VERDICTS=$ROOT/tests/gpu/user_kernel_verdicts.py
+  # USER_KERNELS_PARTS picks the parts (default all); the bundle is rewritten
+  # after each run, so a call that runs out of time keeps what finished
+  uk_part() { [[ " ${USER_KERNELS_PARTS:-example nvrtc python broken} " == *" $1 "* ]]; }
+  uk_bundle() { cp "$UK"/*.so "$WORK/user-kernels/"; tar -C "$WORK" -czf "$OUT/user-kernels.tgz" user-kernels; }
   # one run per shape (a run writes its results only when complete), smallest first
   start=$SECONDS
-  for shape in ${USER_KERNEL_SHAPES:-17x257 4096x1024 32768x8192}; do
+  uk_part example && for shape in ${USER_KERNEL_SHAPES:-17x257 4096x1024 32768x8192}; do
     if (( SECONDS - start > ${USER_KERNELS_DEADLINE_S:-100} )); then note "user-kernels example $shape: not started (deadline)"; continue; fi
     run=$WORK/user-kernels/example-$shape
     timeout "${USER_KERNELS_SHAPE_TIMEOUT_S:-120}" "$BIN/tilebench" run --backend cuda --ops softmax \
@@ -183,24 +187,29 @@ elif has user-kernels; then
     [[ -f "$run/results.json" ]] &&
       python3 "$ROOT/tools/audit/tilebench_audit.py" "$run" --receipt "$run/receipt.json" 2>&1 | tail -1 | tee -a "$SUMMARY"
     python3 "$VERDICTS" valid "$run" | tee -a "$SUMMARY"
+    uk_bundle
   done
   # The CUDA source path: examples/user-kernel-nvrtc/softmax.cu compiled by
   # NVRTC on this GPU and launched as --launch says, the same checks.
   run=$WORK/user-kernels/nvrtc-4096x1024
-  timeout "${USER_KERNELS_SHAPE_TIMEOUT_S:-120}" "$BIN/tilebench" run --backend cuda --ops softmax \
-    --shapes 17x257,4096x1024 --input-views packed,strided --providers native,torch,torch-compile,user \
-    --kernel "$ROOT/examples/user-kernel-nvrtc/softmax.cu" --launch 'grid=m,block=256,smem=0' \
-    --samples 5 --warmup-ms 20 --quiet --out "$run" > "$run.log" 2>&1
-  note "user-kernels nvrtc example (exit $?, ${SECONDS}s): $(grep -E 'cases valid' "$run.log" || tail -1 "$run.log")"
-  grep -E '^softmax' "$run.log" | tee -a "$SUMMARY"
-  [[ -f "$run/results.json" ]] &&
-    python3 "$ROOT/tools/audit/tilebench_audit.py" "$run" --receipt "$run/receipt.json" 2>&1 | tail -1 | tee -a "$SUMMARY"
-  python3 "$VERDICTS" valid "$run" | tee -a "$SUMMARY"
+  if uk_part nvrtc; then
+    timeout "${USER_KERNELS_SHAPE_TIMEOUT_S:-120}" "$BIN/tilebench" run --backend cuda --ops softmax \
+      --shapes 17x257,4096x1024 --input-views packed,strided --providers native,torch,torch-compile,user \
+      --kernel "$ROOT/examples/user-kernel-nvrtc/softmax.cu" --launch 'grid=m,block=256,smem=0' \
+      --samples 5 --warmup-ms 20 --quiet --out "$run" > "$run.log" 2>&1
+    note "user-kernels nvrtc example (exit $?, ${SECONDS}s): $(grep -E 'cases valid' "$run.log" || tail -1 "$run.log")"
+    grep -E '^softmax' "$run.log" | tee -a "$SUMMARY"
+    [[ -f "$run/results.json" ]] &&
+      python3 "$ROOT/tools/audit/tilebench_audit.py" "$run" --receipt "$run/receipt.json" 2>&1 | tail -1 | tee -a "$SUMMARY"
+    python3 "$VERDICTS" valid "$run" | tee -a "$SUMMARY"
+    uk_bundle
+  fi
   # The Python callable (user-python): examples/user-kernel-python/softmax.py in
   # the torch worker beside native, torch and torch.compile on both views, the
   # same checks; then its Triton twin where this machine's PyTorch has Triton.
-  pythons="softmax.py:softmax"
-  python3 -c "import triton" > /dev/null 2>&1 && pythons="$pythons softmax_triton.py:softmax"
+  pythons=""
+  uk_part python && pythons="softmax.py:softmax"
+  uk_part python && python3 -c "import triton" > /dev/null 2>&1 && pythons="$pythons softmax_triton.py:softmax"
   for callable in $pythons; do
     run=$WORK/user-kernels/python-${callable%%.py:*}
     timeout "${USER_KERNELS_SHAPE_TIMEOUT_S:-120}" "$BIN/tilebench" run --backend cuda --ops softmax \
@@ -213,9 +222,10 @@ elif has user-kernels; then
     [[ -f "$run/results.json" ]] &&
       python3 "$ROOT/tools/audit/tilebench_audit.py" "$run" --receipt "$run/receipt.json" 2>&1 | tail -1 | tee -a "$SUMMARY"
     python3 "$VERDICTS" valid "$run" | tee -a "$SUMMARY"
+    uk_bundle
   done
   # kernel and the words its launches_on_stream detail must contain
-  for broken in "side_stream:on a stream other than the provider's" "no_kernel:saw no kernel"; do
+  uk_part broken && for broken in "side_stream:on a stream other than the provider's" "no_kernel:saw no kernel"; do
     kernel=${broken%%:*}
     timeout 60 "$BIN/tilebench" run --backend cuda --ops softmax --shapes 37x769,1024x1024 \
       --input-views packed --providers native,user --kernel "$UK/lib$kernel.so" --samples 3 \
@@ -225,8 +235,7 @@ elif has user-kernels; then
       python3 "$ROOT/tools/audit/tilebench_audit.py" "$WORK/user-kernels/$kernel" 2>&1 | tail -1 | tee -a "$SUMMARY"
     python3 "$VERDICTS" caught "$WORK/user-kernels/$kernel" "${broken#*:}" | tee -a "$SUMMARY"
   done
-  cp "$UK"/*.so "$WORK/user-kernels/" # the libraries the digests in the results name
-  tar -C "$WORK" -czf "$OUT/user-kernels.tgz" user-kernels
+  uk_bundle # with the libraries the digests in the results name
 fi
 
 if has gemm; then

@@ -339,7 +339,8 @@ enum tb_status tb_validate_and_defend(struct tb_provider *p, const struct tb_cas
     return tb_fail(err, TB_ERR_SYSTEM, "out of memory copying the output back");
   }
   struct tb_fresh_inputs made = {0};
-  if (fresh == NULL && tb_fresh_inputs_make(data, opt->seed, &made, err) != TB_OK) {
+  if (fresh == NULL && p->ops->load_inputs != NULL &&
+      tb_fresh_inputs_make(data, opt->seed, &made, err) != TB_OK) {
     free(out);
     return err->status;
   }
