@@ -289,7 +289,7 @@ class Faults(unittest.TestCase):
                 p = self.start(out)
                 time.sleep(delay)
                 p.send_signal(signum)
-                _, err = self.finish(p)
+                printed, err = self.finish(p)
                 self.assert_no_process_left(p)
                 if p.returncode == -signum:
                     # the default action: only before tb_interrupt_install, which comes
@@ -307,6 +307,9 @@ class Faults(unittest.TestCase):
                     self.assertIsNotNone(interrupted, f"exit 1 of an uninterrupted run: {err}")
                     self.assertEqual(interrupted["signal"], name)
                     self.assertIn("the results file is marked incomplete", err)
+                    # the closing line a script greps says so too, never "N of N cases valid"
+                    self.assertRegex(printed, r"INCOMPLETE: \d+ of \d+ measured cases valid, "
+                                              r"\d+ cases not measured")
                     measured = len(doc["cases"])
                     self.saw(f"interrupted, {measured}/{len(self.ids)} measured")
                 else:

@@ -831,7 +831,17 @@ static int finish_run(const struct run_options *o, const struct tb_document *d, 
     free(table);
   }
   size_t total = model.case_count;
-  printf("\n%zu of %zu cases valid; results in %s/%s\n", valid, total, o->out, TB_RESULTS_FILE);
+  if (tb_document_interrupted(d)) {
+    /* the line a script greps for says the run is incomplete, not only stderr */
+    const json_t *missing =
+        json_object_get(json_object_get(json_object_get(tb_document_json(d), "run"), "interrupted"),
+                        "missing_cases");
+    printf("\nINCOMPLETE: %zu of %zu measured cases valid, %zu cases not measured; results in "
+           "%s/%s\n",
+           valid, total, json_array_size(missing), o->out, TB_RESULTS_FILE);
+  } else {
+    printf("\n%zu of %zu cases valid; results in %s/%s\n", valid, total, o->out, TB_RESULTS_FILE);
+  }
   int rc = 0;
   if (err->status != TB_OK) {
     rc = tb_cli_fail(err);
