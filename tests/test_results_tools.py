@@ -327,6 +327,7 @@ class EvidenceTest(unittest.TestCase):
                  for tool in ("memcheck", "racecheck")
                  for case in ("softmax-65536x17-automatic", "layernorm-65537x16-automatic",
                               "rmsnorm-4096x17-automatic", "sum-100x1-automatic")]
+        runs += [os.path.join("2026-12-01-h200-defences-on-gpu", "validation")]
         runs += [os.path.join("2026-12-01-h200-stopping-clocks/stopping", r)
                  for r in ("run", "clock-checks-on-1", "clock-checks-off-1", "clock-checks-on-2",
                            "clock-checks-off-2")]
