@@ -2,9 +2,10 @@
 # scripts/evidence-add.sh RUN_DIR evidence/<name>[/<sub>]
 # Copies a device run's output (RUN_DIR, left unchanged: it may be read-only) into the evidence
 # tree the way evidence/STORAGE.md describes:
-#   - every generated source RUN_DIR/**/sources/<sha256>.cu goes to the shared store
-#     evidence/sources/<sha256>.cu once (its SHA-256 checked against its name; a file already in
-#     the store is left as it is after checking it has the same bytes); no per-run sources/ folder;
+#   - every generated source RUN_DIR/**/sources/<sha256>.cu goes to the shared store once,
+#     gzip-compressed as evidence/sources/<sha256>.cu.gz (its SHA-256 checked against its name,
+#     the compressed file checked to decompress to it; a source already in the store is left as
+#     it is after checking it decompresses to the same bytes); no per-run sources/ folder;
 #   - every results.json above 100 kB (100,000 bytes) is stored as results.json.gz
 #     (gzip -n -9, checked to decompress to the same SHA-256), and its digest line is printed
 #     for evidence/STORAGE.md;
@@ -88,9 +89,9 @@ while IFS= read -r -d '' dir; do
     sum=$(sha256sum "$f" | cut -d' ' -f1)
     [ "$sum.cu" = "$name" ] || die "$f: its SHA-256 is $sum, not its name: the source is damaged"
     n_sources=$((n_sources + 1))
-    if [ -e "$store/$name" ]; then
-      cmp -s "$f" "$store/$name" ||
-        die "$store/$name differs from $f although both carry the same name: check the store"
+    if [ -e "$store/$name.gz" ]; then
+      gzip -dc "$store/$name.gz" | cmp -s "$f" - ||
+        die "$store/$name.gz differs from $f although both carry the same name: check the store"
     else
       new_sources+=("$f")
     fi
@@ -142,9 +143,12 @@ done
 mkdir -p "$store"
 for f in "${new_sources[@]+"${new_sources[@]}"}"; do
   name=$(basename "$f")
-  [ -e "$store/$name" ] && continue # the same source in two sub-runs of RUN_DIR
-  install -m 0644 "$f" "$store/.$name.tmp"
-  mv "$store/.$name.tmp" "$store/$name"
+  [ -e "$store/$name.gz" ] && continue # the same source in two sub-runs of RUN_DIR
+  gzip -n -9 -c "$f" >"$store/.$name.gz.tmp"
+  chmod 0644 "$store/.$name.gz.tmp"
+  gzip -dc "$store/.$name.gz.tmp" | cmp -s "$f" - ||
+    { echo "evidence-add: $store/$name.gz does not decompress to $f" >&2; exit 1; }
+  mv "$store/.$name.gz.tmp" "$store/$name.gz"
 done
 
 mv -T "$stage" "$dest_abs"

@@ -32,17 +32,20 @@ EVIDENCE_SOURCES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 
 def copy_run(source, target):
     """A copy of a run directory that audits on its own: committed evidence keeps
-    its generated sources in the shared store evidence/sources/ (evidence/STORAGE.md),
-    which a copy outside evidence/ no longer has above it."""
+    its generated sources gzip-compressed in the shared store evidence/sources/
+    (evidence/STORAGE.md), which a copy outside evidence/ no longer has above it; the
+    copy gets them back as a run writes them, plain."""
     shutil.copytree(source, target)
     if os.path.isdir(os.path.join(target, "sources")):
         return
     os.mkdir(os.path.join(target, "sources"))
     with open(os.path.join(target, "results.json")) as f:
         for case in json.load(f)["cases"]:
-            if case.get("source_sha256"):
-                shutil.copy(os.path.join(EVIDENCE_SOURCES, case["source_sha256"] + ".cu"),
-                            os.path.join(target, "sources"))
+            sha = case.get("source_sha256")
+            if sha:
+                with gzip.open(os.path.join(EVIDENCE_SOURCES, sha + ".cu.gz")) as src, \
+                        open(os.path.join(target, "sources", sha + ".cu"), "wb") as dst:
+                    shutil.copyfileobj(src, dst)
 
 
 class Corruptions:

@@ -136,8 +136,8 @@ struct run_options {
   int quiet;
   int probe;
   bool clock_checks_off; /* --clock-checks off */
-  unsigned batch_modes; /* bit 1 << enum tb_batch_mode */
-  const char *shard;    /* --shard I/N */
+  unsigned batch_modes;  /* bit 1 << enum tb_batch_mode */
+  const char *shard;     /* --shard I/N */
   unsigned shard_index, shard_count;
   const char *devices; /* --devices LIST|all */
   /* the campaign's command line: the subcommand and every option but

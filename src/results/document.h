@@ -34,7 +34,7 @@ struct tb_run_facts {
   struct tb_stopping_rule stopping;
   double warmup_ms, sample_ms;
   bool probe;
-  bool clock_checks; /* run.measure.clock_checks (schema 7) */
+  bool clock_checks;           /* run.measure.clock_checks (schema 7) */
   unsigned batch_modes;        /* bit 1 << enum tb_batch_mode */
   const char *const *variants; /* names */
   size_t variant_count;

@@ -175,7 +175,7 @@ struct tb_results_model {
    * run (run.merge): its shards (0: not a merge); the campaign's digest */
   long long shard_index, shard_count, merged_shards;
   const char *campaign_sha256;
-  double tolerance_scale;   /* run.tolerance_scale: 1 unless widened (and before schema 7) */
+  double tolerance_scale; /* run.tolerance_scale: 1 unless widened (and before schema 7) */
   /* provenance */
   const char *git_commit;
   bool git_dirty;

@@ -1812,9 +1812,11 @@ def archived_source(run_dir, sha):
     when none holds it. The caller still checks the file's digest against the name."""
     directory = os.path.abspath(run_dir)
     for _ in range(SOURCE_STORE_LEVELS + 1):
-        path = os.path.join(directory, "sources", sha + ".cu")
-        if os.path.lexists(path):
-            return path
+        # a run's own sources are plain; the committed store keeps them gzip-compressed
+        for name in (sha + ".cu", sha + ".cu.gz"):
+            path = os.path.join(directory, "sources", name)
+            if os.path.lexists(path):
+                return path
         parent = os.path.dirname(directory)
         if parent == directory:  # the filesystem root
             break
@@ -1831,10 +1833,11 @@ def audit_source(a, run_dir, case, plan):
         a.fail("source_sha256", f"no archived source {sha}.cu in {run_dir}/sources "
                "or the sources/ of a directory above it")
     try:
-        text = read_regular(path, SOURCE_CAP)
+        text = read_gzip(path, SOURCE_CAP) if path.endswith(".gz") else read_regular(path, SOURCE_CAP)
     except Unreadable as e:
         a.malformed("source_sha256 (the archived file)", str(e))
-    a.same("source_sha256 (hash of the archived file)", sha, hashlib.sha256(text).hexdigest())
+    a.same("source_sha256 (hash of the archived file, decompressed)", sha,
+           hashlib.sha256(text).hexdigest())
     try:
         source = text.decode()
     except UnicodeDecodeError:

@@ -235,7 +235,7 @@ enum tb_status tb_cuda_device_op_replay_graph(struct tb_provider *p, struct tb_e
     return tb_fail(err, TB_ERR_RUN, "no graph has been captured");
   }
   unsigned g = tb_cuda_next_graph(d->graph_first_set, d->graph_count, d->cursor,
-                                   d->buffers.count > 0 ? d->buffers.count : 1);
+                                  d->buffers.count > 0 ? d->buffers.count : 1);
   d->cursor = (unsigned)((d->graph_first_set[g] + d->graph_calls) %
                          (d->buffers.count > 0 ? d->buffers.count : 1));
   return tb_cuda_graph_launch(d->cu, &d->graphs[g], d->stream, err);
