@@ -310,7 +310,7 @@ elif has ab; then
   done
   for pair in "A1 B1" "A2 B2"; do
     set -- $pair
-    "$BIN/tilebench" compare --allow-different "$WORK/ab/$1" "$WORK/ab/$2" 2>&1 | tee "$WORK/ab/compare-$1-$2.txt" | tee -a "$SUMMARY"
+    "$BIN/tilebench" compare --allow-different --across-plans "$WORK/ab/$1" "$WORK/ab/$2" 2>&1 | tee "$WORK/ab/compare-$1-$2.txt" | tee -a "$SUMMARY"
   done
   tar -C "$WORK" -czf "$OUT/ab.tgz" ab
 fi

@@ -201,6 +201,20 @@ class CompareTest(unittest.TestCase):
         self.assertIn(ids[0], sections[3])
         self.assertIn("1 paired cases", r.stdout)
 
+    def test_across_plans_pairs_a_planner_change(self):
+        ids = [c["id"] for c in self.doc["cases"]]
+
+        def replan(d):
+            d["cases"][0]["execution_plans"][0]["candidates"][3]["slots"] += 1
+        r = tb("compare", "--across-plans", self.edited(lambda d: None), self.edited(replan))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn(ids[0], verdicts(r.stdout))
+        self.assertNotIn("plan differs", r.stdout)
+        listed = r.stdout.split("compared across different plans (--across-plans), mapping A -> B:\n")
+        self.assertEqual(len(listed), 2, r.stdout)
+        mapping = self.doc["cases"][0]["execution_plans"][0]["mapping"]
+        self.assertTrue(listed[1].startswith(f"  {ids[0]}: {mapping} -> {mapping}\n"), r.stdout)
+
     def test_interval_verdicts(self):
         def steady(factor, samples=STEADY):
             return self.edited(lambda d: self.set_samples(d, 0, [v * factor for v in samples]))

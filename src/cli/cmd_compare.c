@@ -24,6 +24,7 @@
 
 static const char usage[] =
     "usage: tilebench compare A B [--fail-on-regression] [--allow-different] [--decide-host]\n"
+    "                         [--across-plans]\n"
     "  Compares the cases two runs share (same id and same execution plan), per call: the\n"
     "  host-gap-free GPU control (graph or held) when both runs have it, else the eager GPU\n"
     "  control, else host E2E throughput. Verdict per case from the 95 % interval of the ratio\n"
@@ -33,7 +34,9 @@ static const char usage[] =
     "  --decide-host, and then still when a run recorded other busy processes.\n"
     "  Runs that differ in device, backend, driver, torch, seed, stopping rule or build are\n"
     "  refused (exit 2) unless --allow-different, which prints every difference above the table.\n"
-    "  --fail-on-regression exits 1 when a case is SLOWER.\n";
+    "  --fail-on-regression exits 1 when a case is SLOWER. --across-plans pairs cases of the\n"
+    "  same id whose execution plans differ too (a planner change's before and after),\n"
+    "  listing each with its mapping in A and in B.\n";
 
 /* ---- what the two runs ran on --------------------------------------------- */
 
@@ -325,11 +328,13 @@ static void compare_case(const struct tb_model_case *ca, const struct tb_model_c
 
 /* ---- the whole comparison ------------------------------------------------- */
 
-static enum unpaired pairing_of(const struct tb_model_case *ca, const struct tb_model_case *cb) {
+/* across_plans (--across-plans): a case whose plan differs is paired too. */
+static enum unpaired pairing_of(const struct tb_model_case *ca, const struct tb_model_case *cb,
+                                bool across_plans) {
   if (cb == NULL) {
     return ONLY_IN_A;
   }
-  if (!same_plans(ca, cb)) {
+  if (!across_plans && !same_plans(ca, cb)) {
     return PLAN_DIFFERS;
   }
   enum compared_scope scope = scope_of(ca, cb);
@@ -339,7 +344,7 @@ static enum unpaired pairing_of(const struct tb_model_case *ca, const struct tb_
 
 /* Lists the ids of one kind of unpaired case under its heading. */
 static void print_unpaired(const struct tb_results_model *a, const struct tb_results_model *b,
-                           enum unpaired kind) {
+                           enum unpaired kind, bool across_plans) {
   const struct tb_results_model *m = kind == ONLY_IN_B ? b : a;
   const struct tb_results_model *other = kind == ONLY_IN_B ? a : b;
   bool headed = false;
@@ -349,7 +354,8 @@ static void print_unpaired(const struct tb_results_model *a, const struct tb_res
       continue;
     }
     const struct tb_model_case *o = find_case(other, c->id);
-    enum unpaired why = kind == ONLY_IN_B ? (o == NULL ? ONLY_IN_B : PAIRED) : pairing_of(c, o);
+    enum unpaired why =
+        kind == ONLY_IN_B ? (o == NULL ? ONLY_IN_B : PAIRED) : pairing_of(c, o, across_plans);
     if (why != kind) {
       continue;
     }
@@ -358,6 +364,28 @@ static void print_unpaired(const struct tb_results_model *a, const struct tb_res
       headed = true;
     }
     printf("  %s\n", c->id);
+  }
+}
+
+static const char *first_mapping(const struct tb_model_case *c) {
+  const char *m = json_string_value(json_object_get(json_array_get(c->plans, 0), "mapping"));
+  return m != NULL ? m : "?";
+}
+
+/* Under --across-plans: the paired cases whose plans differ, with their
+ * first plan's mapping on each side, so a planner change's rows are named. */
+static void print_plan_changes(const struct tb_results_model *a, const struct tb_results_model *b) {
+  bool headed = false;
+  for (size_t i = 0; i < a->case_count; ++i) {
+    const struct tb_model_case *ca = &a->cases[i], *cb = find_case(b, ca->id);
+    if (ca->has_round || cb == NULL || same_plans(ca, cb)) {
+      continue;
+    }
+    if (!headed) {
+      printf("\ncompared across different plans (--across-plans), mapping A -> B:\n");
+      headed = true;
+    }
+    printf("  %s: %s -> %s\n", ca->id, first_mapping(ca), first_mapping(cb));
   }
 }
 
@@ -425,13 +453,16 @@ int tb_compare_models(const struct tb_results_model *a, const struct tb_results_
   struct host_policy host = {options->decide_host, loaded(a) || loaded(b)};
   for (size_t i = 0; i < a->case_count; ++i) {
     const struct tb_model_case *ca = &a->cases[i];
-    if (!ca->has_round && pairing_of(ca, find_case(b, ca->id)) == PAIRED) {
+    if (!ca->has_round && pairing_of(ca, find_case(b, ca->id), options->across_plans) == PAIRED) {
       compare_case(ca, find_case(b, ca->id), &host, &t);
     }
   }
   print_host_note(a, b, &t);
+  if (options->across_plans) {
+    print_plan_changes(a, b);
+  }
   for (int kind = ONLY_IN_A; kind < UNPAIRED_KINDS; ++kind) {
-    print_unpaired(a, b, (enum unpaired)kind);
+    print_unpaired(a, b, (enum unpaired)kind, options->across_plans);
   }
   print_tally(&t);
   if (t.paired == 0) {
@@ -453,6 +484,7 @@ int tb_cmd_compare(int argc, char **argv) {
   static const struct option options[] = {{"fail-on-regression", no_argument, NULL, 'f'},
                                           {"allow-different", no_argument, NULL, 'd'},
                                           {"decide-host", no_argument, NULL, 'H'},
+                                          {"across-plans", no_argument, NULL, 'P'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
   struct tb_compare_options chosen = {0};
@@ -466,6 +498,8 @@ int tb_cmd_compare(int argc, char **argv) {
       chosen.allow_different = true;
     } else if (opt == 'H') {
       chosen.decide_host = true;
+    } else if (opt == 'P') {
+      chosen.across_plans = true;
     } else if (opt == 'h') {
       fputs(usage, stdout);
       return 0;

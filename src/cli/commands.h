@@ -22,6 +22,7 @@ struct tb_compare_options {
   bool fail_on_regression; /* exit 1 when a case is SLOWER */
   bool allow_different;    /* compare runs that did not run the same way */
   bool decide_host;        /* decide host-scope cases too (docs/method.md §3.1) */
+  bool across_plans;       /* pair cases of one id whose plans differ (a planner change) */
 };
 
 /* compare's table and verdicts for two loaded results files
