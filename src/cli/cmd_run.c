@@ -15,6 +15,7 @@
 #include "cli/commands.h"
 #include "cli/devices.h"
 #include "cli/gpu_json.h"
+#include "cli/gpu_lock.h"
 #include "core/clock.h"
 #include "core/interrupt.h"
 #include "core/strlist.h"
@@ -1009,13 +1010,33 @@ static int run_on_devices(struct run_options *o, int argc, char **argv, struct t
   return rc;
 }
 
+/* A CUDA run takes its GPU's lock (cli/gpu_lock.h): device 0, the one it
+ * times; a GPU whose UUID the driver does not give is not locked. */
+static enum tb_status lock_gpu(const char *backend, struct tb_error *err) {
+  if (strcmp(backend, "cuda") != 0) {
+    return TB_OK;
+  }
+  struct tb_gpu_inventory *inventory = malloc(sizeof *inventory);
+  if (inventory == NULL) {
+    return tb_fail(err, TB_ERR_SYSTEM, "out of memory reading the GPU's identity");
+  }
+  tb_cuda_inventory_read(inventory);
+  enum tb_status st = TB_OK;
+  if (inventory->available && inventory->count > 0 && inventory->devices[0].uuid[0] != '\0') {
+    st = tb_gpu_lock_acquire(inventory->devices[0].uuid, err);
+  }
+  free(inventory);
+  return st;
+}
+
 static int run_campaign(struct run_options *o, struct tb_campaign *c, int argc, char **argv,
                         struct tb_error *err) {
   const char *backend = NULL;
   char why[1100];
   tb_interrupt_install(); /* before the claim: a signal from here on is written down */
   if (choose_backend(o->backend, &backend, why, sizeof why, err) != TB_OK ||
-      check_source_backend(c, backend, err) != TB_OK || tb_claim_out_dir(o->out, err) != TB_OK) {
+      check_source_backend(c, backend, err) != TB_OK || lock_gpu(backend, err) != TB_OK ||
+      tb_claim_out_dir(o->out, err) != TB_OK) {
     return tb_cli_fail(err);
   }
   c->backend = backend;
