@@ -174,6 +174,15 @@ elif has user-kernels; then
   # after each run, so a call that runs out of time keeps what finished
   uk_part() { [[ " ${USER_KERNELS_PARTS:-example nvrtc python broken} " == *" $1 "* ]]; }
   uk_bundle() { cp "$UK"/*.so "$WORK/user-kernels/"; tar -C "$WORK" -czf "$OUT/user-kernels.tgz" user-kernels; }
+  # after a run expected valid: its lines, the audit, the verdicts, the bundle
+  uk_valid() { # RUN LABEL EXIT
+    note "user-kernels $2 (exit $3, ${SECONDS}s): $(grep -E 'cases valid' "$1.log" || tail -1 "$1.log")"
+    grep -E '^softmax' "$1.log" | tee -a "$SUMMARY"
+    [[ -f "$1/results.json" ]] &&
+      python3 "$ROOT/tools/audit/tilebench_audit.py" "$1" --receipt "$1/receipt.json" 2>&1 | tail -1 | tee -a "$SUMMARY"
+    python3 "$VERDICTS" valid "$1" | tee -a "$SUMMARY"
+    uk_bundle
+  }
   # one run per shape (a run writes its results only when complete), smallest first
   start=$SECONDS
   uk_part example && for shape in ${USER_KERNEL_SHAPES:-17x257 4096x1024 32768x8192}; do
@@ -182,12 +191,7 @@ elif has user-kernels; then
     timeout "${USER_KERNELS_SHAPE_TIMEOUT_S:-120}" "$BIN/tilebench" run --backend cuda --ops softmax \
       --shapes "$shape" --input-views packed,strided --providers native,torch,torch-compile,user \
       --kernel "$UK/libsoftmax_cuda.so" --samples 5 --warmup-ms 20 --quiet --out "$run" > "$run.log" 2>&1
-    note "user-kernels example $shape (exit $?, ${SECONDS}s): $(grep -E 'cases valid' "$run.log" || tail -1 "$run.log")"
-    grep -E '^softmax' "$run.log" | tee -a "$SUMMARY"
-    [[ -f "$run/results.json" ]] &&
-      python3 "$ROOT/tools/audit/tilebench_audit.py" "$run" --receipt "$run/receipt.json" 2>&1 | tail -1 | tee -a "$SUMMARY"
-    python3 "$VERDICTS" valid "$run" | tee -a "$SUMMARY"
-    uk_bundle
+    uk_valid "$run" "example $shape" $?
   done
   # The CUDA source path: examples/user-kernel-nvrtc/softmax.cu compiled by
   # NVRTC on this GPU and launched as --launch says, the same checks.
@@ -197,12 +201,7 @@ elif has user-kernels; then
       --shapes 17x257,4096x1024 --input-views packed,strided --providers native,torch,torch-compile,user \
       --kernel "$ROOT/examples/user-kernel-nvrtc/softmax.cu" --launch 'grid=m,block=256,smem=0' \
       --samples 5 --warmup-ms 20 --quiet --out "$run" > "$run.log" 2>&1
-    note "user-kernels nvrtc example (exit $?, ${SECONDS}s): $(grep -E 'cases valid' "$run.log" || tail -1 "$run.log")"
-    grep -E '^softmax' "$run.log" | tee -a "$SUMMARY"
-    [[ -f "$run/results.json" ]] &&
-      python3 "$ROOT/tools/audit/tilebench_audit.py" "$run" --receipt "$run/receipt.json" 2>&1 | tail -1 | tee -a "$SUMMARY"
-    python3 "$VERDICTS" valid "$run" | tee -a "$SUMMARY"
-    uk_bundle
+    uk_valid "$run" "nvrtc example" $?
   fi
   # The Python callable (user-python): examples/user-kernel-python/softmax.py in
   # the torch worker beside native, torch and torch.compile on both views, the
@@ -217,12 +216,7 @@ elif has user-kernels; then
       --providers native,torch,torch-compile,user-python \
       --kernel "$ROOT/examples/user-kernel-python/$callable" \
       --samples 5 --warmup-ms 20 --quiet --out "$run" > "$run.log" 2>&1
-    note "user-kernels python $callable (exit $?, ${SECONDS}s): $(grep -E 'cases valid' "$run.log" || tail -1 "$run.log")"
-    grep -E '^softmax' "$run.log" | tee -a "$SUMMARY"
-    [[ -f "$run/results.json" ]] &&
-      python3 "$ROOT/tools/audit/tilebench_audit.py" "$run" --receipt "$run/receipt.json" 2>&1 | tail -1 | tee -a "$SUMMARY"
-    python3 "$VERDICTS" valid "$run" | tee -a "$SUMMARY"
-    uk_bundle
+    uk_valid "$run" "python $callable" $?
   done
   # kernel and the words its launches_on_stream detail must contain
   uk_part broken && for broken in "side_stream:on a stream other than the provider's" "no_kernel:saw no kernel"; do

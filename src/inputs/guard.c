@@ -54,3 +54,22 @@ bool tb_guarded_intact(const struct tb_guarded *g, long long *offset) {
   *offset = 0;
   return true;
 }
+
+enum tb_status tb_guarded_read(const struct tb_guarded *g, float *dst, size_t count,
+                               struct tb_error *err) {
+  if (count != g->count) {
+    return tb_fail(err, TB_ERR_RUN, "output has %zu elements, %zu were asked for", g->count, count);
+  }
+  memcpy(dst, g->data, count * sizeof(float));
+  return TB_OK;
+}
+
+enum tb_status tb_guarded_write(struct tb_guarded *g, const float *src, size_t count,
+                                struct tb_error *err) {
+  if (count != g->count) {
+    return tb_fail(err, TB_ERR_RUN, "a decoy of %zu elements for an output of %zu", count,
+                   g->count);
+  }
+  memcpy(g->data, src, count * sizeof(float));
+  return TB_OK;
+}

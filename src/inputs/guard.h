@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/error.h"
+
 #define TB_GUARD_BITS 0x7FA11CE5u
 /* Elements of pattern on each side: 4 KiB, past any vector store's reach
  * and past a whole row of the small shapes. */
@@ -34,5 +36,12 @@ void tb_guarded_free(struct tb_guarded *g);
 /* Whether both zones still hold the pattern; when not, *offset is the
  * first damaged element relative to data[0] (negative: before it). */
 bool tb_guarded_intact(const struct tb_guarded *g, long long *offset);
+
+/* Copies the data out to dst, or over it from src: `count` must be the
+ * buffer's own (TB_ERR_RUN otherwise, nothing copied). */
+enum tb_status tb_guarded_read(const struct tb_guarded *g, float *dst, size_t count,
+                               struct tb_error *err);
+enum tb_status tb_guarded_write(struct tb_guarded *g, const float *src, size_t count,
+                                struct tb_error *err);
 
 #endif

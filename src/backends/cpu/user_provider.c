@@ -115,13 +115,7 @@ static enum tb_status user_poison(struct tb_provider *p, struct tb_error *err) {
 
 static enum tb_status user_read_output(struct tb_provider *p, float *dst, size_t count,
                                        struct tb_error *err) {
-  struct user_state *s = p->state;
-  if (count != s->out.count) {
-    return tb_fail(err, TB_ERR_RUN, "output has %zu elements, %zu were asked for", s->out.count,
-                   count);
-  }
-  memcpy(dst, s->out.data, count * sizeof(float));
-  return TB_OK;
+  return tb_guarded_read(&((struct user_state *)p->state)->out, dst, count, err);
 }
 
 /* timed_outputs: one output, reached by every timed call. */
@@ -137,13 +131,7 @@ static enum tb_status user_read_set_output(struct tb_provider *p, unsigned set, 
 
 static enum tb_status user_decoy(struct tb_provider *p, const float *values, size_t count,
                                  struct tb_error *err) {
-  struct user_state *s = p->state;
-  if (count != s->out.count) {
-    return tb_fail(err, TB_ERR_RUN, "a decoy of %zu elements for an output of %zu", count,
-                   s->out.count);
-  }
-  memcpy(s->out.data, values, count * sizeof(float));
-  return TB_OK;
+  return tb_guarded_write(&((struct user_state *)p->state)->out, values, count, err);
 }
 
 static enum tb_status user_read_input(struct tb_provider *p, size_t index, float *dst, size_t count,
