@@ -429,6 +429,20 @@ static void plausibility_gate(void **state) {
   tb_defend_plausible(&opt, &r);
   assert_int_equal(r.defences[TB_DEFENCE_PLAUSIBLE].outcome, TB_DEFENCE_FAILED);
   assert_non_null(strstr(r.defences[TB_DEFENCE_PLAUSIBLE].detail, "the run's device copy"));
+  /* at 2 us (8396 GB/s, 2.1 x the ceiling): within 4 x over warm sets, out
+   * of reach over cold ones (2 x) */
+  graph[0] = graph[1] = graph[2] = 2e3;
+  tb_defend_plausible(&opt, &r);
+  assert_int_equal(r.defences[TB_DEFENCE_PLAUSIBLE].outcome, TB_DEFENCE_PASSED);
+  assert_string_equal(r.plausible.margin_basis, "warm device buffers");
+  r.provider_details.kind = TB_DETAILS_CUDA_NATIVE;
+  snprintf(r.provider_details.as.cuda.buffers.state,
+           sizeof r.provider_details.as.cuda.buffers.state, "cold");
+  tb_defend_plausible(&opt, &r);
+  assert_int_equal(r.defences[TB_DEFENCE_PLAUSIBLE].outcome, TB_DEFENCE_FAILED);
+  assert_true(r.plausible.margin == 2.0);
+  assert_string_equal(r.plausible.margin_basis, "cold device buffers");
+  r.provider_details.kind = TB_DETAILS_NONE;
 
   /* gemm 4096^3: 137 GFLOP; in 1 ms that is 137 TFLOP/s, over the H200's FP32
    * peak (67 TFLOP/s), under its TF32 one (535 TFLOP/s) */

@@ -52,10 +52,10 @@ class UserPythonTest(unittest.TestCase):
     def tearDown(self):
         shutil.rmtree(self.tmp)
 
-    def run_tb(self, kernel, providers="native,user-python", shapes="8x40", env=None):
+    def run_tb(self, kernel, providers="native,user-python", shapes="8x40", env=None, extra=()):
         out = os.path.join(self.tmp, f"run{len(os.listdir(self.tmp))}")
         r = subprocess.run([BINARY, "run", "--ops", "softmax", "--shapes", shapes, "--providers",
-                            providers, "--kernel", kernel, *FAST, "--out", out],
+                            providers, "--kernel", kernel, *FAST, *extra, "--out", out],
                            capture_output=True, text=True, timeout=600,
                            env={**os.environ, **(env or {})})
         doc = None
@@ -149,8 +149,8 @@ class UserPythonTest(unittest.TestCase):
         self.assertNotEqual(audit.returncode, 0)
         self.assertIn("provider_details.file_name", audit.stdout + audit.stderr)
 
-    def assert_invalid(self, function, reason):
-        r, doc, _ = self.run_tb(f"{BROKEN}:{function}")
+    def assert_invalid(self, function, reason, extra=()):
+        r, doc, _ = self.run_tb(f"{BROKEN}:{function}", extra=extra)
         self.assertEqual(r.returncode, 1, r.stderr)  # cases invalid, the run kept
         native = [c for c in doc["cases"] if c["provider"] == "native"]
         self.assertTrue(all(c["valid"] for c in native))
@@ -191,12 +191,14 @@ class UserPythonTest(unittest.TestCase):
                 self.assertEqual(c["defences"][name]["outcome"], "passed", name)
 
     def test_a_slowed_worker_clock_is_not_what_the_harness_measured(self):
-        for c in self.assert_invalid("slows_the_clock", "defence plausible failed"):
+        # samples of 10 ms (the default; FAST's 1 ms are within the rule's 5 ms slack)
+        slow = ("--sample-ms", "10")
+        for c in self.assert_invalid("slows_the_clock", "defence plausible failed", extra=slow):
             self.assertIn("not what the harness's clock measured", c["error"])
             for name in ("every_call", "fresh_inputs", "timed_outputs"):
                 self.assertEqual(c["defences"][name]["outcome"], "passed", name)
         # the broken clock is the worker's, not the harness's: native beside it stands
-        r, doc, out = self.run_tb(f"{BROKEN}:slows_the_clock")
+        r, doc, out = self.run_tb(f"{BROKEN}:slows_the_clock", extra=slow)
         audit = self.audit(out)
         self.assertEqual(audit.returncode, 0, audit.stdout + audit.stderr)
 

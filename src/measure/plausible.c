@@ -261,13 +261,16 @@ void tb_defend_plausible(const struct tb_measure_options *opt, struct tb_case_re
   f->figure_count = 0;
   f->ceiling_source = NULL;
   f->ceiling_gbps = NAN;
-  f->margin = TB_PLAUSIBLE_MARGIN;
   f->flop_margin = TB_PLAUSIBLE_FLOP_MARGIN;
   f->peak_gflops = NAN;
   f->peak_basis[0] = '\0';
   f->worker_clock = r->host_measured && r->host.throughput.harness_ns != NULL;
   collect_figures(f, r);
   bool gpu = tb_case_on_gpu(r);
+  const struct tb_buffer_facts *sets = tb_provider_details_buffers(&r->provider_details);
+  bool cold = gpu && sets != NULL && strcmp(sets->state, "cold") == 0;
+  f->margin = cold ? TB_PLAUSIBLE_COLD_DEVICE_MARGIN : TB_PLAUSIBLE_MARGIN;
+  f->margin_basis = cold ? "cold device buffers" : gpu ? "warm device buffers" : "host";
   char source[200];
   f->ceiling_gbps = ceiling_of(opt, f, gpu, source, sizeof source);
   if (r->c.op->is_matmul) {

@@ -19,12 +19,21 @@
  * says why 4): a loop of two loads and a store counts 1.5 times a copy's
  * rate, and a share of the footprint per CPU sits in a faster cache level. */
 #define TB_PLAUSIBLE_MARGIN 4.0
+/* On a GPU whose buffer sets total at least 4x L2 (state "cold"), a case's
+ * bytes come from device memory: a read-only kernel reaches about 1.12x the
+ * copy ceiling on the H200, so twice the ceiling is still out of reach (the
+ * wide margin stays for warm sets, which L2 serves faster than memory). */
+#define TB_PLAUSIBLE_COLD_DEVICE_MARGIN 2.0
 /* The peak is computed from the highest SM clock the device reports. */
 #define TB_PLAUSIBLE_FLOP_MARGIN 1.05
 /* A worker's host throughput samples (median) may lie this far below the
- * harness's clock around its requests: twice over, plus a millisecond. */
-#define TB_WORKER_CLOCK_FACTOR 2.0
-#define TB_WORKER_CLOCK_SLACK_NS 1e6
+ * harness's clock around its requests: four times over, plus 5 ms. The
+ * request's own cost (the pipe, the worker waking) is tens of microseconds
+ * on a quiet machine and milliseconds on a loaded one, where 2 x + 1 ms
+ * failed honest 1 ms samples; a clock slowed tenfold still misses the bound
+ * by more than twice. */
+#define TB_WORKER_CLOCK_FACTOR 4.0
+#define TB_WORKER_CLOCK_SLACK_NS 5e6
 /* Each host copy sample lasts about this long. */
 #define TB_HOST_COPY_SAMPLE_NS 200000.0
 

@@ -38,3 +38,13 @@ void tb_provider_details_free(struct tb_provider_details *d) {
   memset(d, 0, sizeof *d);
   d->kind = TB_DETAILS_NONE;
 }
+
+const struct tb_buffer_facts *tb_provider_details_buffers(const struct tb_provider_details *d) {
+  switch (d->kind) {
+  case TB_DETAILS_CUDA_NATIVE: return &d->as.cuda.buffers;
+  case TB_DETAILS_CUBLAS: return &d->as.cublas.buffers;
+  case TB_DETAILS_TORCH: return d->as.torch.has_buffers ? &d->as.torch.buffers : NULL;
+  case TB_DETAILS_USER: return d->as.user.has_buffers ? &d->as.user.buffers : NULL;
+  default: return NULL;
+  }
+}

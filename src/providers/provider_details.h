@@ -179,6 +179,10 @@ struct tb_provider_details {
   } as;
 };
 
+/* The buffer sets the provider rotated (their count, bytes, and whether
+ * cold), or NULL where it records none. */
+const struct tb_buffer_facts *tb_provider_details_buffers(const struct tb_provider_details *d);
+
 /* Frees the owned texts (torch facts) and leaves kind TB_DETAILS_NONE. */
 void tb_provider_details_free(struct tb_provider_details *d);
 

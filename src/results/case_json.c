@@ -138,6 +138,9 @@ static void plausible_json(json_t *rec, const struct tb_plausible_facts *f) {
                                   "written once"));
   json_object_set_new(rec, "figures", figures);
   json_object_set_new(rec, "margin", tb_json_number(f->margin));
+  if (f->margin_basis != NULL) {
+    json_object_set_new(rec, "margin_basis", json_string(f->margin_basis));
+  }
   json_object_set_new(rec, "ceiling_source",
                       f->ceiling_source ? json_string(f->ceiling_source) : json_null());
   json_object_set_new(rec, "ceiling_gbps",

@@ -109,6 +109,7 @@ struct tb_plausible_facts {
   const char *ceiling_source; /* "device_copy", "host_copy", or NULL: none */
   double ceiling_gbps;        /* the bound before the margin; NaN when none */
   double margin;
+  const char *margin_basis; /* which margin applies and why */
   /* host_copy: one thread's copy at the case's footprint and at its share
    * per CPU, times the CPUs */
   unsigned cpus;
