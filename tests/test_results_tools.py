@@ -48,6 +48,17 @@ def copy_run(source, target):
                     shutil.copyfileobj(src, dst)
 
 
+def committed_h200_run(tmp):
+    """A folder in tmp to write a converted copy into, and the results of a committed H200
+    run (held graphs, 17x257, schema 6) to convert."""
+    source = os.path.join(os.path.dirname(EVIDENCE_SOURCES), "2026-12-01-h200-held-graphs",
+                          "batch", "17x257")
+    converted = os.path.join(tmp, "converted")
+    os.mkdir(converted)
+    with gzip.open(os.path.join(source, "results.json.gz")) as f:
+        return converted, json.load(f)
+
+
 class Corruptions:
     """Plants a change in a copy of a run and expects the audit to name it;
     the test class provides `tmp`."""
@@ -603,12 +614,7 @@ class OnStreamAuditTest(Corruptions, unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="tb-on-stream-")
-        source = os.path.join(os.path.dirname(EVIDENCE_SOURCES), "2026-12-01-h200-held-graphs",
-                              "batch", "17x257")
-        converted = os.path.join(cls.tmp, "converted")
-        os.mkdir(converted)
-        with gzip.open(os.path.join(source, "results.json.gz")) as f:
-            doc = json.load(f)
+        converted, doc = committed_h200_run(cls.tmp)
         doc["schema_version"] = 5
         for case in doc["cases"]:
             case["defences"] = None if case["validation"] is None else cls.defences("passed")
@@ -743,12 +749,7 @@ class DefenceRecordsAuditTest(Corruptions, unittest.TestCase):
         spec = importlib.util.spec_from_file_location("tilebench_audit", AUDIT)
         audit_module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(audit_module)
-        source = os.path.join(os.path.dirname(EVIDENCE_SOURCES), "2026-12-01-h200-held-graphs",
-                              "batch", "17x257")
-        converted = os.path.join(cls.tmp, "converted")
-        os.mkdir(converted)
-        with gzip.open(os.path.join(source, "results.json.gz")) as f:
-            doc = json.load(f)
+        converted, doc = committed_h200_run(cls.tmp)
         doc["schema_version"] = 8
         doc["run"]["tolerance_scale"] = 1.0
         samples = doc["run"]["measure"]["samples"]
