@@ -55,7 +55,7 @@ fi
 if has validate; then
   # Every op x variant x shape x view, valid against the fp64 oracle.
   # (VALIDATE_OPS and VALIDATE_VARIANTS narrow it to what a change touched)
-  timeout 420 "$BIN/tilebench" run --backend cuda --shapes "${VALIDATE_SHAPES:-$ALL_SHAPES,$EXTRA_SHAPES}" \
+  timeout "${VALIDATE_TIMEOUT_S:-420}" "$BIN/tilebench" run --backend cuda --shapes "${VALIDATE_SHAPES:-$ALL_SHAPES,$EXTRA_SHAPES}" \
     ${VALIDATE_OPS:+--ops "$VALIDATE_OPS"} \
     --input-views packed,strided --variants "${VALIDATE_VARIANTS:-reference,candidate,automatic}" \
     --samples 3 --warmup-ms 2 --sample-ms 1 --probe off --quiet --out "$WORK/validation" \
