@@ -4,7 +4,6 @@ own numbers, re-derived here from the raw record; the destination rules
 refuse ambiguous or overwriting requests with exit 2 and write nothing.
 Run by CTest with TB_BINARY (the tilebench executable)."""
 import csv
-import gzip
 import io
 import json
 import math
@@ -14,6 +13,8 @@ import subprocess
 import tempfile
 import unittest
 
+from results_io import load_results
+
 BINARY = os.environ["TB_BINARY"]
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 H200 = os.path.join(ROOT, "evidence", "2026-12-01-h200-held-graphs", "batch", "1024x1024")
@@ -22,15 +23,6 @@ FAST = ["--samples", "3", "--warmup-ms", "1", "--sample-ms", "1", "--quiet"]
 
 def run(*args):
     return subprocess.run([BINARY, *args], capture_output=True, text=True)
-
-
-def load_results(run_dir):
-    plain = os.path.join(run_dir, "results.json")
-    if os.path.exists(plain):
-        with open(plain) as f:
-            return json.load(f)
-    with gzip.open(plain + ".gz", "rt") as f:
-        return json.load(f)
 
 
 def ranked_phase(case):

@@ -15,6 +15,8 @@ import subprocess
 import tempfile
 import unittest
 
+from results_io import load_results
+
 BINARY = os.environ["TB_BINARY"]
 AUDIT = os.environ["TB_AUDIT"]
 SOURCE = os.environ["TB_SOURCE_DIR"]
@@ -62,10 +64,7 @@ class UserKernelTest(unittest.TestCase):
         out = os.path.join(self.tmp, f"run-{self.runs}")
         r = tb("run", "--ops", ops, "--shapes", shapes, "--input-views", views,
                "--providers", "native,user", "--kernel", lib, *FAST, "--out", out, *args)
-        doc = None
-        if os.path.exists(os.path.join(out, "results.json")):
-            with open(os.path.join(out, "results.json")) as f:
-                doc = json.load(f)
+        doc = load_results(out, missing_ok=True)
         return r, out, doc
 
     def audit(self, out):

@@ -11,6 +11,8 @@ import subprocess
 import tempfile
 import unittest
 
+from results_io import load_results
+
 BINARY = os.environ["TB_BINARY"]
 AUDIT = os.environ["TB_AUDIT"]
 SOURCE = os.environ["TB_SOURCE_DIR"]
@@ -58,10 +60,7 @@ class UserPythonTest(unittest.TestCase):
                             providers, "--kernel", kernel, *FAST, *extra, "--out", out],
                            capture_output=True, text=True, timeout=600,
                            env={**os.environ, **(env or {})})
-        doc = None
-        if os.path.exists(os.path.join(out, "results.json")):
-            with open(os.path.join(out, "results.json")) as f:
-                doc = json.load(f)
+        doc = load_results(out, missing_ok=True)
         return r, doc, out
 
     def user_cases(self, doc):

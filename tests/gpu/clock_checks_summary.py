@@ -6,19 +6,11 @@ samples, the warm-up). Read-only; prints, never judges: the audit does.
 
   clock_checks_summary.py RUN_DIR
 """
-import gzip
-import json
 import os
 import sys
 
-
-def load(run_dir):
-    plain = os.path.join(run_dir, "results.json")
-    if os.path.exists(plain):
-        with open(plain) as f:
-            return json.load(f)
-    with gzip.open(plain + ".gz", "rt") as f:
-        return json.load(f)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from results_io import load_results  # noqa: E402 (tests/, beside this folder)
 
 
 def num(x):
@@ -38,7 +30,7 @@ def main(argv):
     if len(argv) != 1:
         print(__doc__, file=sys.stderr)
         return 2
-    doc = load(argv[0])
+    doc = load_results(argv[0])
     if doc.get("schema_version", 0) < 7:
         print("clock_checks_summary: needs a schema 7 results file", file=sys.stderr)
         return 2

@@ -15,12 +15,14 @@ this one and their ratio (PASS within 5 %), and writes them as JSON.
 
     python3 graph_replay_check.py OUT.json RESULTS_DIR...
 """
-import gzip
 import json
 import math
 import os
 import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from results_io import load_results  # noqa: E402 (tests/, beside this folder)
 
 import torch
 import torch.nn.functional as F
@@ -38,12 +40,10 @@ def sleep_cycles():
 
 
 def load(directory):
-    for name in ("results.json", "results.json.gz"):
-        path = os.path.join(directory, name)
-        if os.path.exists(path):
-            with (gzip.open if name.endswith(".gz") else open)(path, "rt") as f:
-                return json.load(f)
-    raise SystemExit(f"no results in {directory}")
+    try:
+        return load_results(directory)
+    except FileNotFoundError as e:
+        raise SystemExit(str(e)) from None
 
 
 def function(op, n):
