@@ -210,6 +210,14 @@ class DrawingTest(unittest.TestCase):
                             report_dir], capture_output=True, text=True, env=env)
         self.assertEqual(r.returncode, 2)
         self.assertIn("never overwritten", r.stderr)
+        # a refused plot writes no other format either
+        partial = os.path.join(self.tmp, "cpu-report-partial")
+        os.mkdir(partial)
+        shutil.copy(os.path.join(report_dir, "sweep-softmax-time.svg"), partial)
+        r = subprocess.run([BINARY, "report", run_dir, "--format", "md,plot", "--output-dir",
+                            partial], capture_output=True, text=True, env=env)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertEqual(os.listdir(partial), ["sweep-softmax-time.svg"])
 
 
 def gap_free_p50(case):

@@ -214,9 +214,14 @@ int tb_cmd_report(int argc, char **argv) {
     return tb_cli_fail(&err);
   }
   rc = output_dir != NULL ? prepare_output_dir(output_dir, chosen) : 0;
+  /* the plots first: the tool refuses (exit 2) before drawing when it cannot
+   * (no matplotlib, nothing to plot, a file there), and then nothing is written */
+  if (rc == 0 && chosen[PLOT_FORMAT]) {
+    rc = run_plot(argv[optind], output_dir);
+  }
   for (size_t f = 0; f < FORMAT_COUNT && rc == 0; ++f) {
     rc = chosen[f] && formats[f].build ? emit(&model, &formats[f], output, output_dir) : 0;
   }
   tb_results_model_free(&model);
-  return rc == 0 && chosen[PLOT_FORMAT] ? run_plot(argv[optind], output_dir) : rc;
+  return rc;
 }

@@ -30,7 +30,11 @@ def main(argv):
     if len(argv) != 1:
         print(__doc__, file=sys.stderr)
         return 2
-    doc = load_results(argv[0])
+    try:
+        doc = load_results(argv[0])
+    except (OSError, ValueError) as e:
+        print(f"clock_checks_summary: {e}", file=sys.stderr)
+        return 2
     if doc.get("schema_version", 0) < 7:
         print("clock_checks_summary: needs a schema 7 results file", file=sys.stderr)
         return 2
