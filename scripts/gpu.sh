@@ -3,7 +3,7 @@
 # after scripts/gpu-pack.sh here; the device tool carries .device/):
 #   scripts/gpu.sh [tests] [validate] [sanitize] [perf] [floor] [replay] [torch] [torch-all]
 #                  [probe-gaps] [batch] [gemm] [gemm-tiles] [ab] [cupti-variants] [ncu]
-#                  [user-kernels] [stopping]
+#                  [user-kernels] [stopping] [devices]
 #   (default: tests validate sanitize perf)
 # Writes full results under $OUT (bundled: the tool returns few files) and
 # prints a short table last.
@@ -230,6 +230,28 @@ elif has user-kernels; then
     python3 "$VERDICTS" caught "$WORK/user-kernels/$kernel" "${broken#*:}" | tee -a "$SUMMARY"
   done
   uk_bundle # with the libraries the digests in the results name
+fi
+
+if has devices; then
+  # Issue 22 on this machine's one GPU: `--devices 0` (a shard process under
+  # CUDA_VISIBLE_DEVICES, merged in place), audited; while it holds the GPU a
+  # second campaign asking for the same GPU must be refused (exit 2) naming it.
+  mkdir -p "$WORK/devices"
+  timeout 240 "$BIN/tilebench" run --backend cuda --devices 0 --ops softmax,rmsnorm,layernorm \
+    --shapes 17x257,4096x1024,32768x8192 --providers native --samples 5 --warmup-ms 20 \
+    --out "$WORK/devices/run" > "$WORK/devices/run.log" 2>&1 &
+  first=$!
+  # the shard holds the lock from before it claims its folder
+  for _ in $(seq 100); do [[ -d "$WORK/devices/run/shards/0" ]] && break; sleep 0.1; done
+  timeout 60 "$BIN/tilebench" run --backend cuda --ops sum --shapes 17x257 --providers native \
+    --samples 1 --out "$WORK/devices/second" > "$WORK/devices/second.log" 2>&1
+  note "devices: a second campaign while --devices 0 runs: exit $? (expected 2): $(tail -1 "$WORK/devices/second.log")"
+  wait "$first"
+  note "devices: --devices 0 (exit $?): $(grep -E 'cases valid' "$WORK/devices/run.log" || tail -1 "$WORK/devices/run.log")"
+  [[ -f "$WORK/devices/run/results.json" ]] &&
+    python3 "$ROOT/tools/audit/tilebench_audit.py" "$WORK/devices/run" \
+      --receipt "$WORK/devices/run/receipt.json" 2>&1 | tail -1 | tee -a "$SUMMARY"
+  tar -C "$WORK" -czf "$OUT/devices.tgz" devices
 fi
 
 if has gemm; then
