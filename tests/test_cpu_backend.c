@@ -33,7 +33,7 @@ static void run_and_check(enum tb_op op, size_t m, size_t n, enum tb_view_kind v
   assert_int_equal(tb_oracle_compute(&data, &ref, &err), TB_OK);
   assert_int_equal(tb_provider_create("native", "cpu", &p, &err), TB_OK);
   struct tb_case_result r;
-  assert_int_equal(tb_run_case(p, &c, &data, ref, &quick, &r), TB_OK);
+  assert_int_equal(tb_run_case(p, &c, &data, ref, NULL, &quick, &r), TB_OK);
   assert_int_equal(r.plan.kind == TB_PLAN_REDUCTION, c.planned);
   if (!r.valid) {
     print_error("%s: %s\n", r.id, r.error);
@@ -124,7 +124,7 @@ static void unwritten_tail_makes_the_case_invalid(void **state) {
   open_broken_case(&b, 3, 10, TB_VIEW_PACKED);
   broken_ops.read_output = broken_read;
   struct tb_case_result r;
-  assert_int_equal(tb_run_case(b.p, &b.c, &b.data, b.ref, &quick, &r), TB_OK);
+  assert_int_equal(tb_run_case(b.p, &b.c, &b.data, b.ref, NULL, &quick, &r), TB_OK);
   assert_false(r.valid);
   assert_true(r.host_measured);
   assert_int_equal(r.validation.unwritten, 1);
@@ -192,7 +192,7 @@ static void run_cheat(enum cheat how, bool primitives, struct tb_case_result *r)
     broken_ops.read_set_output = NULL;
     broken_ops.decoy_output = NULL;
   }
-  assert_int_equal(tb_run_case(b.p, &b.c, &b.data, b.ref, &quick, r), TB_OK);
+  assert_int_equal(tb_run_case(b.p, &b.c, &b.data, b.ref, NULL, &quick, r), TB_OK);
   close_broken_case(&b);
 }
 
@@ -267,7 +267,7 @@ static void gemm_on_odd_shapes(void **state) {
       assert_int_equal(tb_oracle_compute(&data, &ref, &err), TB_OK);
       assert_int_equal(tb_provider_create("native", "cpu", &p, &err), TB_OK);
       struct tb_case_result r;
-      assert_int_equal(tb_run_case(p, &c, &data, ref, &quick, &r), TB_OK);
+      assert_int_equal(tb_run_case(p, &c, &data, ref, NULL, &quick, &r), TB_OK);
       if (!r.valid) {
         print_error("%s: %s\n", r.id, r.error);
       }

@@ -147,9 +147,13 @@ static CUresult fake_module_unload(CUmodule m) {
   return CUDA_SUCCESS;
 }
 
+/* The user source's softmax, run on the host below, and native's generated
+ * entry point, which the fake loads but does not run. */
+#define FAKE_NATIVE_MAIN ((CUfunction)(uintptr_t)0xF1)
 static CUresult fake_get_function(CUfunction *f, CUmodule m, const char *name) {
-  *f = (CUfunction)(uintptr_t)0xF0;
-  return strcmp(name, "tb_user_softmax") == 0 ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+  bool native = strcmp(name, "tb_main") == 0;
+  *f = native ? FAKE_NATIVE_MAIN : (CUfunction)(uintptr_t)0xF0;
+  return native || strcmp(name, "tb_user_softmax") == 0 ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 
 static CUresult fake_func_attribute(int *value, CUfunction_attribute a, CUfunction f) {
@@ -162,6 +166,9 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                             unsigned by, unsigned bz, unsigned smem, CUstream stream, void **params,
                             void **extra) {
   fake_kernel.launches++;
+  if (f == FAKE_NATIVE_MAIN) {
+    return CUDA_SUCCESS;
+  }
   fake_kernel.grid[0] = gx, fake_kernel.grid[1] = gy, fake_kernel.grid[2] = gz;
   fake_kernel.block[0] = bx, fake_kernel.block[1] = by, fake_kernel.block[2] = bz;
   fake_kernel.smem = smem;
@@ -266,6 +273,57 @@ static void native_plans_reductions_for_its_device(void **state) {
   assert_string_equal(plan.as.reduction.profile, TB_PLANNER_PROFILE_DEFAULT);
   tb_provider_destroy(p);
   assert_everything_given_back();
+}
+
+/* The built-in provider is defended as a user's kernel is (method.md §8):
+ * its prepared buffers lie between intact guard zones, its inputs read back
+ * as loaded, and other inputs load into every set (the fake runs no kernel,
+ * so what a kernel computes is the GPU's evidence, not this test's). */
+static void native_buffers_are_defended(void **state) {
+  struct tb_provider *p = native_on(9, 0, 132);
+  dev.l2_bytes = 64 << 10; /* several small sets */
+  struct tb_case c = case_of(TB_OP_RMSNORM, (struct tb_shape){5, 33, 0}, TB_REALIZATION_SIMT);
+  c.view = tb_view_for(TB_VIEW_STRIDED, 33);
+  struct tb_case_data data, other;
+  struct tb_error err = {0};
+  assert_int_equal(tb_case_data_create(&c, 7, &data, &err), TB_OK);
+  assert_int_equal(tb_case_data_create(&c, 8, &other, &err), TB_OK);
+  struct tb_exec_plan plan;
+  assert_int_equal(p->ops->plan(p, &c, &plan, &err), TB_OK);
+  enum tb_status st = p->ops->prepare(p, &c, &data, &plan, &err);
+  if (st == TB_ERR_UNAVAILABLE && strstr(err.message, "NVRTC") != NULL) {
+    tb_case_data_free(&data);
+    tb_case_data_free(&other);
+    tb_provider_destroy(p);
+    skip(); /* no NVRTC here: native cannot prepare */
+  }
+  if (st != TB_OK) {
+    print_error("%s\n", err.message);
+  }
+  assert_int_equal(st, TB_OK);
+  assert_true(p->ops->output_sets(p) > 1);
+  struct tb_guard_report guards;
+  assert_int_equal(p->ops->check_guards(p, &guards, &err), TB_OK);
+  assert_true(guards.intact);
+  assert_true(guards.buffers > p->ops->output_sets(p)); /* inputs and outputs of every set */
+  for (size_t i = 0; i < data.input_count; ++i) {
+    size_t n = data.inputs[i].storage_elems;
+    float *back = malloc(n * sizeof *back);
+    assert_int_equal(p->ops->read_input(p, i, back, n, &err), TB_OK);
+    assert_memory_equal(back, data.inputs[i].storage, n * sizeof *back);
+    free(back);
+  }
+  assert_int_equal(p->ops->load_inputs(p, &other, &err), TB_OK);
+  size_t n = other.inputs[0].storage_elems;
+  float *back = malloc(n * sizeof *back);
+  assert_int_equal(p->ops->read_input(p, 0, back, n, &err), TB_OK);
+  assert_memory_equal(back, other.inputs[0].storage, n * sizeof *back);
+  free(back);
+  p->ops->release(p);
+  tb_provider_destroy(p);
+  assert_everything_given_back();
+  tb_case_data_free(&data);
+  tb_case_data_free(&other);
 }
 
 /* gemm: the device's multiprocessors, and wgmma only at exactly 9.0 (a grid
@@ -542,6 +600,7 @@ static void source_provider_validation_catches_a_wrong_kernel(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(native_plans_reductions_for_its_device),
+      cmocka_unit_test(native_buffers_are_defended),
       cmocka_unit_test(native_plans_gemm_for_its_device),
       cmocka_unit_test(native_plans_elementwise_and_refuses_bad_blocks),
       cmocka_unit_test(cublas_is_its_own_provider),

@@ -350,6 +350,16 @@ class EvidenceTest(unittest.TestCase):
         runs += [os.path.join("2026-12-01-h200-user-kernels/user-kernels", r)
                  for r in ("example-17x257", "example-4096x1024", "side_stream", "no_kernel")]
         runs += [os.path.join("2026-12-01-h200-templates-fix-ab", r) for r in ab]
+        runs += [os.path.join("2026-12-01-h200-user-kernels-all-ways", r)
+                 for r in ("devices/run", "devices/run/shards/0")]
+        runs += [os.path.join("2026-12-01-h200-user-kernels-all-ways/user-kernels", r)
+                 for r in ("example-17x257", "example-4096x1024", "example-32768x8192",
+                           "nvrtc-4096x1024", "python-softmax", "python-softmax_triton",
+                           "side_stream", "no_kernel")]
+        runs += [os.path.join("2026-12-01-h200-validation-defences", "validation-%d" % i)
+                 for i in (1, 2, 3)]
+        runs += [os.path.join("2026-12-01-h200-replay-kernel-counts/batch", s)
+                 for s in ("8x65536", "1024x1024", "64x4096")]
         runs += [os.path.join("2026-11-29-h200-final-4/gemm", r)
                  for r in ("run", "strided", "block-128,128,32", "block-128,256,16",
                            "block-128,128,16", "block-128,64,32")]

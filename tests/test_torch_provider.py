@@ -88,6 +88,10 @@ class TorchProviderTest(unittest.TestCase):
         for c in doc["cases"]:
             self.assertTrue(c["valid"], c["error"])
             self.assertEqual(c["provider_details"]["buffers"]["sets"], 3)
+            # the built-in provider is defended as a user's callable is; the
+            # fresh-input call lands on set 0, where add's preallocated output is read
+            for name in ("inputs_unchanged", "guard_zones", "fresh_inputs", "timed_outputs"):
+                self.assertEqual(c["defences"][name]["outcome"], "passed", (c["id"], name))
 
     def test_gemm_through_torch_matmul(self):
         r, doc = self.run_tb("--providers", "native,torch", "--ops", "gemm", "--shapes", "17x9x33,1x1x1",

@@ -21,7 +21,7 @@ import time
 from tilebench import timing
 
 POISON_BITS = 0x7FC0DEAD
-# The user-python provider's inputs lie between two zones of this pattern
+# Every provider's inputs lie between two zones of this pattern
 # (src/inputs/guard.h: a NaN whose payload is not the poison's), checked
 # after the calls (the defence guard_zones, docs/method.md §8).
 GUARD_BITS = 0x7FA11CE5
@@ -68,7 +68,7 @@ class Worker:
         self.out_shape = None
         self.reached = []  # per buffer set: a call outside a graph capture used it
         self.capturing = False
-        self.guards = []  # user-python: (set, role, allocation, elements) of each guarded input
+        self.guards = []  # (set, role, allocation, elements) of each guarded input
         if self.cuda:
             # $TILEBENCH_TIMING_LIB (set by the harness), checked: ABI and struct sizes
             try:
@@ -102,7 +102,8 @@ class Worker:
         return storage, view
 
     def guarded(self, storage, index, role):
-        """A copy of `storage` between two guard zones of one allocation (user-python):
+        """A copy of `storage` between two guard zones of one allocation (every
+        provider's inputs: the built-in ones are checked as a user's callable is):
         the storage is the allocation's middle, the zones are checked by check_guards."""
         t, n = self.torch, storage.numel()
         allocation = t.empty(n + 2 * GUARD_ELEMS, dtype=t.float32, device=self.device)
@@ -147,11 +148,9 @@ class Worker:
         t = self.torch
         first, base = {}, {}
         self.guards = []
-        guard = self.user is not None  # the code under test: its inputs between guard zones
         for spec in req["inputs"]:
             storage, _ = self.tensor_from(spec)
-            if guard:
-                storage = self.guarded(storage, 0, spec["role"])
+            storage = self.guarded(storage, 0, spec["role"])
             storage, view = self.tensor_from(spec, storage)
             base[spec["role"]] = (spec, storage)
             first[spec["role"]] = view
@@ -174,7 +173,7 @@ class Worker:
         for index in range(1, sets):
             copy, storages = {}, {}
             for role, (spec, storage) in base.items():
-                clone = self.guarded(storage, index, role) if guard else storage.clone()
+                clone = self.guarded(storage, index, role)
                 storages[role], copy[role] = self.tensor_from(spec, clone)
             self.storages.append(storages)
             if preallocated:
@@ -376,10 +375,17 @@ class Worker:
         reply(ok=True, reached=True, elements=result.numel())
 
     def check_guards(self, req):
-        """guard_zones (user-python): every guarded input's two zones still hold the
-        pattern; the first that does not is named by set, input and element."""
+        """guard_zones: every guarded input's two zones still hold the pattern; the
+        first that does not is named by set, input and element. All zones are
+        compared on the device at once (thousands of sets at small shapes), and
+        searched one by one only when one was damaged."""
         t = self.torch
         self.sync()
+        if self.guards:
+            zones = [z for _, _, a, n in self.guards
+                     for z in (a.view(t.int32)[:GUARD_ELEMS], a.view(t.int32)[GUARD_ELEMS + n:])]
+            if not bool((t.cat(zones) != GUARD_BITS).any()):
+                return reply(ok=True, buffers=len(self.guards), intact=True, damaged=None)
         for index, role, allocation, n in self.guards:
             bits = allocation.view(t.int32)
             zones = ((True, bits[:GUARD_ELEMS]), (False, bits[GUARD_ELEMS + n:]))
@@ -469,25 +475,28 @@ class Worker:
         buffer set whose bits differ from the harness's file, else set 0."""
         t, spec = self.torch, self.specs[req["role"]]
         original = t.from_file(spec["path"], shared=False, size=spec["storage_elems"],
-                               dtype=t.float32).view(t.int32)
-        chosen = self.storages[0][req["role"]]
-        for storages in self.storages:  # bits, not values: NaN padding compares equal
-            now = storages[req["role"]].detach().to("cpu")
-            if not t.equal(now.view(t.int32), original):
-                chosen = now
-                break
+                               dtype=t.float32).view(t.int32).to(self.device)
+        # bits, not values (NaN padding compares equal); every set compared on
+        # the device, one synchronisation for them all
+        differs = t.stack([(storages[req["role"]].detach().view(t.int32) != original).any()
+                           for storages in self.storages])
+        first = differs.nonzero()
+        chosen = self.storages[int(first[0]) if first.numel() > 0 else 0][req["role"]]
         chosen.detach().to("cpu").contiguous().numpy().tofile(req["path"])
         reply(ok=True, elements=chosen.numel())
 
     def load_inputs(self, req):
         """Copies new input bytes (same layout) into every set's storages,
-        in place: the views the calls use stay valid."""
+        in place: the views the calls use stay valid. The rotation restarts at
+        set 0, as the CUDA base's does: read_output reads a preallocated output
+        there, so the fresh-input call must land on it."""
         t = self.torch
         for spec in req["inputs"]:
             fresh = t.from_file(spec["path"], shared=False, size=spec["storage_elems"],
                                 dtype=t.float32).to(self.device)
             for storages in self.storages:
                 storages[spec["role"]].copy_(fresh)
+        self.cursor = 0
         self.sync()
         reply(ok=True)
 

@@ -355,7 +355,7 @@ static void record_missing(struct campaign_run *run, const struct tb_campaign_cu
 
 static enum tb_status measure_run(struct campaign_run *run, const struct tb_campaign_cursor *cur,
                                   const struct tb_case_data *data, const double *reference,
-                                  struct tb_error *err) {
+                                  struct tb_fresh_inputs *fresh, struct tb_error *err) {
   const struct tb_campaign *c = run->c;
   struct tb_case k = tb_campaign_run_case(c, cur);
   k.provider = run->providers[cur->provider]->name;
@@ -363,7 +363,7 @@ static enum tb_status measure_run(struct campaign_run *run, const struct tb_camp
   struct tb_measure_options opt = c->measure;
   opt.seed = c->seed; /* the fresh-inputs defence derives its seed from it */
   enum tb_status st =
-      tb_run_case(run->providers[cur->provider], &k, data, reference, &opt, &result);
+      tb_run_case(run->providers[cur->provider], &k, data, reference, fresh, &opt, &result);
   check_frozen_source(c, &result);
   if (result.source != NULL && c->out_dir != NULL) {
     tb_archive_source(c->out_dir, result.source_sha256, result.source, err);
@@ -379,11 +379,13 @@ static enum tb_status measure_run(struct campaign_run *run, const struct tb_camp
   return err->status;
 }
 
-/* One case's inputs and oracle, measured on every provider in turn. */
+/* One case's inputs and oracle, measured on every provider in turn (and
+ * the defences' second inputs, made when a provider first asks). */
 static enum tb_status run_one_case(struct campaign_run *run, struct tb_campaign_cursor *cur,
                                    struct tb_error *err) {
   struct tb_case_data data;
   double *reference = NULL;
+  struct tb_fresh_inputs fresh = {0};
   if (tb_case_data_create(&cur->base, run->c->seed, &data, err) != TB_OK ||
       tb_oracle_compute(&data, &reference, err) != TB_OK) {
     tb_case_data_free(&data);
@@ -393,9 +395,10 @@ static enum tb_status run_one_case(struct campaign_run *run, struct tb_campaign_
     if (run->providers[cur->provider] == NULL) {
       record_unavailable(run, cur);
     } else {
-      measure_run(run, cur, &data, reference, err);
+      measure_run(run, cur, &data, reference, &fresh, err);
     }
   }
+  tb_fresh_inputs_free(&fresh);
   free(reference);
   tb_case_data_free(&data);
   return err->status;

@@ -66,6 +66,7 @@ static float *make_decoy(const struct tb_provider *p, const struct tb_case_data 
 
 enum tb_status tb_run_case(struct tb_provider *p, const struct tb_case *c,
                            const struct tb_case_data *data, const double *reference,
+                           struct tb_fresh_inputs *shared_fresh,
                            const struct tb_measure_options *opt, struct tb_case_result *r) {
   memset(r, 0, sizeof *r);
   r->c = *c;
@@ -78,7 +79,8 @@ enum tb_status tb_run_case(struct tb_provider *p, const struct tb_case *c,
   struct tb_input_hashes before; /* before any call of this provider */
   tb_hash_inputs(data, &before);
   /* made before the timings: their oracle is also the decoy */
-  struct tb_fresh_inputs fresh = {0};
+  struct tb_fresh_inputs own = {0};
+  struct tb_fresh_inputs *fresh = shared_fresh != NULL ? shared_fresh : &own;
   float *decoy = NULL;
   /* the plan step, then prepare runs what it planned; the record keeps the
    * plan of a prepared case: the plan that ran */
@@ -90,11 +92,12 @@ enum tb_status tb_run_case(struct tb_provider *p, const struct tb_case *c,
     r->output_allocation = p->output_allocation;
     r->plan = plan;
     keep_provider_facts(p, r);
-    /* only for a provider that uses them (a second oracle costs as much as
-     * the first: seconds at 32768x8192) */
+    /* only for a provider that uses them, once a case (a second oracle
+     * costs as much as the first: seconds at 32768x8192) */
     bool wants_fresh = p->ops->decoy_output != NULL || p->ops->load_inputs != NULL;
-    if (wants_fresh && tb_fresh_inputs_make(data, opt->seed, &fresh, &err) == TB_OK) {
-      decoy = make_decoy(p, data, &fresh);
+    if (wants_fresh &&
+        (fresh->attempted || tb_fresh_inputs_make(data, opt->seed, fresh, &err) == TB_OK)) {
+      decoy = make_decoy(p, data, fresh);
     }
     if (err.status == TB_OK &&
         tb_measure_host_phase(p, opt, decoy, data->output.storage_elems, &r->host, &err) == TB_OK) {
@@ -105,12 +108,12 @@ enum tb_status tb_run_case(struct tb_provider *p, const struct tb_case *c,
       }
     }
     if (err.status == TB_OK) {
-      tb_validate_and_defend(p, c, data, reference, &before, wants_fresh ? &fresh : NULL, opt, r,
+      tb_validate_and_defend(p, c, data, reference, &before, wants_fresh ? fresh : NULL, opt, r,
                              &err);
     }
   }
   free(decoy);
-  tb_fresh_inputs_free(&fresh);
+  tb_fresh_inputs_free(&own);
   p->ops->release(p);
   if (err.status != TB_OK) {
     snprintf(r->error, sizeof r->error, "%s", err.message);

@@ -29,6 +29,7 @@ struct tb_tolerance tb_case_tolerance(const struct tb_case *c, double scale) {
 enum tb_status tb_fresh_inputs_make(const struct tb_case_data *data, unsigned long long seed,
                                     struct tb_fresh_inputs *f, struct tb_error *err) {
   memset(f, 0, sizeof *f);
+  f->attempted = true;
   f->seed = seed ^ 1ULL;
   struct tb_error gen = {0};
   if (tb_case_data_create(&data->c, f->seed, &f->data, &gen) != TB_OK ||

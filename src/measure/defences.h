@@ -27,8 +27,10 @@ struct tb_tolerance tb_case_tolerance(const struct tb_case *c, double scale);
 /* The second inputs of fresh_inputs: the same case from seed `seed xor 1`,
  * and their oracle; `made` false (with `why`) where they do not fit in
  * memory. The case runner makes them before the timings, where their oracle
- * is the decoy written over the outputs before each timed batch. */
+ * is the decoy written over the outputs before each timed batch; `attempted`
+ * once make ran, so the providers of one case share a single attempt. */
 struct tb_fresh_inputs {
+  bool attempted;
   bool made;
   unsigned long long seed; /* the run's seed xor 1 */
   struct tb_case_data data;

@@ -564,7 +564,9 @@ static enum tb_status python_check_guards(struct tb_provider *p, struct tb_guard
   return TB_OK;
 }
 
-/* The worker's primitives, the same for the torch providers and user-python. */
+/* The worker's primitives, the same for the torch providers and user-python,
+ * the defences' among them: a built-in provider is checked as a user's
+ * callable is (its inputs read back, replaced, kept between guard zones). */
 #define TORCH_WORKER_OPS                                                                           \
   .plan = torch_plan, .prepare = torch_prepare, .launch = torch_launch,                            \
   .synchronize = torch_synchronize, .poison_output = torch_poison,                                 \
@@ -573,18 +575,10 @@ static enum tb_status python_check_guards(struct tb_provider *p, struct tb_guard
   .has_device = torch_has_device, .host_sample = torch_host_sample,                                \
   .device_sample = torch_device_sample, .launches_per_call = torch_launches_per_call,              \
   .details = torch_details, .source = torch_source, .release = torch_release,                      \
-  .destroy = torch_destroy
+  .destroy = torch_destroy, .read_input = python_read_input, .load_inputs = python_load_inputs,    \
+  .check_guards = python_check_guards
 
 static const struct tb_provider_ops torch_ops = {TORCH_WORKER_OPS};
-
-/* Three defences more for a user's callable: it is the code under test, so
- * its inputs are read back, replaced, and kept between guard zones. */
-static const struct tb_provider_ops user_python_ops = {
-    TORCH_WORKER_OPS,
-    .read_input = python_read_input,
-    .load_inputs = python_load_inputs,
-    .check_guards = python_check_guards,
-};
 
 /* A provider over state `s` (allocated by the caller, owned by the provider
  * from here on, freed on failure) and a worker started for it. */
@@ -651,7 +645,7 @@ enum tb_status tb_user_python_provider_create(const char *kernel, struct tb_prov
     s->callable_path = path;
     s->callable_function = function;
   }
-  return start_provider(&user_python_ops, "user-python", s, out, err);
+  return start_provider(&torch_ops, "user-python", s, out, err);
 }
 
 enum tb_status tb_user_python_check(const char *kernel, struct tb_error *err) {

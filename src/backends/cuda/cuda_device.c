@@ -43,8 +43,9 @@ enum tb_status tb_cuda_device_load_case(struct tb_cuda_device *d, const struct t
   d->view_offset = c->view.offset;
   d->capturing = false;
   d->cu->cuCtxSetCurrent(d->context);
-  if (tb_device_buffers_create(d->cu, data, workspace_floats, d->info.l2_bytes, d->guarded,
-                               &d->buffers, err) != TB_OK) {
+  /* guarded: the defence guard_zones runs on every CUDA provider */
+  if (tb_device_buffers_create(d->cu, data, workspace_floats, d->info.l2_bytes, true, &d->buffers,
+                               err) != TB_OK) {
     return err->status;
   }
   free(d->reached);

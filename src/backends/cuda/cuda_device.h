@@ -24,7 +24,6 @@ struct tb_cuda_device {
   const struct tb_case_data *data;
   struct tb_device_buffers buffers;
   unsigned cursor; /* next buffer set */
-  bool guarded;    /* set before load_case: buffers between guard zones (method §8) */
   size_t view_offset;
   /* The graph mode's batches: consecutive graphs of `calls` calls that
    * together walk the whole rotation (one graph alone would keep re-reading
@@ -87,8 +86,9 @@ enum tb_status tb_cuda_device_op_capture_graph(struct tb_provider *p, unsigned l
                                                struct tb_error *err);
 enum tb_status tb_cuda_device_op_replay_graph(struct tb_provider *p, struct tb_error *err);
 void tb_cuda_device_op_release_graph(struct tb_provider *p);
-/* The defences' primitives (method.md §8) over a guarded device base
- * (`guarded` set before load_case): an input of set 0 as the calls left it
+/* The defences' primitives (method.md §8), on every CUDA provider (the
+ * built-in ones are checked as a user's kernel is; every buffer lies between
+ * guard zones): an input of set 0 as the calls left it
  * (every set compared, the first differing one returned), the guard zones of
  * every set, and other inputs into every set (the rotation restarts at set
  * 0, where read_output reads, so the fresh-input call, made without a
@@ -99,9 +99,6 @@ enum tb_status tb_cuda_device_op_check_guards(struct tb_provider *p, struct tb_g
                                               struct tb_error *err);
 enum tb_status tb_cuda_device_op_load_inputs(struct tb_provider *p, const struct tb_case_data *data,
                                              struct tb_error *err);
-#define TB_CUDA_DEVICE_DEFENCE_OPS                                                                 \
-  .read_input = tb_cuda_device_op_read_input, .check_guards = tb_cuda_device_op_check_guards,      \
-  .load_inputs = tb_cuda_device_op_load_inputs
 /* timed_outputs: the buffer sets, and set `set`'s output as the calls left
  * it, with whether a call outside a capture reached it. */
 unsigned tb_cuda_device_op_output_sets(const struct tb_provider *p);
@@ -119,7 +116,9 @@ const char *tb_cuda_device_op_no_source(const struct tb_provider *p, const char 
   .replay_graph = tb_cuda_device_op_replay_graph,                                                  \
   .release_graph = tb_cuda_device_op_release_graph, .has_device = tb_cuda_device_op_has_device,    \
   .output_sets = tb_cuda_device_op_output_sets,                                                    \
-  .read_set_output = tb_cuda_device_op_read_set_output
+  .read_set_output = tb_cuda_device_op_read_set_output,                                            \
+  .read_input = tb_cuda_device_op_read_input, .check_guards = tb_cuda_device_op_check_guards,      \
+  .load_inputs = tb_cuda_device_op_load_inputs
 
 /* A provider struct named `name` on the CUDA backend with `state` (which
  * starts with a struct tb_cuda_device), or NULL when out of memory. */

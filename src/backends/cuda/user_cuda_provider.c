@@ -38,7 +38,6 @@ static enum tb_status user_cuda_prepare(struct tb_provider *p, const struct tb_c
   snprintf(s->symbol, sizeof s->symbol, "tb_user_%s", c->op->name);
   tb_user_kernel_args_init(c, data, &s->args);
   s->args.stream = s->dev.stream;
-  s->dev.guarded = true;
   return tb_cuda_device_load_case(&s->dev, c, data, 0, err);
 }
 
@@ -99,7 +98,6 @@ static const struct tb_provider_ops user_cuda_ops = {
     .prepare = user_cuda_prepare,
     .launch = user_cuda_launch,
     TB_CUDA_DEVICE_OPS,
-    TB_CUDA_DEVICE_DEFENCE_OPS,
     .launches_per_call = user_cuda_launches_per_call,
     .details = user_cuda_details,
     .source = tb_cuda_device_op_no_source,

@@ -128,7 +128,6 @@ static enum tb_status user_source_prepare(struct tb_provider *p, const struct tb
   s->n = a.n;
   s->row_stride = a.row_stride;
   s->eps = a.eps;
-  s->dev.guarded = true;
   return tb_cuda_device_load_case(&s->dev, c, data, 0, err);
 }
 
@@ -212,7 +211,6 @@ static const struct tb_provider_ops user_source_ops = {
     .prepare = user_source_prepare,
     .launch = user_source_launch,
     TB_CUDA_DEVICE_OPS,
-    TB_CUDA_DEVICE_DEFENCE_OPS,
     .launches_per_call = user_source_launches_per_call,
     .details = user_source_details,
     .source = user_source_source,
