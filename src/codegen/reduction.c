@@ -135,18 +135,26 @@ static void split_row_constants(struct tb_strbuf *b, const struct tb_plan *plan,
 }
 
 /* ITERS only for a chunk in registers: the audit reads its presence as the
- * plan's one memory pass. */
+ * plan's one memory pass. PREFETCH only for a chunk in registers of an
+ * operation with a weight (rmsnorm, layernorm) of at most PREFETCH_GROUPS
+ * groups a thread, as register rows: the weight and bias groups are loaded
+ * with the chunk, before the cluster barrier, so the output does not wait
+ * for them after it (at 4 groups layernorm takes 82 to 84 registers, two
+ * blocks of 256 an SM; at 8 it took 158 to 162, one: docs/planner.md).
+ * Absent elsewhere: the other cluster rows' constants are unchanged. */
 static void cluster_row_constants(struct tb_strbuf *b, const struct tb_plan *plan,
                                   const struct tb_case *c) {
-  (void)c;
   const struct tb_stream_facts *f = &plan->stream;
   bool cached = tb_cluster_chunk_cached(f);
   chunk_constants(b, f);
   tb_strbuf_printf(b, "#define CHUNK_CACHED %d\n", cached);
   if (cached) {
-    tb_strbuf_printf(b, "#define ITERS %llu\n",
-                     (f->chunk_elements + 4ULL * f->threads_per_block - 1) /
-                         (4ULL * f->threads_per_block));
+    unsigned long long iters = (f->chunk_elements + 4ULL * f->threads_per_block - 1) /
+                               (4ULL * f->threads_per_block);
+    tb_strbuf_printf(b, "#define ITERS %llu\n", iters);
+    if (c->op->has_weight && iters <= PREFETCH_GROUPS) {
+      tb_strbuf_printf(b, "#define PREFETCH 1\n");
+    }
   }
   /* literal in the text: the backend and the audit read the cluster from it */
   tb_strbuf_printf(b, "#define TB_CLUSTER_DIMS __cluster_dims__(%u, 1, 1)\n", f->cluster_blocks);
