@@ -76,11 +76,14 @@ static void emit_case_constants(struct tb_strbuf *b, const struct tb_case *c,
 
 /* ---- the mappings: their constants, barrier sites and launches ---------- */
 
-/* Rows of at most this many groups a lane, in blocks of at most 256 threads
- * (255 registers a thread to spare), load their weight and bias with the row,
- * so the output does not wait for them after the reductions. */
+/* Rows of at most this many groups a lane, in blocks of at most 384 threads
+ * (170 registers a thread to spare), load their weight and bias with the row,
+ * so the output does not wait for them after the reductions. ptxas (sm_90)
+ * over s = 9..32, G = 1..4 and several n each: at most 79 registers up to
+ * 384 threads and no spills; at 416 rmsnorm G = 4 spilled 4 bytes (at 48
+ * registers), at 928 and beyond layernorm G = 4 spilled at 64 (docs/planner.md). */
 #define PREFETCH_GROUPS 4
-#define PREFETCH_THREADS 256
+#define PREFETCH_THREADS 384
 
 /* The split row's second launch: one block per chunk (row outputs), or one
  * thread per row (sum). */
