@@ -9,9 +9,10 @@
 // statistics, and writes its chunk meanwhile. CHUNK_CACHED: the chunk stays
 // in registers (ITERS groups of 4 a thread: read once from memory), else it
 // is streamed twice. TB_CLUSTER_DIMS (the generator's) fixes the cluster.
-// PREFETCH (emitted, as 1, only for a chunk in registers of an operation
-// with a weight): the weight and bias groups are loaded with the chunk, so
-// the output after the cluster barrier does not wait for them.
+// PREFETCH (emitted, as 1, only for a chunk in registers of at most 4 groups
+// a thread of an operation with a weight: reduction.c): the weight and bias
+// groups are loaded with the chunk, so the output after the cluster barrier
+// does not wait for them.
 #ifndef PREFETCH
 #define PREFETCH 0
 #endif
