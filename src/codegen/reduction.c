@@ -152,8 +152,8 @@ static void cluster_row_constants(struct tb_strbuf *b, const struct tb_plan *pla
   chunk_constants(b, f);
   tb_strbuf_printf(b, "#define CHUNK_CACHED %d\n", cached);
   if (cached) {
-    unsigned long long iters = (f->chunk_elements + 4ULL * f->threads_per_block - 1) /
-                               (4ULL * f->threads_per_block);
+    unsigned long long iters =
+        (f->chunk_elements + 4ULL * f->threads_per_block - 1) / (4ULL * f->threads_per_block);
     tb_strbuf_printf(b, "#define ITERS %llu\n", iters);
     if (c->op->has_weight && iters <= PREFETCH_GROUPS) {
       tb_strbuf_printf(b, "#define PREFETCH 1\n");
