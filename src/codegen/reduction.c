@@ -76,11 +76,14 @@ static void emit_case_constants(struct tb_strbuf *b, const struct tb_case *c,
 
 /* ---- the mappings: their constants, barrier sites and launches ---------- */
 
-/* Rows of at most this many groups a lane, in blocks of at most 256 threads
- * (255 registers a thread to spare), load their weight and bias with the row,
- * so the output does not wait for them after the reductions. */
+/* Rows of at most this many groups a lane, in blocks of at most 384 threads
+ * (170 registers a thread to spare), load their weight and bias with the row,
+ * so the output does not wait for them after the reductions. ptxas (sm_90)
+ * over s = 9..32, G = 1..4 and several n each: at most 79 registers up to
+ * 384 threads and no spills; at 416 rmsnorm G = 4 spilled 4 bytes (at 48
+ * registers), at 928 and beyond layernorm G = 4 spilled at 64 (docs/planner.md). */
 #define PREFETCH_GROUPS 4
-#define PREFETCH_THREADS 256
+#define PREFETCH_THREADS 384
 
 /* The split row's second launch: one block per chunk (row outputs), or one
  * thread per row (sum). */
@@ -135,18 +138,26 @@ static void split_row_constants(struct tb_strbuf *b, const struct tb_plan *plan,
 }
 
 /* ITERS only for a chunk in registers: the audit reads its presence as the
- * plan's one memory pass. */
+ * plan's one memory pass. PREFETCH only for a chunk in registers of an
+ * operation with a weight (rmsnorm, layernorm) of at most PREFETCH_GROUPS
+ * groups a thread, as register rows: the weight and bias groups are loaded
+ * with the chunk, before the cluster barrier, so the output does not wait
+ * for them after it (at 4 groups layernorm takes 82 to 84 registers, two
+ * blocks of 256 an SM; at 8 it took 158 to 162, one: docs/planner.md).
+ * Absent elsewhere: the other cluster rows' constants are unchanged. */
 static void cluster_row_constants(struct tb_strbuf *b, const struct tb_plan *plan,
                                   const struct tb_case *c) {
-  (void)c;
   const struct tb_stream_facts *f = &plan->stream;
   bool cached = tb_cluster_chunk_cached(f);
   chunk_constants(b, f);
   tb_strbuf_printf(b, "#define CHUNK_CACHED %d\n", cached);
   if (cached) {
-    tb_strbuf_printf(b, "#define ITERS %llu\n",
-                     (f->chunk_elements + 4ULL * f->threads_per_block - 1) /
-                         (4ULL * f->threads_per_block));
+    unsigned long long iters =
+        (f->chunk_elements + 4ULL * f->threads_per_block - 1) / (4ULL * f->threads_per_block);
+    tb_strbuf_printf(b, "#define ITERS %llu\n", iters);
+    if (c->op->has_weight && iters <= PREFETCH_GROUPS) {
+      tb_strbuf_printf(b, "#define PREFETCH 1\n");
+    }
   }
   /* literal in the text: the backend and the audit read the cluster from it */
   tb_strbuf_printf(b, "#define TB_CLUSTER_DIMS __cluster_dims__(%u, 1, 1)\n", f->cluster_blocks);

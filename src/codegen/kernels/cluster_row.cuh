@@ -9,6 +9,13 @@
 // statistics, and writes its chunk meanwhile. CHUNK_CACHED: the chunk stays
 // in registers (ITERS groups of 4 a thread: read once from memory), else it
 // is streamed twice. TB_CLUSTER_DIMS (the generator's) fixes the cluster.
+// PREFETCH (emitted, as 1, only for a chunk in registers of at most 4 groups
+// a thread of an operation with a weight: reduction.c): the weight and bias
+// groups are loaded with the chunk, so the output after the cluster barrier
+// does not wait for them.
+#ifndef PREFETCH
+#define PREFETCH 0
+#endif
 
 // The two halves of a cluster barrier (arrive releases this block's shared
 // writes, wait acquires every block's), and the address of a shared variable's
@@ -62,8 +69,18 @@ static __device__ __forceinline__ void tb_cluster_row(const float *__restrict__ 
   // time would wait out one memory latency per trip); not a byte of the next
   // chunk
   float cache[ITERS][4];
+  float wpre[ITERS][4], bpre[ITERS][4]; // PREFETCH: the groups' weight and bias
   TB_FOR_CHUNK_GROUPS(TB_LOAD4(t, xr, e, vec, in &&)
-                      _Pragma("unroll") for (int i = 0; i < 4; ++i) cache[k][i] = t[i];)
+                      _Pragma("unroll") for (int i = 0; i < 4; ++i) cache[k][i] = t[i];
+                      if constexpr (PREFETCH) {
+                        if (in) {
+                          TB_LOAD_PARAMS(Op, p, e)
+                          _Pragma("unroll") for (int i = 0; i < 4; ++i) {
+                            wpre[k][i] = p.w[i];
+                            if constexpr (Op::has_bias) bpre[k][i] = p.b[i];
+                          }
+                        }
+                      })
 #endif
   // the block's own statistics in a scope of their own: the merge below
   // declares the row's under the same name
@@ -98,8 +115,16 @@ static __device__ __forceinline__ void tb_cluster_row(const float *__restrict__ 
     const typename Op::finished f = Op::finish(s);
     float *orow = out + row * N;
     const bool ovec = tb_aligned16(orow);
-    TB_FOR_CHUNK_GROUPS(if (!in) continue; TB_LOAD_PARAMS(Op, p, e)
-                        TB_OUTPUT_GROUP(Op, output, orow, e, ovec, f, p, cache[k][i]))
+    if constexpr (PREFETCH) {
+      TB_FOR_CHUNK_GROUPS(if (!in) continue; tb_params p;
+                          _Pragma("unroll") for (int i = 0; i < 4; ++i) {
+                            p.w[i] = wpre[k][i];
+                            if constexpr (Op::has_bias) p.b[i] = bpre[k][i];
+                          } TB_OUTPUT_GROUP(Op, output, orow, e, ovec, f, p, cache[k][i]))
+    } else {
+      TB_FOR_CHUNK_GROUPS(if (!in) continue; TB_LOAD_PARAMS(Op, p, e)
+                          TB_OUTPUT_GROUP(Op, output, orow, e, ovec, f, p, cache[k][i]))
+    }
   } else
 #endif
   {
