@@ -140,11 +140,15 @@ static void split_row_constants(struct tb_strbuf *b, const struct tb_plan *plan,
 /* ITERS only for a chunk in registers: the audit reads its presence as the
  * plan's one memory pass. PREFETCH only for a chunk in registers of an
  * operation with a weight (rmsnorm, layernorm) of at most PREFETCH_GROUPS
- * groups a thread, as register rows: the weight and bias groups are loaded
- * with the chunk, before the cluster barrier, so the output does not wait
- * for them after it (at 4 groups layernorm takes 82 to 84 registers, two
- * blocks of 256 an SM; at 8 it took 158 to 162, one: docs/planner.md).
- * Absent elsewhere: the other cluster rows' constants are unchanged. */
+ * groups a thread, as register rows, in a grid of at most one block a
+ * multiprocessor: the weight and bias groups are loaded with the chunk,
+ * before the cluster barrier, so the output does not wait for them after it.
+ * With more blocks than multiprocessors another block's work hides that
+ * wait, and the early loads only delay the reduction: on the H200 the
+ * prefetch took layernorm 8x65536 (128 blocks) from 7.87 to 7.35 us and made
+ * 64x8192 and 100x8195 (256 and 400 blocks) 6 to 14 % slower
+ * (evidence/2026-12-01-h200-param-prefetch-cluster). Absent elsewhere: the
+ * other cluster rows' constants are unchanged. */
 static void cluster_row_constants(struct tb_strbuf *b, const struct tb_plan *plan,
                                   const struct tb_case *c) {
   const struct tb_stream_facts *f = &plan->stream;
@@ -155,7 +159,8 @@ static void cluster_row_constants(struct tb_strbuf *b, const struct tb_plan *pla
     unsigned long long iters =
         (f->chunk_elements + 4ULL * f->threads_per_block - 1) / (4ULL * f->threads_per_block);
     tb_strbuf_printf(b, "#define ITERS %llu\n", iters);
-    if (c->op->has_weight && iters <= PREFETCH_GROUPS) {
+    if (c->op->has_weight && iters <= PREFETCH_GROUPS &&
+        f->thread_blocks <= plan->limits.multiprocessors) {
       tb_strbuf_printf(b, "#define PREFETCH 1\n");
     }
   }
