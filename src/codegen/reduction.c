@@ -146,7 +146,7 @@ static void split_row_constants(struct tb_strbuf *b, const struct tb_plan *plan,
  * With more blocks than multiprocessors another block's work hides that
  * wait, and the early loads only delay the reduction: on the H200 the
  * prefetch took layernorm 8x65536 (128 blocks) from 7.87 to 7.35 us and made
- * 64x8192 and 100x8195 (256 and 400 blocks) 6 to 14 % slower
+ * 64x8192 and 100x8195 (256 and 300 blocks) 6 to 14 % slower
  * (evidence/2026-12-01-h200-param-prefetch-cluster). Absent elsewhere: the
  * other cluster rows' constants are unchanged. */
 static void cluster_row_constants(struct tb_strbuf *b, const struct tb_plan *plan,
