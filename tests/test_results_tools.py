@@ -347,8 +347,6 @@ class EvidenceTest(unittest.TestCase):
                            "clock-checks-off-2")]
         runs += [os.path.join("2026-12-01-h200-templates-validation-ab", r) for r in ab]
         runs += [os.path.join("2026-12-01-h200-validation-a7a88fb", "validation")]
-        runs += [os.path.join("2026-12-01-h200-user-kernels/user-kernels", r)
-                 for r in ("example-17x257", "example-4096x1024", "side_stream", "no_kernel")]
         runs += [os.path.join("2026-12-01-h200-templates-fix-ab", r) for r in ab]
         runs += [os.path.join("2026-12-01-h200-user-kernels-all-ways", r)
                  for r in ("devices/run", "devices/run/shards/0")]
@@ -358,6 +356,8 @@ class EvidenceTest(unittest.TestCase):
                            "side_stream", "no_kernel")]
         runs += [os.path.join("2026-12-01-h200-validation-defences", "validation-%d" % i)
                  for i in (1, 2, 3)]
+        runs += [os.path.join("2026-12-01-h200-param-prefetch-cluster", r)
+                 for r in ab + ("torch-all/4096x1024",)]
         runs += [os.path.join("2026-12-01-h200-replay-kernel-counts/batch", s)
                  for s in ("8x65536", "1024x1024", "64x4096")]
         runs += [os.path.join("2026-11-29-h200-final-4/gemm", r)
