@@ -67,17 +67,22 @@ static void row_elementwise(enum tb_op op, const float *a, const float *b, size_
   }
 }
 
-/* Rows [first, m) step `stride` of out (m x n) = a (m x k) . b (k x n), in
- * float64; each element sums its k products in order p = 0..k-1. The loop
- * runs over rows of b (contiguous) so a 4096^3 oracle takes seconds. */
-struct gemm_job {
-  const struct tb_tensor *a, *b;
-  size_t m, n, k, first, stride;
+/* One thread's share of the oracle: rows first, first + stride, ... below m
+ * of out, computed by `rows` from the case's inputs. Every element is
+ * computed by one thread in the same order, so the result does not depend
+ * on how many threads there are. */
+struct rows_job {
+  void (*rows)(const struct rows_job *);
+  enum tb_op op;
+  const struct tb_tensor *a, *b, *weight, *bias;
+  size_t m, n, k, out_cols, first, stride;
   double *out;
 };
 
-static void *gemm_rows(void *arg) {
-  const struct gemm_job *j = arg;
+/* out (m x n) = a (m x k) . b (k x n) in float64; each element sums its k
+ * products in order p = 0..k-1. The loop runs over rows of b (contiguous)
+ * so a 4096^3 oracle takes seconds. */
+static void gemm_rows(const struct rows_job *j) {
   for (size_t i = j->first; i < j->m; i += j->stride) {
     const float *ar = tb_tensor_row(j->a, i);
     double *row = j->out + i * j->n;
@@ -90,29 +95,56 @@ static void *gemm_rows(void *arg) {
       }
     }
   }
+}
+
+static void op_rows(const struct rows_job *j) {
+  for (size_t i = j->first; i < j->m; i += j->stride) {
+    const float *row = tb_tensor_row(j->a, i);
+    double *out = j->out + i * j->out_cols;
+    switch (j->op) {
+    case TB_OP_SUM: row_sum(row, j->n, out); break;
+    case TB_OP_SOFTMAX: row_softmax(row, j->n, out); break;
+    case TB_OP_RMSNORM: row_rmsnorm(row, j->weight->storage, j->n, out); break;
+    case TB_OP_LAYERNORM:
+      row_layernorm(row, j->weight->storage, j->bias->storage, j->n, out);
+      break;
+    default: row_elementwise(j->op, row, tb_tensor_row(j->b, i), j->n, out); break;
+    }
+  }
+}
+
+static void *run_rows(void *arg) {
+  const struct rows_job *j = arg;
+  j->rows(j);
   return NULL;
 }
 
-/* The rows dealt over the machine's cores (the result does not depend on
- * how many: every element is computed by one thread in the same order). */
-static void gemm(const struct tb_tensor *a, const struct tb_tensor *b, size_t m, size_t n, size_t k,
-                 double *out) {
+/* The rows of `job` dealt over the machine's cores, one thread where
+ * `operations` (about one floating-point step each) make a thread not
+ * worth its start: the oracle of a 268M-element softmax takes seconds on
+ * one core (its exp in float64), and runs twice a case (the defences'
+ * fresh inputs). */
+static void deal_rows(struct rows_job job, double operations) {
   enum { MAX_THREADS = 64 };
   long cores = sysconf(_SC_NPROCESSORS_ONLN);
   size_t threads = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (size_t)cores;
-  if ((double)m * (double)n * (double)k < 1e7 || threads > m) {
-    threads = 1; /* not worth a thread */
+  if (operations < 1e7) {
+    threads = 1;
+  } else if (threads > job.m) {
+    threads = job.m > 0 ? job.m : 1; /* a row a thread at most */
   }
   pthread_t ids[MAX_THREADS];
-  struct gemm_job jobs[MAX_THREADS];
+  struct rows_job jobs[MAX_THREADS];
   bool running[MAX_THREADS] = {false};
   for (size_t t = 0; t < threads; ++t) {
-    jobs[t] = (struct gemm_job){a, b, m, n, k, t, threads, out};
-    running[t] = t > 0 && pthread_create(&ids[t], NULL, gemm_rows, &jobs[t]) == 0;
+    jobs[t] = job;
+    jobs[t].first = t;
+    jobs[t].stride = threads;
+    running[t] = t > 0 && pthread_create(&ids[t], NULL, run_rows, &jobs[t]) == 0;
   }
   for (size_t t = 0; t < threads; ++t) {
     if (!running[t]) { /* job 0, or a thread that could not start: here */
-      gemm_rows(&jobs[t]);
+      job.rows(&jobs[t]);
     }
   }
   for (size_t t = 1; t < threads; ++t) {
@@ -122,39 +154,46 @@ static void gemm(const struct tb_tensor *a, const struct tb_tensor *b, size_t m,
   }
 }
 
+static bool has_oracle(enum tb_op op) {
+  switch (op) {
+  case TB_OP_SUM:
+  case TB_OP_SOFTMAX:
+  case TB_OP_RMSNORM:
+  case TB_OP_LAYERNORM:
+  case TB_OP_ADD:
+  case TB_OP_GELU_ADD:
+  case TB_OP_GEMM: return true;
+  default: return false;
+  }
+}
+
 enum tb_status tb_oracle_compute(const struct tb_case_data *data, double **ref,
                                  struct tb_error *err) {
   const struct tb_case *c = &data->c;
   size_t m = c->shape.m, n = c->shape.n;
   size_t out_cols = c->op->output_is_vector ? 1 : n;
+  if (!has_oracle(c->op->op)) {
+    return tb_fail(err, TB_ERR_RUN, "no oracle for operation %s", c->op->name);
+  }
   double *result = malloc(m * out_cols * sizeof(double));
   if (result == NULL) {
     return tb_fail(err, TB_ERR_SYSTEM, "out of memory for the float64 oracle of %zux%zu", m, n);
   }
-  const struct tb_tensor *x = tb_case_input(data, c->op->has_second_matrix ? "a" : "x");
-  const struct tb_tensor *y = tb_case_input(data, "b");
-  const struct tb_tensor *w = tb_case_input(data, "weight");
-  const struct tb_tensor *bias = tb_case_input(data, "bias");
-  if (c->op->is_matmul) {
-    gemm(x, y, m, n, c->shape.k, result);
-    *ref = result;
-    return TB_OK;
-  }
-  for (size_t i = 0; i < m; ++i) {
-    const float *row = tb_tensor_row(x, i);
-    double *out = result + i * out_cols;
-    switch (c->op->op) {
-    case TB_OP_SUM: row_sum(row, n, out); break;
-    case TB_OP_SOFTMAX: row_softmax(row, n, out); break;
-    case TB_OP_RMSNORM: row_rmsnorm(row, w->storage, n, out); break;
-    case TB_OP_LAYERNORM: row_layernorm(row, w->storage, bias->storage, n, out); break;
-    case TB_OP_ADD:
-    case TB_OP_GELU_ADD: row_elementwise(c->op->op, row, tb_tensor_row(y, i), n, out); break;
-    default:
-      free(result);
-      return tb_fail(err, TB_ERR_RUN, "no oracle for operation %s", c->op->name);
-    }
-  }
+  struct rows_job job = {
+      .rows = c->op->is_matmul ? gemm_rows : op_rows,
+      .op = c->op->op,
+      .a = tb_case_input(data, c->op->has_second_matrix ? "a" : "x"),
+      .b = tb_case_input(data, "b"),
+      .weight = tb_case_input(data, "weight"),
+      .bias = tb_case_input(data, "bias"),
+      .m = m,
+      .n = n,
+      .k = c->shape.k,
+      .out_cols = out_cols,
+      .out = result,
+  };
+  double per_element = c->op->is_matmul ? (double)c->shape.k : 4.0;
+  deal_rows(job, (double)m * (double)n * per_element);
   *ref = result;
   return TB_OK;
 }
