@@ -1,8 +1,10 @@
 """An independent check of tilebench's graph scope for torch.compile (issue 18).
 
 For every torch-compile case of the tilebench results given, this script
-compiles the same function itself, rotates over its own cold buffer sets (at
-least 4x the L2 size, as the worker does), captures the same number of calls
+compiles the same function itself, on the very inputs tilebench measured
+(regenerated from docs/inputs.md by tilebench_inputs.py, with the run's seed,
+and verified element by element on a sample), rotates over its own cold
+buffer sets of them (at least 4x the L2 size, as the worker does), captures the same number of calls
 into torch.cuda.CUDAGraphs and times each replay with torch.cuda.Event
 behind a sleep kernel of its own (torch.cuda._sleep, ~2 ms: the host has
 queued the start event, the replay and the stop event before the GPU reaches
@@ -16,13 +18,14 @@ this one and their ratio (PASS within 5 %), and writes them as JSON.
     python3 graph_replay_check.py OUT.json RESULTS_DIR...
 """
 import json
-import math
 import os
 import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from results_io import load_results  # noqa: E402 (tests/, beside this folder)
+import tilebench_inputs  # noqa: E402
 
 import torch
 import torch.nn.functional as F
@@ -50,24 +53,34 @@ def function(op, n):
     if op == "softmax":
         return lambda s: torch.softmax(s["x"], dim=-1)
     if op == "rmsnorm":
-        return lambda s: F.rms_norm(s["x"], (n,), s["w"], 1e-6)
+        return lambda s: F.rms_norm(s["x"], (n,), s["weight"], 1e-6)
     if op == "layernorm":
-        return lambda s: F.layer_norm(s["x"], (n,), s["w"], s["b"], 1e-5)
+        return lambda s: F.layer_norm(s["x"], (n,), s["weight"], s["bias"], 1e-5)
     if op == "gelu_add":
-        return lambda s: F.gelu(s["x"] + s["y"], approximate="none")
+        return lambda s: F.gelu(s["x"] + s["b"], approximate="none")
     return None
 
 
-def buffer_sets(op, m, n):
-    one = {"x": (m, n), "w": (n,), "b": (n,)} if op in ("rmsnorm", "layernorm") else {"x": (m, n)}
-    if op == "gelu_add":
-        one = {"x": (m, n), "y": (m, n)}
-    per_set = sum(math.prod(s) for s in one.values()) * 4 + m * n * 4
+# Each operation's inputs: tilebench's role names (src/inputs/tensor.c), as
+# (rows, cols) of an m x n case.
+def input_shapes(op, m, n):
+    if op in ("rmsnorm", "layernorm"):
+        return {"x": (m, n), "weight": (1, n)} | ({"bias": (1, n)} if op == "layernorm" else {})
+    return {"x": (m, n), "b": (m, n)} if op == "gelu_add" else {"x": (m, n)}
+
+
+def buffer_sets(op, m, n, seed):
+    """Copies of the case's inputs (tilebench's, seed `seed`) totalling with
+    their outputs at least 4x the L2 size, as the worker's sets do."""
+    base = {}
+    for role, (rows, cols) in input_shapes(op, m, n).items():
+        t = tilebench_inputs.values(torch, seed, role, m, n, rows, cols, "cuda")
+        tilebench_inputs.verify(t, seed, role, m, n)
+        base[role] = t if rows > 1 else t.reshape(cols)
+    per_set = sum(t.numel() for t in base.values()) * 4 + m * n * 4
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     count = max(1, min(4096, -(-4 * l2 // per_set)))
-    gen = torch.Generator(device="cuda").manual_seed(1)
-    return [{k: torch.randn(shape, device="cuda", generator=gen) for k, shape in one.items()}
-            for _ in range(count)]
+    return [{role: t.clone() for role, t in base.items()} for _ in range(count)]
 
 
 def held_per_call_ns(lib, graphs, calls):
@@ -171,7 +184,9 @@ def main(argv):
         lib = timing.load(os.environ["TB_CHECK_TIMING_LIB"])
     rows, failures = [], 0
     for directory in dirs:
-        for case in load(directory)["cases"]:
+        run = load(directory)
+        seed = run["run"]["seed"]
+        for case in run["cases"]:
             if case.get("provider") != "torch-compile":
                 continue
             op, m, n = case["op"], case["m"], case["n"]
@@ -183,7 +198,7 @@ def main(argv):
             # worker's is (a recompilation would otherwise go dynamic)
             torch._dynamo.reset()
             compiled = torch.compile(fn, dynamic=False)
-            sets = buffer_sets(op, m, n)
+            sets = buffer_sets(op, m, n, seed)
             mine, held = graph_per_call_ns(compiled, sets, calls, cycles, lib=lib)
             dropped, _ = graph_per_call_ns(compiled, sets, calls, cycles, keep=False)
             names = kernels_of_one_call(compiled, sets[0])
@@ -205,7 +220,9 @@ def main(argv):
                   flush=True)
             torch.cuda.empty_cache()
     with open(out, "w") as f:
-        json.dump({"tolerance": TOLERANCE, "replays": REPLAYS, "rows": rows}, f, indent=2)
+        json.dump({"tolerance": TOLERANCE, "replays": REPLAYS, "rows": rows,
+                   "inputs": "tilebench's own (docs/inputs.md, each run's seed), verified on a sample"},
+                  f, indent=2)
     print(f"{len(rows) - failures} passed, {failures} failed")
     return 0 if failures == 0 and rows else 1
 
