@@ -242,15 +242,24 @@ if has devices; then
     --out "$WORK/devices/run" > "$WORK/devices/run.log" 2>&1 &
   first=$!
   # the shard holds the lock from before it claims its folder
-  for _ in $(seq 100); do [[ -d "$WORK/devices/run/shards/0" ]] && break; sleep 0.1; done
+  held=no
+  for _ in $(seq 100); do [[ -d "$WORK/devices/run/shards/0" ]] && held=yes && break; sleep 0.1; done
   timeout 60 "$BIN/tilebench" run --backend cuda --ops sum --shapes 17x257 --providers native \
     --samples 1 --out "$WORK/devices/second" > "$WORK/devices/second.log" 2>&1
-  note "devices: a second campaign while --devices 0 runs: exit $? (expected 2): $(tail -1 "$WORK/devices/second.log")"
+  rc=$?
+  verdict=FAIL
+  [[ $held == yes && $rc == 2 ]] && grep -q 'being timed by another tilebench campaign' \
+    "$WORK/devices/second.log" && verdict=PASS
+  note "$verdict devices: a second campaign while --devices 0 held the GPU (shard folder seen: $held): exit $rc, expected 2 and the holder named: $(tail -1 "$WORK/devices/second.log")"
   wait "$first"
   note "devices: --devices 0 (exit $?): $(grep -E 'cases valid' "$WORK/devices/run.log" || tail -1 "$WORK/devices/run.log")"
-  [[ -f "$WORK/devices/run/results.json" ]] &&
+  if [[ -f "$WORK/devices/run/results.json" ]]; then
     python3 "$ROOT/tools/audit/tilebench_audit.py" "$WORK/devices/run" \
-      --receipt "$WORK/devices/run/receipt.json" 2>&1 | tail -1 | tee -a "$SUMMARY"
+      --receipt "$WORK/devices/run/receipt.json" > "$WORK/devices/audit.log" 2>&1
+    note "devices: audit of the merged run (exit $?): $(tail -1 "$WORK/devices/audit.log")"
+  else
+    note "FAIL devices: --devices 0 left no merged results.json"
+  fi
   tar -C "$WORK" -czf "$OUT/devices.tgz" devices
 fi
 

@@ -97,7 +97,10 @@ struct tb_provider_ops {
                                  struct tb_error *err);
   /* Replaces the prepared inputs by those of `data`: the same case (shape,
    * view, layout) with values from another seed; `data` outlives the
-   * prepared case. */
+   * prepared case. The case's providers share one `data` (case_runner.h):
+   * a provider whose calls could write into it copies it (the CUDA base,
+   * the torch worker and the CPU user provider do; the native CPU provider
+   * borrows it, its kernels take their inputs const). */
   enum tb_status (*load_inputs)(struct tb_provider *p, const struct tb_case_data *data,
                                 struct tb_error *err);
   /* timed_outputs (method.md §8); each optional (NULL: not run, the reason

@@ -516,7 +516,7 @@ static void torch_destroy(struct tb_provider *p) {
   free(p);
 }
 
-/* inputs_unchanged (user-python): the worker writes the storage of the
+/* inputs_unchanged: the worker writes the storage of the
  * first buffer set whose bits differ from the harness's file, else set 0. */
 static enum tb_status python_read_input(struct tb_provider *p, size_t index, float *dst,
                                         size_t count, struct tb_error *err) {
@@ -535,7 +535,7 @@ static enum tb_status python_read_input(struct tb_provider *p, size_t index, flo
   return TB_OK;
 }
 
-/* fresh_inputs (user-python): other bytes into every set, in place. */
+/* fresh_inputs: other bytes into every set, in place. */
 static enum tb_status python_load_inputs(struct tb_provider *p, const struct tb_case_data *data,
                                          struct tb_error *err) {
   struct torch_state *s = p->state;
@@ -546,7 +546,7 @@ static enum tb_status python_load_inputs(struct tb_provider *p, const struct tb_
   return simple(s, json_pack("{s:s, s:o}", "cmd", "load_inputs", "inputs", inputs), err);
 }
 
-/* guard_zones (user-python): the worker keeps every input of every set
+/* guard_zones: the worker keeps every input of every set
  * between two zones of TB_GUARD_BITS and checks them. */
 static enum tb_status python_check_guards(struct tb_provider *p, struct tb_guard_report *report,
                                           struct tb_error *err) {

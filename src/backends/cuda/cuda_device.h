@@ -87,8 +87,8 @@ enum tb_status tb_cuda_device_op_capture_graph(struct tb_provider *p, unsigned l
 enum tb_status tb_cuda_device_op_replay_graph(struct tb_provider *p, struct tb_error *err);
 void tb_cuda_device_op_release_graph(struct tb_provider *p);
 /* The defences' primitives (method.md §8), on every CUDA provider (the
- * built-in ones are checked as a user's kernel is; every buffer lies between
- * guard zones): an input of set 0 as the calls left it
+ * built-in ones are checked as a user's kernel is; every input and output
+ * of every set lies between guard zones, a workspace does not): an input of set 0 as the calls left it
  * (every set compared, the first differing one returned), the guard zones of
  * every set, and other inputs into every set (the rotation restarts at set
  * 0, where read_output reads, so the fresh-input call, made without a

@@ -157,8 +157,8 @@ enum tb_status tb_device_buffers_read_input(const struct tb_cuda *cu,
   if (index >= b->input_count || b->count == 0) {
     return tb_fail(err, TB_ERR_RUN, "no input %zu in the buffer sets", index);
   }
-  /* every set: the timed calls rotated over all of them */
-  for (unsigned s = b->count; s-- > 0;) {
+  /* every set, from the first: the timed calls rotated over all of them */
+  for (unsigned s = 0; s < b->count; ++s) {
     CUresult rc = cu->cuMemcpyDtoH(dst, b->sets[s].inputs[index], b->input_bytes[index]);
     if (rc != CUDA_SUCCESS) {
       return tb_cuda_fail(err, "cuMemcpyDtoH (reading an input back)", rc);
@@ -167,7 +167,7 @@ enum tb_status tb_device_buffers_read_input(const struct tb_cuda *cu,
       return TB_OK; /* this set's copy changed: it is what the caller hashes */
     }
   }
-  return TB_OK; /* set 0's, the same as every other */
+  return TB_OK; /* the last set's, the same as every other */
 }
 
 /* One buffer's two zones; false (and the report filled) when one changed. */

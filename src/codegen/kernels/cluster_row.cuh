@@ -10,7 +10,8 @@
 // in registers (ITERS groups of 4 a thread: read once from memory), else it
 // is streamed twice. TB_CLUSTER_DIMS (the generator's) fixes the cluster.
 // PREFETCH (emitted, as 1, only for a chunk in registers of at most 4 groups
-// a thread of an operation with a weight: reduction.c): the weight and bias
+// a thread of an operation with a weight, in a grid of at most one block a
+// multiprocessor: reduction.c): the weight and bias
 // groups are loaded with the chunk, so the output after the cluster barrier
 // does not wait for them.
 #ifndef PREFETCH
