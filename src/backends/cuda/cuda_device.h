@@ -88,11 +88,10 @@ enum tb_status tb_cuda_device_op_replay_graph(struct tb_provider *p, struct tb_e
 void tb_cuda_device_op_release_graph(struct tb_provider *p);
 /* The defences' primitives (method.md §8), on every CUDA provider (the
  * built-in ones are checked as a user's kernel is; every input and output
- * of every set lies between guard zones, a workspace does not): an input of set 0 as the calls left it
- * (every set compared, the first differing one returned), the guard zones of
- * every set, and other inputs into every set (the rotation restarts at set
- * 0, where read_output reads, so the fresh-input call, made without a
- * poison, lands over the output the last validation call left). */
+ * of every set lies between guard zones, a workspace does not): an input of set 0 as the calls left
+ * it (every set compared, the first differing one returned), the guard zones of every set, and
+ * other inputs into every set (the rotation restarts at set 0, where read_output reads, so the
+ * fresh-input call, made without a poison, lands over the output the last validation call left). */
 enum tb_status tb_cuda_device_op_read_input(struct tb_provider *p, size_t index, float *dst,
                                             size_t count, struct tb_error *err);
 enum tb_status tb_cuda_device_op_check_guards(struct tb_provider *p, struct tb_guard_report *r,
