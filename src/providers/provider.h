@@ -107,7 +107,8 @@ struct tb_provider_ops {
    * recorded). The buffer sets the calls rotate over (1 where there is one
    * output), and set `set`'s output as the last call on it left it, count
    * elements packed, with whether any call since prepare reached the set
-   * (graph captures aside: a set only a capture reached is not counted). */
+   * (graph captures aside: a set only a capture reached is not counted);
+   * `dst` is left as it was for a set no call reached. */
   unsigned (*output_sets)(const struct tb_provider *p);
   enum tb_status (*read_set_output)(struct tb_provider *p, unsigned set, float *dst, size_t count,
                                     bool *reached, struct tb_error *err);
