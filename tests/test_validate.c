@@ -1,5 +1,6 @@
 /* Full-output validation: planted errors, NaN and unwritten elements fail. */
 #include <math.h>
+#include <stdlib.h>
 
 #include "oracle/validate.h"
 #include "test_support.h"
@@ -96,6 +97,43 @@ static void sum_tolerance_catches_one_dropped_element(void **state) {
   assert_true(tb_tolerance_for(TB_OP_ADD, 10, false).atol == 0.0);
 }
 
+/* An output long enough to be validated in parts on several threads (one
+ * part where there is one core): the merge keeps the earliest failure and
+ * every count and maximum, whichever part they fell in. */
+static void a_long_output_merges_its_parts_in_order(void **state) {
+  enum { LONG = 2000000 };
+  float *out = malloc(LONG * sizeof *out);
+  double *ref = malloc(LONG * sizeof *ref);
+  assert_non_null(out);
+  assert_non_null(ref);
+  for (size_t i = 0; i < LONG; ++i) {
+    ref[i] = 1.0 + (double)(i % 1000) * 1e-3;
+    out[i] = (float)ref[i];
+  }
+  struct tb_tolerance wide = {1e-5, 1e-5, 1.0};
+  struct tb_validation r;
+  tb_validate(out, ref, LONG, wide, &r);
+  assert_true(r.passed);
+  assert_int_equal(r.checked, LONG);
+  out[1900000] = 7.0f; /* in the last part */
+  tb_validate(out, ref, LONG, wide, &r);
+  assert_false(r.passed);
+  assert_int_equal(r.failed, 1);
+  assert_int_equal(r.first_failure, 1900000);
+  out[400000] = NAN; /* in the first part too */
+  tb_validate(out, ref, LONG, wide, &r);
+  assert_int_equal(r.failed, 2);
+  assert_int_equal(r.first_failure, 400000);
+  assert_true(isinf(r.max_abs_error));
+  out[400000] = (float)ref[400000];
+  tb_validate(out, ref, LONG, wide, &r);
+  assert_int_equal(r.first_failure, 1900000);
+  assert_true(fabs(r.max_abs_error - (7.0 - ref[1900000])) < 1e-9);
+  assert_true(fabs(r.max_abs_reference - ref[999]) < 1e-12);
+  free(out);
+  free(ref);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(correct_output_passes),
@@ -105,6 +143,7 @@ int main(void) {
       cmocka_unit_test(unwritten_elements_are_caught),
       cmocka_unit_test(tolerance_is_absolute_plus_relative),
       cmocka_unit_test(sum_tolerance_catches_one_dropped_element),
+      cmocka_unit_test(a_long_output_merges_its_parts_in_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,11 +1,11 @@
 #include "oracle/oracle.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+
+#include "core/parallel.h"
 
 double tb_gelu_exact(double x) {
   return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
@@ -67,23 +67,22 @@ static void row_elementwise(enum tb_op op, const float *a, const float *b, size_
   }
 }
 
-/* One thread's share of the oracle: rows first, first + stride, ... below m
- * of out, computed by `rows` from the case's inputs. Every element is
- * computed by one thread in the same order, so the result does not depend
- * on how many threads there are. */
+/* The oracle of one case, computed over ranges of its rows (one thread a
+ * range: core/parallel.h); every element is computed by one thread in the
+ * same order, so the result does not depend on how many threads there are. */
 struct rows_job {
-  void (*rows)(const struct rows_job *);
+  void (*rows)(const struct rows_job *, size_t lo, size_t hi);
   enum tb_op op;
   const struct tb_tensor *a, *b, *weight, *bias;
-  size_t m, n, k, out_cols, first, stride;
+  size_t m, n, k, out_cols;
   double *out;
 };
 
 /* out (m x n) = a (m x k) . b (k x n) in float64; each element sums its k
  * products in order p = 0..k-1. The loop runs over rows of b (contiguous)
  * so a 4096^3 oracle takes seconds. */
-static void gemm_rows(const struct rows_job *j) {
-  for (size_t i = j->first; i < j->m; i += j->stride) {
+static void gemm_rows(const struct rows_job *j, size_t lo, size_t hi) {
+  for (size_t i = lo; i < hi; ++i) {
     const float *ar = tb_tensor_row(j->a, i);
     double *row = j->out + i * j->n;
     memset(row, 0, j->n * sizeof *row);
@@ -97,8 +96,8 @@ static void gemm_rows(const struct rows_job *j) {
   }
 }
 
-static void op_rows(const struct rows_job *j) {
-  for (size_t i = j->first; i < j->m; i += j->stride) {
+static void op_rows(const struct rows_job *j, size_t lo, size_t hi) {
+  for (size_t i = lo; i < hi; ++i) {
     const float *row = tb_tensor_row(j->a, i);
     double *out = j->out + i * j->out_cols;
     switch (j->op) {
@@ -113,45 +112,10 @@ static void op_rows(const struct rows_job *j) {
   }
 }
 
-static void *run_rows(void *arg) {
-  const struct rows_job *j = arg;
-  j->rows(j);
-  return NULL;
-}
-
-/* The rows of `job` dealt over the machine's cores, one thread where
- * `operations` (about one floating-point step each) make a thread not
- * worth its start: the oracle of a 268M-element softmax takes seconds on
- * one core (its exp in float64), and runs twice a case (the defences'
- * fresh inputs). */
-static void deal_rows(struct rows_job job, double operations) {
-  enum { MAX_THREADS = 64 };
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
-  size_t threads = cores < 1 ? 1 : cores > MAX_THREADS ? MAX_THREADS : (size_t)cores;
-  if (operations < 1e7) {
-    threads = 1;
-  } else if (threads > job.m) {
-    threads = job.m > 0 ? job.m : 1; /* a row a thread at most */
-  }
-  pthread_t ids[MAX_THREADS];
-  struct rows_job jobs[MAX_THREADS];
-  bool running[MAX_THREADS] = {false};
-  for (size_t t = 0; t < threads; ++t) {
-    jobs[t] = job;
-    jobs[t].first = t;
-    jobs[t].stride = threads;
-    running[t] = t > 0 && pthread_create(&ids[t], NULL, run_rows, &jobs[t]) == 0;
-  }
-  for (size_t t = 0; t < threads; ++t) {
-    if (!running[t]) { /* job 0, or a thread that could not start: here */
-      job.rows(&jobs[t]);
-    }
-  }
-  for (size_t t = 1; t < threads; ++t) {
-    if (running[t]) {
-      pthread_join(ids[t], NULL);
-    }
-  }
+static void rows_part(void *ctx, size_t k, size_t lo, size_t hi) {
+  (void)k;
+  const struct rows_job *j = ctx;
+  j->rows(j, lo, hi);
 }
 
 static bool has_oracle(enum tb_op op) {
@@ -192,8 +156,9 @@ enum tb_status tb_oracle_compute(const struct tb_case_data *data, double **ref,
       .out_cols = out_cols,
       .out = result,
   };
+  /* the float64 exp and erf of a 268M-element case took seconds on one core */
   double per_element = c->op->is_matmul ? (double)c->shape.k : 4.0;
-  deal_rows(job, (double)m * (double)n * per_element);
+  tb_parallel_ranges(m, (double)m * (double)n * per_element, rows_part, &job);
   *ref = result;
   return TB_OK;
 }

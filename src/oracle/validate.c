@@ -1,7 +1,10 @@
 #include "oracle/validate.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "core/parallel.h"
 
 struct tb_tolerance tb_tolerance_for(enum tb_op op, size_t n, bool tf32) {
   struct tb_tolerance tol = {1e-5, 1e-5, 1.0};
@@ -71,14 +74,10 @@ static void record_failure(struct tb_validation *r, size_t i, double got, double
   r->failed++;
 }
 
-void tb_validate(const float *out, const double *ref, size_t count, struct tb_tolerance tol,
-                 struct tb_validation *r) {
-  memset(r, 0, sizeof *r);
-  r->atol = tol.atol;
-  r->rtol = tol.rtol;
-  r->tolerance_scale = tol.scale > 0.0 ? tol.scale : 1.0;
-  r->checked = count;
-  for (size_t i = 0; i < count; ++i) {
+/* Elements [lo, hi) into r's maxima and counts. */
+static void validate_range(const float *out, const double *ref, size_t lo, size_t hi,
+                           struct tb_tolerance tol, struct tb_validation *r) {
+  for (size_t i = lo; i < hi; ++i) {
     double got = (double)out[i], expected = ref[i];
     if (fabs(expected) > r->max_abs_reference) {
       r->max_abs_reference = fabs(expected);
@@ -103,6 +102,56 @@ void tb_validate(const float *out, const double *ref, size_t count, struct tb_to
     if (!(abs_err <= tol.atol + tol.rtol * fabs(expected))) {
       record_failure(r, i, got, expected);
     }
+  }
+}
+
+struct validate_job {
+  const float *out;
+  const double *ref;
+  struct tb_tolerance tol;
+  struct tb_validation parts[TB_PARALLEL_MAX_PARTS];
+};
+
+static void validate_part(void *ctx, size_t k, size_t lo, size_t hi) {
+  struct validate_job *j = ctx;
+  validate_range(j->out, j->ref, lo, hi, j->tol, &j->parts[k]);
+}
+
+/* The parts in order: maxima and counts combined, the first failure the
+ * earliest part's. */
+static void merge_part(struct tb_validation *r, const struct tb_validation *p) {
+  r->max_abs_reference = fmax(r->max_abs_reference, p->max_abs_reference);
+  r->max_abs_error = fmax(r->max_abs_error, p->max_abs_error);
+  r->max_rel_error = fmax(r->max_rel_error, p->max_rel_error);
+  r->unwritten += p->unwritten;
+  if (p->failed > 0 && r->failed == 0) {
+    r->first_failure = p->first_failure;
+    r->first_failure_got = p->first_failure_got;
+    r->first_failure_expected = p->first_failure_expected;
+  }
+  r->failed += p->failed;
+}
+
+void tb_validate(const float *out, const double *ref, size_t count, struct tb_tolerance tol,
+                 struct tb_validation *r) {
+  memset(r, 0, sizeof *r);
+  r->atol = tol.atol;
+  r->rtol = tol.rtol;
+  r->tolerance_scale = tol.scale > 0.0 ? tol.scale : 1.0;
+  r->checked = count;
+  struct validate_job *job = calloc(1, sizeof *job);
+  if (job == NULL) { /* no room for the parts: one pass here */
+    validate_range(out, ref, 0, count, tol, r);
+  } else {
+    job->out = out;
+    job->ref = ref;
+    job->tol = tol;
+    /* about ten floating-point steps an element */
+    size_t parts = tb_parallel_ranges(count, 10.0 * (double)count, validate_part, job);
+    for (size_t k = 0; k < parts; ++k) {
+      merge_part(r, &job->parts[k]);
+    }
+    free(job);
   }
   r->passed = (r->failed == 0 && count > 0);
 }
