@@ -345,7 +345,7 @@ static void choose(struct tb_plan *plan) {
     plan->rule = plan->variant == TB_VARIANT_REFERENCE ? "fixed variant reference: (s 1, p 8)"
                  : plan->variant == TB_VARIANT_CANDIDATE
                      ? "fixed variant candidate: (s 2, p 4)"
-                     : "fixed variant sSpP: (s S, p P) as named";
+                     : "fixed variant sSpP: the (s, p) it names";
     select_register(plan, fixed);
   } else {
     plan->rule = "fixed variant's candidate rejected; one block streams each row";
