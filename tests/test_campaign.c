@@ -74,6 +74,29 @@ static void walks_every_axis_once(void **state) {
   assert_int_equal(tb_campaign_case_count(&c), 18);
 }
 
+/* Fixed candidates sSpP are variants like the named ones: one run each, the
+ * name ending the case id. */
+static void fixed_candidates_are_variants(void **state) {
+  struct tb_campaign c;
+  struct tb_shape shapes[2];
+  small_campaign(&c, shapes);
+  c.op_count = 1; /* sum */
+  c.shape_count = 1;
+  c.view_count = 1;
+  c.provider_count = 1;
+  c.variants[0] = TB_VARIANT_AUTOMATIC;
+  c.variants[1] = tb_variant_fixed(4, 2);
+  c.variants[2] = tb_variant_fixed(1, 8);
+  c.variant_count = 3;
+  char ids[1024];
+  walk_ids(&c, false, ids, sizeof ids);
+  assert_string_equal(ids, "sum/4x8/packed/native/automatic|sum/4x8/packed/native/s4p2|"
+                           "sum/4x8/packed/native/reference|");
+  c.variant_count = 2;
+  assert_int_equal(tb_campaign_variant_at(&c, 1, 0), tb_variant_fixed(4, 2));
+  assert_int_equal(tb_campaign_variant_at(&c, 1, 1), TB_VARIANT_AUTOMATIC);
+}
+
 /* Named fields: a gemm run has a realization and no variant, a planned
  * reduction a variant; the position counts the provider's runs of the case. */
 static void variant_and_realization_are_apart(void **state) {
@@ -284,6 +307,7 @@ static void shards_partition_the_walk(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(walks_every_axis_once),
+      cmocka_unit_test(fixed_candidates_are_variants),
       cmocka_unit_test(variant_and_realization_are_apart),
       cmocka_unit_test(orders_alternate),
       cmocka_unit_test(skipped_pairs_and_replays),

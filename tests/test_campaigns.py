@@ -473,5 +473,36 @@ class ReplayShardsTest(Base):
         self.assertEqual(r.returncode, 0, r.stderr)
 
 
+class FixedVariantShardsTest(Base):
+    """Fixed register-rows candidates (sSpP) deal, merge and audit like the named variants;
+    a replay of automatic against one of them too."""
+    FIXED = ["run", "--ops", "softmax,sum", "--shapes", "37x769,64x258",
+             "--variants", "automatic,s4p2,s2p1", *FAST]
+
+    def test_shards_merge_and_audit(self):
+        r = tilebench(*self.FIXED, "--out", self.path("whole"), "--quiet")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        dirs = self.shards(self.FIXED, 2, "fixed")
+        r = self.merge(*dirs, out=self.path("merged"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        merged = load(self.path("merged"))
+        self.assertEqual(sorted(ids(merged)), sorted(ids(load(self.path("whole")))))
+        self.assertIn("softmax/64x258/strided/native/s4p2", ids(merged))
+        self.assertEqual(merged["run"]["variants"], ["automatic", "s4p2", "s2p1"])
+        result = audit(self.path("merged"))
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+
+    def test_replay_shards(self):
+        argv = ["replay", "--ops", "softmax", "--shapes", "37x769,64x258", "--rounds", "2",
+                "--variants", "automatic,s4p2", *FAST]
+        dirs = self.shards(argv, 2, "fixed-replay")
+        r = self.merge(*dirs, out=self.path("fixed-replay-merged"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        result = audit(self.path("fixed-replay-merged"))
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        replay = load(self.path("fixed-replay-merged"))["run"]["replay"]
+        self.assertEqual((replay["reference"], replay["candidate"]), ("automatic", "s4p2"))
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)

@@ -158,6 +158,51 @@ static void reductions(void **state) {
   }
 }
 
+/* Fixed candidates sSpP go through the fixed variants' plan and the same
+ * generator: s warps a row and p rows a block give 32*s*p threads and
+ * ceil(m/p) blocks; a rejected one (s4p32: 4096 threads) streams each row. */
+static void fixed_candidates(void **state) {
+  const unsigned fixed[][2] = {{4, 2}, {2, 2}, {3, 3}, {16, 1}, {1, 3}, {4, 32}};
+  const size_t rows[][2] = {{4096, 1024}, {37, 769}};
+  struct tb_device_limits h200 = tb_device_limits_h200();
+  for (int op = 0; op < TB_OP_COUNT; ++op) {
+    if (!tb_op_info((enum tb_op)op)->is_row_reduction) {
+      continue;
+    }
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; ++r) {
+      for (size_t f = 0; f < sizeof fixed / sizeof fixed[0]; ++f) {
+        enum tb_variant v = tb_variant_fixed(fixed[f][0], fixed[f][1]);
+        if (r == 0 && f % 2 == 0) { /* NVRTC for some, within the test's time */
+          check_reduction((enum tb_op)op, rows[r][0], rows[r][1], TB_VIEW_STRIDED, v);
+        }
+        struct tb_case c = {.op = tb_op_info((enum tb_op)op),
+                            .shape = {rows[r][0], rows[r][1], 0},
+                            .view = tb_view_for(TB_VIEW_STRIDED, rows[r][1]),
+                            .provider = "native",
+                            .planned = true,
+                            .variant = v};
+        struct tb_plan plan;
+        struct tb_error err = {0};
+        assert_int_equal(
+            tb_plan_reduction(c.op->op, c.shape.m, c.shape.n, v, &h200, "analytic", &plan, &err),
+            TB_OK);
+        struct tb_generated g;
+        assert_int_equal(tb_codegen_reduction(&plan, &c, &g, &err), TB_OK);
+        if (plan.fixed.rejected) {
+          assert_int_equal(plan.mapping, TB_MAPPING_BLOCK_STREAMING);
+          assert_int_equal(g.kernels[0].threads_per_block, TB_STREAM_THREADS);
+        } else {
+          assert_int_equal(plan.mapping, TB_MAPPING_REGISTER_ROWS);
+          assert_int_equal(g.kernels[0].threads_per_block, 32 * fixed[f][0] * fixed[f][1]);
+          assert_int_equal(g.kernels[0].blocks, (rows[r][0] + fixed[f][1] - 1) / fixed[f][1]);
+        }
+        assert_non_null(strstr(g.source, tb_variant_name(v)));
+        tb_generated_free(&g);
+      }
+    }
+  }
+}
+
 /* The planner's register rule (cached floats + the op's overhead <= the
  * budget) is a claim about ptxas: every register-row candidate it accepts on
  * the H200, for long rows where the budget binds, compiles without spills. */
@@ -390,6 +435,7 @@ static void unknown_mapping_refused(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(reductions),
+      cmocka_unit_test(fixed_candidates),
       cmocka_unit_test(register_rule_holds),
       cmocka_unit_test(elementwise),
       cmocka_unit_test(gemm_kernels),

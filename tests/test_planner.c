@@ -1,5 +1,6 @@
 /* The analytic planner (docs/method.md §7). Every expected number below is
  * derived by hand in the comment above it, not read from the planner. */
+#include <stdio.h>
 #include <string.h>
 
 #include "planner/gemm.h"
@@ -362,6 +363,141 @@ static void register_budget_on_the_h200(void **state) {
   assert_int_equal(unknown.chosen, 38);
 }
 
+/* Fixed candidates sSpP, by the same path as reference and candidate.
+ * softmax 4096x1024 (256 groups), analytic (16/p), 64 waves:
+ * s4p2: width 128, 256 = 2*128 -> slots 8, rounds 40, storage 16,
+ *   score 40 + 2*2*4 + 16/2 = 64, kernel 64*64 = 4096, threads 256,
+ *   shared 2*4*2*4 = 64 B, 2 barrier sites, 4096/2 = 2048 blocks; off the list.
+ * s1p4: the enumeration's index 3, the very facts of candidates[3].
+ * s8p1: index 8 + 8 - 2 = 14.
+ * s4p32: 4096 threads > 1024, rejected: one block streams each row, as a
+ *   rejected reference does. */
+static void fixed_candidates(void **state) {
+  enum tb_variant v;
+  struct tb_error err = {0};
+  assert_int_equal(tb_variant_parse("s4p2", &v, &err), TB_OK);
+  struct tb_plan plan = plan_of(TB_OP_SOFTMAX, 4096, 1024, v);
+  assert_int_equal(plan.mapping, TB_MAPPING_REGISTER_ROWS);
+  assert_int_equal(plan.chosen, -1);
+  assert_false(plan.fixed.rejected);
+  assert_int_equal(plan.selected.subgroups, 4);
+  assert_int_equal(plan.selected.packing, 2);
+  assert_int_equal(plan.selected.slots, 8);
+  assert_int_equal(plan.selected.rounds, 40);
+  assert_int_equal(plan.selected.storage, 16);
+  assert_double_equal(plan.selected.score, 64.0, 0.0);
+  assert_double_equal(plan.selected.kernel_score, 4096.0, 0.0);
+  assert_int_equal(plan.selected.threads, 256);
+  assert_int_equal(plan.selected.shared_bytes, 64);
+  assert_int_equal(plan.selected.barrier_sites, 2);
+  assert_int_equal(plan.selected.thread_blocks, 2048);
+  assert_int_equal(plan.fixed.subgroups, 4);
+  assert_double_equal(plan.fixed.kernel_score, plan.selected.kernel_score, 0.0);
+  assert_non_null(strstr(plan.rule, "fixed variant"));
+  /* the automatic plan of the same shape is untouched by the fixed path */
+  struct tb_plan automatic = plan_of(TB_OP_SOFTMAX, 4096, 1024, TB_VARIANT_AUTOMATIC);
+  assert_int_equal(automatic.chosen, automatic.best_register);
+
+  struct tb_plan listed = plan_of(TB_OP_SOFTMAX, 4096, 1024, tb_variant_fixed(1, 4));
+  assert_int_equal(listed.chosen, 3);
+  assert_double_equal(listed.selected.kernel_score, listed.candidates[3].kernel_score, 0.0);
+  assert_int_equal(listed.fixed.index, 3);
+  struct tb_plan wide = plan_of(TB_OP_SOFTMAX, 4096, 1024, tb_variant_fixed(8, 1));
+  assert_int_equal(wide.chosen, 14);
+  assert_int_equal(wide.candidates[14].subgroups, 8);
+
+  /* s1p8 and s2p4 are reference and candidate themselves */
+  assert_int_equal(tb_variant_fixed(1, 8), TB_VARIANT_REFERENCE);
+  assert_int_equal(tb_variant_fixed(2, 4), TB_VARIANT_CANDIDATE);
+
+  struct tb_plan big = plan_of(TB_OP_SOFTMAX, 4096, 1024, tb_variant_fixed(4, 32));
+  assert_true(big.fixed.rejected);
+  assert_non_null(strstr(big.fixed.rejection, "threads 4096 > 1024"));
+  assert_int_equal(big.mapping, TB_MAPPING_BLOCK_STREAMING);
+  assert_int_equal(big.chosen, -1);
+  assert_string_equal(big.rule, "fixed variant's candidate rejected; one block streams each row");
+  assert_int_equal(big.stream.thread_blocks, 4096);
+  /* too much storage: softmax 200x40000 (every candidate rejected), s2p1 */
+  struct tb_plan stored = plan_of(TB_OP_SOFTMAX, 200, 40000, tb_variant_fixed(2, 1));
+  assert_true(stored.fixed.rejected);
+  assert_non_null(strstr(stored.fixed.rejection, "storage"));
+  assert_int_equal(stored.mapping, TB_MAPPING_BLOCK_STREAMING);
+  struct tb_plan ref = plan_of(TB_OP_SOFTMAX, 200, 40000, TB_VARIANT_REFERENCE);
+  assert_memory_equal(&stored.stream, &ref.stream, sizeof ref.stream);
+  assert_string_equal(stored.rule, ref.rule);
+}
+
+/* Variant names: the three named ones and sSpP with S, P 1..32, no leading zeros. */
+static void variant_names(void **state) {
+  enum tb_variant v;
+  struct tb_error err = {0};
+  unsigned s = 0, p = 0;
+  const char *named[] = {"reference", "candidate", "automatic"};
+  for (int i = 0; i < 3; ++i) {
+    assert_int_equal(tb_variant_parse(named[i], &v, &err), TB_OK);
+    assert_int_equal(v, (enum tb_variant)i);
+    assert_string_equal(tb_variant_name(v), named[i]);
+  }
+  assert_false(tb_variant_fixed_shape(TB_VARIANT_AUTOMATIC, &s, &p));
+  assert_true(tb_variant_fixed_shape(TB_VARIANT_REFERENCE, &s, &p));
+  assert_true(s == 1 && p == 8);
+  assert_true(tb_variant_fixed_shape(TB_VARIANT_CANDIDATE, &s, &p));
+  assert_true(s == 2 && p == 4);
+  assert_int_equal(tb_variant_parse("s4p2", &v, &err), TB_OK);
+  assert_string_equal(tb_variant_name(v), "s4p2");
+  assert_true(tb_variant_fixed_shape(v, &s, &p));
+  assert_true(s == 4 && p == 2);
+  assert_int_equal(tb_variant_parse("s1p8", &v, &err), TB_OK);
+  assert_int_equal(v, TB_VARIANT_REFERENCE);
+  assert_int_equal(tb_variant_parse("s2p4", &v, &err), TB_OK);
+  assert_int_equal(v, TB_VARIANT_CANDIDATE);
+  for (unsigned ss = 1; ss <= TB_VARIANT_FIXED_MAX; ++ss) {
+    for (unsigned pp = 1; pp <= TB_VARIANT_FIXED_MAX; ++pp) {
+      char text[16];
+      snprintf(text, sizeof text, "s%up%u", ss, pp);
+      assert_int_equal(tb_variant_parse(text, &v, &err), TB_OK);
+      assert_int_equal(v, tb_variant_fixed(ss, pp));
+      assert_true(tb_variant_fixed_shape(v, &s, &p));
+      assert_true(s == ss && p == pp);
+      if (v >= TB_VARIANT_COUNT) {
+        assert_string_equal(tb_variant_name(v), text);
+      }
+    }
+  }
+  const char *bad[] = {"s0p1",
+                       "s1p0",
+                       "s4",
+                       "x4p2",
+                       "s4p2q",
+                       "s33p1",
+                       "s1p33",
+                       "s01p2",
+                       "s1p02",
+                       "s",
+                       "sp",
+                       "s4p",
+                       "p2",
+                       "S4P2",
+                       "s-1p2",
+                       "s+1p2",
+                       " s4p2",
+                       "s4p2 ",
+                       "",
+                       "s4294967297p1",
+                       "s1p99999999999999999999999",
+                       "s4p2,s1p1",
+                       "Reference",
+                       "auto"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    tb_error_clear(&err);
+    assert_int_equal(tb_variant_parse(bad[i], &v, &err), TB_ERR_USAGE);
+    assert_non_null(strstr(err.message, "sSpP"));
+  }
+  tb_error_clear(&err);
+  assert_int_equal(tb_variant_parse("s0p1", &v, &err), TB_ERR_USAGE);
+  assert_non_null(strstr(err.message, "1..32"));
+}
+
 static void refusals(void **state) {
   struct tb_plan plan;
   struct tb_error err = {0};
@@ -514,6 +650,8 @@ int main(void) {
       cmocka_unit_test(few_long_rows_split),
       cmocka_unit_test(few_long_rows_clusters),
       cmocka_unit_test(fixed_variants),
+      cmocka_unit_test(fixed_candidates),
+      cmocka_unit_test(variant_names),
       cmocka_unit_test(device_limits_reject),
       cmocka_unit_test(register_budget_on_the_h200),
       cmocka_unit_test(refusals),

@@ -268,6 +268,130 @@ class AuditTest(Corruptions, unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stderr)
 
 
+class FixedVariantTest(Corruptions, unittest.TestCase):
+    """Fixed register-rows candidates named sSpP (docs/planner.md): measured beside
+    automatic in one call, planned by the fixed variants' path (a rejected one streams
+    each row, as a rejected reference does), re-derived by the audit from the name."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="tb-fixed-")
+        cls.run_dir = os.path.join(cls.tmp, "run")
+        cls.replay_dir = os.path.join(cls.tmp, "replay")
+        # s1p8 is the reference itself; s4p32 (4096 threads) is rejected
+        r = run("run", "--ops", "softmax,sum", "--shapes", "37x769", "--input-views", "packed",
+                "--variants", "automatic,s4p2,s1p8,s4p32", *FAST, "--out", cls.run_dir)
+        assert r.returncode == 0, r.stderr
+        r = run("replay", "--ops", "softmax", "--shapes", "37x769", "--input-views", "packed",
+                "--variants", "automatic,s4p2", "--rounds", "2", *FAST, "--out", cls.replay_dir)
+        assert r.returncode == 0, r.stderr
+        with open(os.path.join(cls.run_dir, "results.json")) as f:
+            cls.doc = json.load(f)
+
+    def case(self, doc, op, variant):
+        return next(c for c in doc["cases"] if c["op"] == op and c.get("variant") == variant)
+
+    def index(self, doc, op, variant):
+        return next(i for i, c in enumerate(doc["cases"])
+                    if c["op"] == op and c.get("variant") == variant)
+
+    def test_variants_recorded(self):
+        self.assertEqual(self.doc["run"]["variants"], ["automatic", "s4p2", "reference", "s4p32"])
+        c = self.case(self.doc, "softmax", "s4p2")
+        self.assertEqual(c["id"], "softmax/37x769/packed/native/s4p2")
+        plan = c["execution_plans"][0]
+        self.assertEqual(plan["variant"], "s4p2")
+        self.assertEqual(plan["mapping"], "register_rows")
+        self.assertEqual((plan["selected"]["subgroups"], plan["selected"]["packing"]), (4, 2))
+        self.assertEqual(plan["fixed_variant"]["threads"], 256)
+        self.assertIsNone(plan["chosen_candidate"])  # (4, 2) is not among the 39
+        ref = self.case(self.doc, "softmax", "reference")["execution_plans"][0]
+        self.assertEqual((ref["selected"]["subgroups"], ref["selected"]["packing"]), (1, 8))
+        rejected = self.case(self.doc, "softmax", "s4p32")["execution_plans"][0]
+        self.assertTrue(rejected["fixed_variant"]["rejected"])
+        self.assertEqual(rejected["mapping"], "block_streaming")
+        self.assertIsNone(rejected["selected"])
+        # the CPU backend's loops follow the plan's lane count (what it records)
+        self.assertEqual(c["provider_details"]["lanes"], 4 * 32)
+        self.assertEqual(self.case(self.doc, "softmax", "s4p32")["provider_details"]["lanes"], 512)
+        # two ops x four variants, each its own case
+        self.assertEqual(len([c for c in self.doc["cases"] if c.get("variant")]), 2 * 4)
+
+    def test_clean_run_and_replay_pass(self):
+        for d in (self.run_dir, self.replay_dir):
+            result = audit(d)
+            self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+        with open(os.path.join(self.replay_dir, "results.json")) as f:
+            replay = json.load(f)["run"]["replay"]
+        self.assertEqual((replay["reference"], replay["candidate"]), ("automatic", "s4p2"))
+
+    def test_report_and_compare(self):
+        md = run("report", self.run_dir, "--format", "md", "--output",
+                 os.path.join(self.tmp, "r.md"))
+        self.assertEqual(md.returncode, 0, md.stderr)
+        with open(os.path.join(self.tmp, "r.md")) as f:
+            self.assertIn("s4p2", f.read())
+        same = run("compare", self.run_dir, self.run_dir)
+        self.assertEqual(same.returncode, 0, same.stdout + same.stderr)
+
+    def test_tampered_fixed_plan(self):
+        i = self.index(self.doc, "softmax", "s4p2")
+
+        def m(d):
+            d["cases"][i]["execution_plans"][0]["fixed_variant"]["packing"] = 4
+        self.assert_caught(self.run_dir, m, "plan.fixed_variant.packing")
+
+        def renamed(d):  # the name, the id and the plan's copy agree, the facts do not
+            c = d["cases"][i]
+            c["variant"] = c["execution_plans"][0]["variant"] = "s4p3"
+            c["id"] = c["id"].replace("/s4p2", "/s4p3")
+        self.assert_caught(self.run_dir, renamed, ".packing: recorded 2, re-derived 3")
+        j = self.index(self.doc, "softmax", "s4p32")
+
+        def accepted(d):  # a rejected candidate claimed register rows
+            d["cases"][j]["execution_plans"][0]["mapping"] = "register_rows"
+        self.assert_caught(self.run_dir, accepted, "plan.mapping")
+
+    def test_malformed_variant_names(self):
+        i = self.index(self.doc, "softmax", "s4p2")
+        for bad in ("s1p8", "s0p1", "s4", "s33p1", "s04p2"):
+            def m(d, bad=bad):
+                d["cases"][i]["variant"] = bad
+            result = audit(self.corrupt(self.run_dir, m))
+            self.assertEqual(result.returncode, 3, bad + result.stdout + result.stderr)
+            self.assertIn("sSpP", result.stderr)
+
+    def test_plan_command(self):
+        r = run("plan", "--op", "softmax", "--shape", "4096x1024", "--variant", "s4p2")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("variant s4p2", r.stdout)
+        self.assertIn("fixed variant (s 4, p 2): threads 256", r.stdout)
+        r = run("plan", "--op", "softmax", "--shape", "4096x1024", "--variant", "s4p2", "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        plan = json.loads(r.stdout)
+        self.assertEqual(plan["variant"], "s4p2")
+        self.assertEqual(plan["selected"]["subgroups"], 4)
+        r = run("plan", "--op", "softmax", "--shape", "4096x1024", "--variant", "s1p8", "--json")
+        self.assertEqual(json.loads(r.stdout)["variant"], "reference")
+
+    def test_malformed_variants_refused(self):
+        for bad in ("s0p1", "s4", "x4p2", "s4p2q", "s99999999999p1", "s1p33", "s01p2"):
+            for args in (["plan", "--op", "softmax", "--shape", "4096x1024", "--variant", bad],
+                         ["run", "--variants", "automatic," + bad, "--out", tempfile.mktemp()],
+                         ["replay", "--variants", "automatic," + bad, "--out", tempfile.mktemp()]):
+                r = run(*args)
+                self.assertEqual(r.returncode, 2, f"{args}: {r.stderr}")
+                self.assertIn("sSpP", r.stderr)
+        r = run("run", "--variants", "reference,s1p8", "--out", tempfile.mktemp())
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("twice", r.stderr)
+        many = ",".join(f"s{s}p1" for s in range(1, 33)) + "," + \
+            ",".join(f"s1p{p}" for p in range(9, 33)) + ",s3p2,s3p3,s3p4,s3p5,s3p6,s3p7,s3p8,s3p9,s3p10"
+        r = run("run", "--variants", many, "--out", tempfile.mktemp())
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("more than 64", r.stderr)
+
+
 class ReplayCliTest(unittest.TestCase):
     def expect_usage(self, args, fragment):
         r = run(*args)

@@ -9,15 +9,31 @@
 
 #include "core/error.h"
 
+/* A planner variant: the three named ones, or a fixed register-rows
+ * candidate sSpP (S warps a row, P rows a block; docs/planner.md), encoded
+ * as TB_VARIANT_FIXED_FIRST + (S-1)*TB_VARIANT_FIXED_MAX + (P-1). The named
+ * fixed variants keep their names: reference is s1p8 and candidate s2p4, so
+ * `s1p8` and `s2p4` parse to them (synonyms; one name, one case id). */
+#define TB_VARIANT_FIXED_MAX 32 /* S and P are 1..32: at most 32 warps, 1024 threads a block */
 enum tb_variant {
-  TB_VARIANT_REFERENCE,
-  TB_VARIANT_CANDIDATE,
+  TB_VARIANT_REFERENCE, /* s1p8 */
+  TB_VARIANT_CANDIDATE, /* s2p4 */
   TB_VARIANT_AUTOMATIC,
-  TB_VARIANT_COUNT
+  TB_VARIANT_COUNT, /* the named variants */
+  TB_VARIANT_FIXED_FIRST = 256,
+  TB_VARIANT_FIXED_END = TB_VARIANT_FIXED_FIRST + TB_VARIANT_FIXED_MAX * TB_VARIANT_FIXED_MAX
 };
 
+/* "reference", "candidate", "automatic" or "sSpP"; static storage. */
 const char *tb_variant_name(enum tb_variant v);
+/* A named variant or sSpP (S, P 1..32, no leading zeros); TB_ERR_USAGE
+ * saying what is accepted otherwise. */
 enum tb_status tb_variant_parse(const char *text, enum tb_variant *out, struct tb_error *err);
+/* The fixed (s, p) of reference, candidate or sSpP: false for automatic. */
+bool tb_variant_fixed_shape(enum tb_variant v, unsigned *s, unsigned *p);
+/* The variant that fixes (s, p), both 1..TB_VARIANT_FIXED_MAX: reference for
+ * (1, 8), candidate for (2, 4), else sSpP. */
+enum tb_variant tb_variant_fixed(unsigned s, unsigned p);
 
 /* How the products are computed, and so at which precision. */
 enum tb_realization {

@@ -16,8 +16,9 @@ static const char usage[] =
     "  --shape MxN    rows x elements per row (MxNxK for gemm)\n"
     "  --matrix-realization R  gemm: simt (default), tensor or tensor-3xtf32\n"
     "  --gemm-block M,N,K      gemm: a tile instead of the rule's\n"
-    "  --variant V    automatic (default), reference (1 warp x 8 rows) or candidate (2 warps x 4 "
-    "rows)\n"
+    "  --variant V    automatic (default), reference (1 warp x 8 rows = s1p8), candidate\n"
+    "                 (2 warps x 4 rows = s2p4), or sSpP: the register-rows candidate of S warps\n"
+    "                 a row and P rows a block, S and P 1..32 (e.g. s4p2; the table's s and p)\n"
     "  --profile P    cost profile: calibrated (default; docs/planner.md) or analytic\n"
     "                 (docs/method.md §7)\n"
     "  --json         print the plan record as JSON (the form results.json stores)\n";

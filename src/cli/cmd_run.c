@@ -213,9 +213,15 @@ static enum tb_status build_campaign(struct tb_run_options *o, struct tb_campaig
     if (tb_variant_parse(o->variants.items[i], &v, err) != TB_OK) {
       return err->status;
     }
+    if (c->variant_count == TB_CAMPAIGN_MAX_VARIANTS) {
+      return tb_fail(err, TB_ERR_USAGE, "--variants names more than %d variants",
+                     TB_CAMPAIGN_MAX_VARIANTS);
+    }
     for (size_t k = 0; k < c->variant_count; ++k) {
       if (c->variants[k] == v) {
-        return tb_fail(err, TB_ERR_USAGE, "--variants names '%s' twice", tb_variant_name(v));
+        return tb_fail(err, TB_ERR_USAGE,
+                       "--variants names '%s' twice (s1p8 is reference, s2p4 candidate)",
+                       tb_variant_name(v));
       }
     }
     c->variants[c->variant_count++] = v;
@@ -660,7 +666,7 @@ static int run_campaign(struct tb_run_options *o, struct tb_campaign *c, int arg
     return tb_cli_fail(err);
   }
   c->backend = backend;
-  const char *variants[TB_VARIANT_COUNT], *realizations[TB_REALIZATION_COUNT];
+  const char *variants[TB_CAMPAIGN_MAX_VARIANTS], *realizations[TB_REALIZATION_COUNT];
   struct tb_skipped_pair *skipped = calloc(c->op_count * c->shape_count + 1, sizeof *skipped);
   struct tb_run_facts facts =
       skipped ? run_facts(o, c, backend, why, argc, argv, variants, realizations, skipped)

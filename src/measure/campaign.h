@@ -15,6 +15,9 @@
 #include "results/document.h"
 #include "results/model.h"
 
+/* The most planner variants one campaign measures (--variants). */
+#define TB_CAMPAIGN_MAX_VARIANTS 64
+
 struct tb_campaign {
   const struct tb_op_info *ops[TB_OP_COUNT];
   size_t op_count;
@@ -22,7 +25,7 @@ struct tb_campaign {
   size_t shape_count;
   enum tb_view_kind views[TB_VIEW_COUNT];
   size_t view_count;
-  enum tb_variant variants[TB_VARIANT_COUNT]; /* for providers that plan reductions */
+  enum tb_variant variants[TB_CAMPAIGN_MAX_VARIANTS]; /* for providers that plan reductions */
   size_t variant_count;
   const char *profile;                                    /* the planner's cost profile for them */
   enum tb_realization realizations[TB_REALIZATION_COUNT]; /* gemm, on every provider */

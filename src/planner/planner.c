@@ -332,16 +332,20 @@ static void choose(struct tb_plan *plan) {
     }
     return;
   }
-  int reference = plan->variant == TB_VARIANT_REFERENCE;
+  /* a fixed variant (reference, candidate, sSpP): its own (s, p), evaluated by
+   * the enumeration's formulas whether or not the enumeration holds it */
+  unsigned s = 0, p = 0;
+  (void)tb_variant_fixed_shape(plan->variant, &s, &p);
   struct tb_candidate *fixed = &plan->fixed;
-  tb_candidate_evaluate(plan->op, plan->m, plan->n, reference ? 1 : 2, reference ? 8 : 4,
-                        plan->block_weight, &plan->limits, fixed);
+  tb_candidate_evaluate(plan->op, plan->m, plan->n, s, p, plan->block_weight, &plan->limits, fixed);
   fixed->index = enumeration_index(fixed->subgroups, fixed->packing) >= 0
                      ? (unsigned)enumeration_index(fixed->subgroups, fixed->packing)
                      : 0;
   if (!fixed->rejected) {
-    plan->rule =
-        reference ? "fixed variant reference: (s 1, p 8)" : "fixed variant candidate: (s 2, p 4)";
+    plan->rule = plan->variant == TB_VARIANT_REFERENCE ? "fixed variant reference: (s 1, p 8)"
+                 : plan->variant == TB_VARIANT_CANDIDATE
+                     ? "fixed variant candidate: (s 2, p 4)"
+                     : "fixed variant sSpP: the (s, p) it names";
     select_register(plan, fixed);
   } else {
     plan->rule = "fixed variant's candidate rejected; one block streams each row";

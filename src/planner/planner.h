@@ -147,9 +147,9 @@ struct tb_plan {
    * 39 enumerated candidates (candidate = (s 2, p 4) is not). */
   struct tb_candidate selected;
   int chosen; /* enumeration index of `selected`, or -1 (off-list or not register rows) */
-  struct tb_candidate
-      fixed;        /* reference/candidate variants: their own evaluation, accepted or not */
-  const char *rule; /* which rule chose the mapping */
+  struct tb_candidate fixed; /* fixed variants (reference, candidate, sSpP): their own evaluation,
+                                accepted or not; rejected, the plan is block streaming */
+  const char *rule;          /* which rule chose the mapping */
   struct tb_stream_facts stream;   /* for block streaming, split row and cluster row */
   struct tb_subwarp_facts subwarp; /* for subwarp rows */
 };

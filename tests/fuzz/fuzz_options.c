@@ -315,10 +315,25 @@ static void fuzz_variant_name(const char *text) {
   for (int v = 0; v < TB_VARIANT_COUNT; ++v) {
     known |= strcmp(tb_variant_name((enum tb_variant)v), text) == 0;
   }
+  /* sSpP, S and P 1..32 without leading zeros: formatting (s, p) back must give the text */
+  unsigned s = 0, p = 0;
+  char again[32] = "";
+  if (sscanf(text, "s%2up%2u", &s, &p) == 2 && s >= 1 && s <= 32 && p >= 1 && p <= 32) {
+    snprintf(again, sizeof again, "s%up%u", s, p);
+    known |= strcmp(again, text) == 0;
+  }
   TB_FUZZ_CHECK((st == TB_OK) == known, "'%s' gave %d", text, (int)st);
   if (st == TB_OK) {
-    TB_FUZZ_CHECK(variant < TB_VARIANT_COUNT && strcmp(tb_variant_name(variant), text) == 0, "'%s'",
-                  text);
+    unsigned fs = 0, fp = 0;
+    bool synonym = strcmp(text, "s1p8") == 0 || strcmp(text, "s2p4") == 0;
+    TB_FUZZ_CHECK(synonym
+                      ? variant == (text[1] == '1' ? TB_VARIANT_REFERENCE : TB_VARIANT_CANDIDATE)
+                      : strcmp(tb_variant_name(variant), text) == 0,
+                  "'%s'", text);
+    TB_FUZZ_CHECK(variant == TB_VARIANT_AUTOMATIC ||
+                      (tb_variant_fixed_shape(variant, &fs, &fp) &&
+                       (variant < TB_VARIANT_COUNT || (fs == s && fp == p))),
+                  "'%s' named %s", text, tb_variant_name(variant));
   } else {
     check_refusal(st, &err);
   }

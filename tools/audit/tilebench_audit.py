@@ -166,6 +166,32 @@ KINDS = {  # name: (test, how a message says it)
 OPS = ("sum", "softmax", "rmsnorm", "layernorm", "add", "gelu_add", "gemm")
 VIEWS = ("packed", "strided")
 VARIANTS = ("reference", "candidate", "automatic")
+# A fixed register-rows candidate named sSpP (docs/planner.md): S warps a row, P rows a
+# block, S and P 1..32 without leading zeros. (1, 8) and (2, 4) are named reference and
+# candidate, never s1p8 or s2p4 (src/cases/case_params.c writes one name per plan).
+FIXED_VARIANT = re.compile(r"s([1-9][0-9]?)p([1-9][0-9]?)")
+NAMED_FIXED = {"reference": (1, 8), "candidate": (2, 4)}
+
+
+def fixed_shape(variant):
+    """(s, p) of reference, candidate or a well-formed sSpP; None for anything else."""
+    if variant in NAMED_FIXED:
+        return NAMED_FIXED[variant]
+    match = FIXED_VARIANT.fullmatch(variant) if isinstance(variant, str) else None
+    if match is None:
+        return None
+    s, p = int(match.group(1)), int(match.group(2))
+    if not (1 <= s <= 32 and 1 <= p <= 32) or (s, p) in NAMED_FIXED.values():
+        return None
+    return s, p
+
+
+def one_variant(a, value, field):
+    """A planner variant's name: reference, candidate, automatic or sSpP."""
+    if value != "automatic" and fixed_shape(value) is None:
+        a.malformed(field, f"{short(value, 80)} is none of {', '.join(VARIANTS)} nor sSpP "
+                    "(S, P 1..32; s1p8 is reference, s2p4 candidate)")
+    return value
 PLAN_KINDS = ("row_reduction", "gemm", "elementwise")
 
 
@@ -368,7 +394,7 @@ def check_case(a, case, version, rounds):
     member(a, case, "", "backend", "str")
     variant = member(a, case, "", "variant", "str|null")
     if variant is not None:
-        one_of(a, variant, VARIANTS, "variant")
+        one_variant(a, variant, "variant")
     if op == "gemm":
         one_of(a, member(a, case, "", "realization", "str"), tuple(GEMM_PRECISION), "realization")
         member(a, case, "", "precision", "str")
@@ -651,7 +677,7 @@ def check_plan(a, record, field):
             member(a, tile, f"{field}.tile", key, "positive")
     else:
         one_of(a, member(a, record, field, "op", "str"), tuple(REDUCTIONS), f"{field}.op")
-        one_of(a, member(a, record, field, "variant", "str"), VARIANTS, f"{field}.variant")
+        one_variant(a, member(a, record, field, "variant", "str"), f"{field}.variant")
         member(a, record, field, "profile", "str")
         limits = member(a, record, field, "device_limits", "object")
         path = f"{field}.device_limits"
@@ -1425,7 +1451,7 @@ def expected_plan(record):
         else:
             plan["mapping"] = "block_streaming"
     else:
-        s, p = (1, 8) if variant == "reference" else (2, 4)
+        s, p = fixed_shape(variant)  # reference, candidate or sSpP: one path
         fixed = candidate(op, m, n, s, p, limits, overhead, weight)
         plan["fixed"] = fixed
         if not fixed["rejected"]:
