@@ -3,7 +3,7 @@
 # after scripts/gpu-pack.sh here; the device tool carries .device/):
 #   scripts/gpu.sh [tests] [validate] [sanitize] [perf] [floor] [replay] [torch] [torch-all]
 #                  [probe-gaps] [batch] [gemm] [gemm-tiles] [ab] [cupti-variants] [ncu]
-#                  [user-kernels] [stopping] [devices]
+#                  [user-kernels] [stopping] [devices] [regret]
 #   (default: tests validate sanitize perf)
 # Writes full results under $OUT (bundled: the tool returns few files) and
 # prints a short table last.
@@ -261,6 +261,33 @@ if has devices; then
     note "FAIL devices: --devices 0 left no merged results.json"
   fi
   tar -C "$WORK" -czf "$OUT/devices.tgz" devices
+fi
+
+if has regret; then
+  # Issue 21's planner regret: per shape and op, the automatic plan beside every
+  # register-rows candidate the planner lists for it (`tilebench plan --json`,
+  # the rejected left out) and REGRET_EXTRA (off-list pairs), native alone, one
+  # run per shape and op; then tests/gpu/planner_regret.py over them all.
+  mkdir -p "$WORK/regret"
+  for shape in ${REGRET_SHAPES:-4096x1024 16384x257}; do
+    for op in ${REGRET_OPS:-softmax rmsnorm layernorm}; do
+      if (( SECONDS > ${REGRET_DEADLINE_S:-480} )); then note "regret $op $shape: not started (deadline)"; continue; fi
+      fixed=$("$BIN/tilebench" plan --op "$op" --shape "$shape" --json | python3 -c '
+import json, sys
+names = {(1, 8): "reference", (2, 4): "candidate"}
+plan = json.load(sys.stdin)
+print(",".join(names.get((c["subgroups"], c["packing"]), "s%dp%d" % (c["subgroups"], c["packing"]))
+               for c in plan["candidates"] if not c["rejected"]))')
+      run=$WORK/regret/$op-$shape
+      timeout "${REGRET_RUN_TIMEOUT_S:-200}" "$BIN/tilebench" run --backend cuda --providers native \
+        --ops "$op" --shapes "$shape" --input-views packed --samples 5 --warmup-ms 10 \
+        --variants "automatic,$fixed${REGRET_EXTRA:+,$REGRET_EXTRA}" --probe off --quiet --out "$run" > "$run.log" 2>&1
+      note "regret $op $shape (exit $?, ${SECONDS}s): $(grep -E 'cases valid' "$run.log" || tail -1 "$run.log")"
+    done
+  done
+  python3 "$ROOT/tests/gpu/planner_regret.py" --json "$WORK/regret/regret.json" "$WORK"/regret/*/ \
+    2>&1 | tee "$WORK/regret/regret.log" | tail -n 40 | tee -a "$SUMMARY"
+  tar -C "$WORK" -czf "$OUT/regret.tgz" regret
 fi
 
 if has gemm; then

@@ -1,0 +1,60 @@
+"""tests/gpu/planner_regret.py on a CPU run measured under automatic and
+fixed variants: one row per op, shape and view, each regret the automatic
+case's host p50 over the fastest fixed variant's, read again here from the
+results; the verdict's exit code follows the targets; bad input exits 2.
+Needs TB_BINARY."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "gpu", "planner_regret.py")
+
+
+class PlannerRegretTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.run_dir = os.path.join(cls.tmp.name, "run")
+        r = subprocess.run([os.environ["TB_BINARY"], "run", "--backend", "cpu", "--ops",
+                            "softmax,rmsnorm", "--shapes", "64x512", "--variants",
+                            "automatic,reference,s4p2", "--samples", "3", "--quiet", "--out",
+                            cls.run_dir], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_regret_is_automatic_over_the_fastest_fixed_variant(self):
+        out = os.path.join(self.tmp.name, "regret.json")
+        r = subprocess.run([sys.executable, SCRIPT, "--json", out, self.run_dir],
+                           capture_output=True, text=True)
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        with open(out) as f:
+            doc = json.load(f)
+        with open(os.path.join(self.run_dir, "results.json")) as f:
+            cases = json.load(f)["cases"]
+        self.assertEqual(doc["scope"], "host")  # no device phase on the CPU
+        self.assertEqual(len(doc["rows"]), 4)  # two ops x two views
+        for row in doc["rows"]:
+            op, shape, view = row["case"].split("/")
+            times = {c["variant"]: c["host"]["throughput"]["per_call_summary_ns"]["p50"]
+                     for c in cases if c["op"] == op and c["input_view"]["kind"] == view}
+            best = min(t for v, t in times.items() if v != "automatic")
+            self.assertAlmostEqual(row["regret"], times["automatic"] / best)
+            self.assertEqual(row["candidates"], 2)
+        met = doc["median"] <= 1.05 and doc["worst"] <= 1.15
+        self.assertEqual(r.returncode, 0 if met else 1)
+
+    def test_bad_input_exits_2(self):
+        for args in ([], ["--json"], [os.path.join(self.tmp.name, "missing")]):
+            r = subprocess.run([sys.executable, SCRIPT] + args, capture_output=True, text=True)
+            self.assertEqual(r.returncode, 2, args)
+
+
+if __name__ == "__main__":
+    unittest.main()
