@@ -5,13 +5,15 @@
 #include <string.h>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/cpu_output.h"
 #include "inputs/guard.h"
 #include "inputs/poison.h"
 #include "planner/exec_plan.h"
 
 struct cpu_state {
+  /* first (cpu_output.h); between guard zones, for the defences (method §8) */
+  struct tb_guarded out;
   const struct tb_case_data *data; /* borrowed: the host inputs are the "device" inputs */
-  struct tb_guarded out;           /* between guard zones, for the defences (method §8) */
   unsigned lanes;
   enum tb_realization realization; /* gemm */
   float *scratch;                  /* one float per lane */
@@ -67,27 +69,6 @@ static enum tb_status cpu_poison(struct tb_provider *p, struct tb_error *err) {
   struct cpu_state *s = p->state;
   tb_poison(s->out.data, s->out.count);
   return TB_OK;
-}
-
-static enum tb_status cpu_read_output(struct tb_provider *p, float *dst, size_t count,
-                                      struct tb_error *err) {
-  return tb_guarded_read(&((struct cpu_state *)p->state)->out, dst, count, err);
-}
-
-/* timed_outputs: one output, reached by every timed call. */
-static unsigned cpu_output_sets(const struct tb_provider *p) {
-  return 1;
-}
-
-static enum tb_status cpu_read_set_output(struct tb_provider *p, unsigned set, float *dst,
-                                          size_t count, bool *reached, struct tb_error *err) {
-  *reached = set == 0;
-  return set == 0 ? cpu_read_output(p, dst, count, err) : TB_OK;
-}
-
-static enum tb_status cpu_decoy(struct tb_provider *p, const float *values, size_t count,
-                                struct tb_error *err) {
-  return tb_guarded_write(&((struct cpu_state *)p->state)->out, values, count, err);
 }
 
 /* The inputs are the case's host tensors themselves (borrowed): reading
@@ -167,10 +148,7 @@ static const struct tb_provider_ops cpu_ops = {
     .launch = cpu_launch,
     .synchronize = cpu_synchronize,
     .poison_output = cpu_poison,
-    .read_output = cpu_read_output,
-    .output_sets = cpu_output_sets,
-    .read_set_output = cpu_read_set_output,
-    .decoy_output = cpu_decoy,
+    TB_CPU_OUTPUT_OPS,
     .device_stream = cpu_device_stream,
     .has_device = cpu_has_device,
     .read_input = cpu_read_input,

@@ -5,16 +5,17 @@
 #include <string.h>
 
 #include "backends/user_library.h"
+#include "backends/cpu/cpu_output.h"
 #include "inputs/guard.h"
 #include "inputs/poison.h"
 
 struct user_state {
+  struct tb_guarded out; /* first: cpu_output.h */
   struct tb_user_library lib;
   tb_user_kernel_fn fn; /* the prepared case's operation */
   char symbol[64];
   struct tb_guarded inputs[TB_MAX_INPUTS]; /* whole storage, padding included */
   size_t input_count;
-  struct tb_guarded out;
   struct tb_kernel_args args;
 };
 
@@ -113,27 +114,6 @@ static enum tb_status user_poison(struct tb_provider *p, struct tb_error *err) {
   return TB_OK;
 }
 
-static enum tb_status user_read_output(struct tb_provider *p, float *dst, size_t count,
-                                       struct tb_error *err) {
-  return tb_guarded_read(&((struct user_state *)p->state)->out, dst, count, err);
-}
-
-/* timed_outputs: one output, reached by every timed call. */
-static unsigned user_output_sets(const struct tb_provider *p) {
-  return 1;
-}
-
-static enum tb_status user_read_set_output(struct tb_provider *p, unsigned set, float *dst,
-                                           size_t count, bool *reached, struct tb_error *err) {
-  *reached = set == 0;
-  return set == 0 ? user_read_output(p, dst, count, err) : TB_OK;
-}
-
-static enum tb_status user_decoy(struct tb_provider *p, const float *values, size_t count,
-                                 struct tb_error *err) {
-  return tb_guarded_write(&((struct user_state *)p->state)->out, values, count, err);
-}
-
 static enum tb_status user_read_input(struct tb_provider *p, size_t index, float *dst, size_t count,
                                       struct tb_error *err) {
   struct user_state *s = p->state;
@@ -226,10 +206,7 @@ static const struct tb_provider_ops user_ops = {
     .launch = user_launch,
     .synchronize = user_synchronize,
     .poison_output = user_poison,
-    .read_output = user_read_output,
-    .output_sets = user_output_sets,
-    .read_set_output = user_read_set_output,
-    .decoy_output = user_decoy,
+    TB_CPU_OUTPUT_OPS,
     .device_stream = user_device_stream,
     .has_device = user_has_device,
     .read_input = user_read_input,
