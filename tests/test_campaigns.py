@@ -75,6 +75,14 @@ class Base(unittest.TestCase):
             dirs.append(d)
         return dirs
 
+    @classmethod
+    def merged_shards(cls, argv, count, name):
+        """The campaign's shards (their folders), merged into the folder "merged"."""
+        dirs = cls.shards(argv, count, name)
+        r = tilebench("merge", *dirs, "--out", cls.path("merged"), "--quiet")
+        assert r.returncode == 0, r.stderr
+        return dirs
+
     def merge(self, *dirs, out):
         return tilebench("merge", *dirs, "--out", out, "--quiet")
 
@@ -91,10 +99,8 @@ class ShardsTest(Base):
         r = tilebench(*CAMPAIGN, "--out", cls.path("whole"), "--quiet")
         assert r.returncode == 0, r.stderr
         cls.whole = load(cls.path("whole"))
-        cls.dirs = cls.shards(CAMPAIGN, 3, "three")
+        cls.dirs = cls.merged_shards(CAMPAIGN, 3, "three")
         cls.docs = [load(d) for d in cls.dirs]
-        r = tilebench("merge", *cls.dirs, "--out", cls.path("merged"), "--quiet")
-        assert r.returncode == 0, r.stderr
         cls.merged = load(cls.path("merged"))
 
     def test_shards_partition_the_campaign(self):
@@ -324,9 +330,7 @@ class MergedAuditTest(Base):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.dirs = cls.shards(CAMPAIGN, 3, "shards")
-        r = tilebench("merge", *cls.dirs, "--out", cls.path("merged"), "--quiet")
-        assert r.returncode == 0, r.stderr
+        cls.dirs = cls.merged_shards(CAMPAIGN, 3, "shards")
         r = tilebench("run", "--ops", "softmax,add,gemm", "--shapes", "37x769,64x64,16x16x16",
                       *FAST, "--seed", "2", "--shard", "1/3", "--out", cls.path("foreign"),
                       "--quiet")
@@ -444,9 +448,7 @@ class ReplayShardsTest(Base):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.dirs = cls.shards(REPLAY, 3, "replay")
-        r = tilebench("merge", *cls.dirs, "--out", cls.path("merged"), "--quiet")
-        assert r.returncode == 0, r.stderr
+        cls.dirs = cls.merged_shards(REPLAY, 3, "replay")
 
     def test_pairs_stay_together(self):
         where = {}
