@@ -470,7 +470,6 @@ class EvidenceTest(unittest.TestCase):
                  for r in ("run", "clock-checks-on-1", "clock-checks-off-1", "clock-checks-on-2",
                            "clock-checks-off-2")]
         runs += [os.path.join("2026-12-01-h200-templates-validation-ab", r) for r in ab]
-        runs += [os.path.join("2026-12-01-h200-validation-a7a88fb", "validation")]
         runs += [os.path.join("2026-12-01-h200-templates-fix-ab", r) for r in ab]
         runs += [os.path.join("2026-12-01-h200-user-kernels-all-ways", r)
                  for r in ("devices/run", "devices/run/shards/0")]
