@@ -14,7 +14,7 @@
  *     automatic x packed, strided x scripts/gpu.sh's ALL_SHAPES and
  *     EXTRA_SHAPES (register rows of several s and p, block streaming, split
  *     rows, cluster rows cached and streamed, subwarp rows at 1x1 and 3x5)
- *     x profiles calibrated, analytic x the H200's limits ("h200": what `run`
+ *     x profiles calibrated-2, calibrated, analytic x the H200's limits ("h200": what `run`
  *     plans with on the H200) and no limits ("nolimits": what `tilebench
  *     plan` uses without a GPU);
  *     "<op>/<m>x<n>/<view>/automatic/<profile>/<limits>"
@@ -156,7 +156,8 @@ static const size_t shapes[][2] = {
 };
 #define SHAPES (sizeof shapes / sizeof shapes[0])
 
-static const char *const profiles[] = {TB_PLANNER_PROFILE_CALIBRATED, TB_PLANNER_PROFILE_ANALYTIC};
+static const char *const profiles[] = {TB_PLANNER_PROFILE_CALIBRATED_2, TB_PLANNER_PROFILE_CALIBRATED,
+                                       TB_PLANNER_PROFILE_ANALYTIC};
 
 static struct tb_case reduction_case(enum tb_op op, size_t m, size_t n, enum tb_view_kind view,
                                      enum tb_variant variant, const char *profile) {

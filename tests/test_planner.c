@@ -218,6 +218,57 @@ static void tie_goes_to_the_first(void **state) {
   assert_int_equal(plan.chosen, 7);
 }
 
+static struct tb_plan plan_under(const char *profile, enum tb_op op, size_t m, size_t n) {
+  struct tb_plan plan;
+  struct tb_error err = {0};
+  struct tb_device_limits limits = tb_device_limits_h200();
+  assert_int_equal(
+      tb_plan_reduction(op, m, n, TB_VARIANT_AUTOMATIC, &limits, profile, &plan, &err), TB_OK);
+  return plan;
+}
+
+/* calibrated-2, whole groups first. softmax 64x4096 (1024 groups, reductions 2,
+ * rounds 5*slots, B = 32, one wave): s=11 (width 352): 1024 = 2*352 + 320 ->
+ * slots 12, 60 + 44 + 32 = 136, but 352*12 = 4224 != 4096; s=16 (width 512):
+ * slots 8, 40 + 64 + 32 = 136 too, and 512*8 = 4096. calibrated takes the first
+ * of the tie, s=11 (index 8 + 9 = 17); calibrated-2 the whole groups' least,
+ * s=16 (s=8: 80 + 32 + 32 = 144; s=32: slots 4, 20 + 128 + 32 = 180), index 22. */
+static void whole_groups_first(void **state) {
+  struct tb_plan old = plan_under(TB_PLANNER_PROFILE_CALIBRATED, TB_OP_SOFTMAX, 64, 4096);
+  assert_int_equal(old.chosen, 17);
+  struct tb_plan plan = plan_under(TB_PLANNER_PROFILE_CALIBRATED_2, TB_OP_SOFTMAX, 64, 4096);
+  assert_false(plan.candidates[17].whole_groups);
+  assert_true(plan.candidates[22].whole_groups);
+  assert_int_equal(plan.chosen, 22);
+  assert_int_equal(plan.selected.subgroups, 16);
+  /* n = 257 (odd): no candidate is of whole groups, so the preference holds nowhere and
+   * the plan is calibrated's */
+  struct tb_plan odd = plan_under(TB_PLANNER_PROFILE_CALIBRATED_2, TB_OP_SOFTMAX, 16384, 257);
+  struct tb_plan odd_old = plan_under(TB_PLANNER_PROFILE_CALIBRATED, TB_OP_SOFTMAX, 16384, 257);
+  assert_int_equal(odd.chosen, odd_old.chosen);
+}
+
+/* calibrated-2, fed threads. softmax 4096x1024 (256 groups; 132 SMs x 2048 =
+ * 270336 resident threads): s=8 (width 256) has slots 4, 20 + 32 + 32 = 84, and
+ * reads 4 x 4 = 16 B a thread over 4096 x 256 = 1048576 threads: starved. s=4:
+ * slots 8, 40 + 16 + 32 = 88, 32 B: fed, the least of the rest (s=2: 80 + 8 +
+ * 32 = 120; s=1, p=8: 160 + 4 + 4 = 168), index 8 + 2 = 10. At 1024x1024 s=8's
+ * grid is 1024 x 256 = 262144 threads, within one wave: s=8 stays (index 14).
+ * rmsnorm 4096x1024 reads x and the weight, 4 x 8 = 32 B at s=8: s=8 stays. */
+static void fed_threads(void **state) {
+  struct tb_plan plan = plan_under(TB_PLANNER_PROFILE_CALIBRATED_2, TB_OP_SOFTMAX, 4096, 1024);
+  assert_int_equal(plan.candidates[14].thread_read_bytes, 16);
+  assert_int_equal(plan.candidates[14].grid_threads, 1048576);
+  assert_int_equal(plan.chosen, 10);
+  assert_int_equal(plan_under(TB_PLANNER_PROFILE_CALIBRATED, TB_OP_SOFTMAX, 4096, 1024).chosen, 14);
+  assert_int_equal(plan_under(TB_PLANNER_PROFILE_CALIBRATED_2, TB_OP_SOFTMAX, 1024, 1024).chosen, 14);
+  struct tb_plan rms = plan_under(TB_PLANNER_PROFILE_CALIBRATED_2, TB_OP_RMSNORM, 4096, 1024);
+  assert_int_equal(rms.candidates[14].thread_read_bytes, 32);
+  assert_int_equal(rms.chosen, 14);
+  /* the default profile is calibrated-2 */
+  assert_string_equal(TB_PLANNER_PROFILE_DEFAULT, "calibrated-2");
+}
+
 /* softmax 200x40000: s=32 (width 1024): 10000 groups = 9*1024 + 784 -> slots 40,
  * storage 80 > 64. Narrower widths own more. Every candidate is rejected; with
  * 200 rows (>= 132 SMs) one 512-thread block streams each row: 200 blocks,
@@ -646,6 +697,8 @@ int main(void) {
       cmocka_unit_test(subwarp_rows_rule),
       cmocka_unit_test(subwarp_rows_bounds),
       cmocka_unit_test(tie_goes_to_the_first),
+      cmocka_unit_test(whole_groups_first),
+      cmocka_unit_test(fed_threads),
       cmocka_unit_test(long_rows_every_candidate_rejected),
       cmocka_unit_test(few_long_rows_split),
       cmocka_unit_test(few_long_rows_clusters),

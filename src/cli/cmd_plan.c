@@ -19,8 +19,8 @@ static const char usage[] =
     "  --variant V    automatic (default), reference (1 warp x 8 rows = s1p8), candidate\n"
     "                 (2 warps x 4 rows = s2p4), or sSpP: the register-rows candidate of S warps\n"
     "                 a row and P rows a block, S and P 1..32 (e.g. s4p2; the table's s and p)\n"
-    "  --profile P    cost profile: calibrated (default; docs/planner.md) or analytic\n"
-    "                 (docs/method.md §7)\n"
+    "  --profile P    cost profile: calibrated-2 (default), calibrated (docs/planner.md)\n"
+    "                 or analytic (docs/method.md §7)\n"
     "  --json         print the plan record as JSON (the form results.json stores)\n";
 
 static void print_table(const struct tb_plan *plan) {
@@ -28,15 +28,17 @@ static void print_table(const struct tb_plan *plan) {
          plan->n, tb_variant_name(plan->variant), plan->profile);
   printf("cost: %s\n", plan->cost_basis);
   printf("device limits: %s\n\n", plan->limits.source);
-  printf("  #   s  p  width thr  slots rounds stor   score   kscore smem bar  util  blocks  "
-         "verdict\n");
+  printf("  #   s  p  width thr  slots rounds stor   score   kscore smem bar  util  blocks "
+         "whole readB  verdict\n");
   for (unsigned i = 0; i < plan->candidate_count; ++i) {
     const struct tb_candidate *c = &plan->candidates[i];
     const char *mark = (int)i == plan->chosen ? "<= chosen" : "";
-    printf("%3u %3u %2u %5u %4u %6u %6u %4u %7.2f %8.2f %4u %3u %5.3f %7llu  %s%s\n", c->index,
-           c->subgroups, c->packing, c->width, c->threads, c->slots, c->rounds, c->storage,
-           c->score, c->kernel_score, c->shared_bytes, c->barrier_sites, c->lane_utilisation,
-           c->thread_blocks, c->rejected ? "rejected: " : "ok ", c->rejected ? c->rejection : mark);
+    printf("%3u %3u %2u %5u %4u %6u %6u %4u %7.2f %8.2f %4u %3u %5.3f %7llu %5s %5llu  %s%s\n",
+           c->index, c->subgroups, c->packing, c->width, c->threads, c->slots, c->rounds,
+           c->storage, c->score, c->kernel_score, c->shared_bytes, c->barrier_sites,
+           c->lane_utilisation, c->thread_blocks, c->whole_groups ? "yes" : "no",
+           c->thread_read_bytes, c->rejected ? "rejected: " : "ok ",
+           c->rejected ? c->rejection : mark);
   }
   printf("\n%u candidates, %u rejected\nmapping: %s\nrule: %s\n", plan->candidate_count,
          plan->rejected_count, tb_mapping_name(plan->mapping), plan->rule);

@@ -105,6 +105,9 @@ void tb_candidate_evaluate(enum tb_op op, size_t m, size_t n, unsigned s, unsign
   c->independent_subgroups = s == 1 ? p : 0;
   c->thread_blocks = (m + p - 1) / p;
   struct tb_payload pay = tb_payload_for(op);
+  c->whole_groups = (unsigned long long)c->width * c->slots == n;
+  c->thread_read_bytes = (unsigned long long)c->slots * pay.global_read;
+  c->grid_threads = c->thread_blocks * c->threads;
   c->program_global_read = (unsigned long long)pay.global_read * n;
   c->program_global_write = op == TB_OP_SUM ? 4 : (unsigned long long)pay.global_write * n;
   c->program_private_read = (unsigned long long)pay.private_read * n;
@@ -133,6 +136,41 @@ void tb_candidate_evaluate(enum tb_op op, size_t m, size_t n, unsigned s, unsign
   }
 }
 
+/* A thread of `c` reads too little to keep memory busy: its grid runs in
+ * several waves (more threads than the multiprocessors hold at once), where
+ * the bytes in flight set the pace, and it reads fewer than the profile's
+ * minimum before its first reduction (calibrated-2; docs/planner.md). */
+static bool starved(const struct tb_plan *plan, const struct tb_candidate *c) {
+  unsigned long long resident = (unsigned long long)TB_PLANNER_SM_THREADS * plan->limits.multiprocessors;
+  return plan->min_thread_read > 0 && c->grid_threads > resident &&
+         c->thread_read_bytes < plan->min_thread_read;
+}
+
+/* The first least kernel score among the accepted candidates that pass the
+ * filters asked for, or -1. */
+static int least_score(const struct tb_plan *plan, bool whole, bool fed) {
+  int best = -1;
+  for (unsigned k = 0; k < plan->candidate_count; ++k) {
+    const struct tb_candidate *c = &plan->candidates[k];
+    if (c->rejected || (whole && !c->whole_groups) || (fed && starved(plan, c))) {
+      continue;
+    }
+    /* strict < keeps the first candidate among equal kernel scores */
+    if (best < 0 || c->kernel_score < plan->candidates[best].kernel_score) {
+      best = (int)k;
+    }
+  }
+  return best;
+}
+
+/* The profile's pick: each preference holds where some accepted candidate
+ * meets it, whole groups before fed threads. */
+static int best_register(const struct tb_plan *plan) {
+  bool whole = plan->whole_groups_first && least_score(plan, true, false) >= 0;
+  bool fed = plan->min_thread_read > 0 && least_score(plan, whole, true) >= 0;
+  return least_score(plan, whole, fed);
+}
+
 static void enumerate(struct tb_plan *plan) {
   unsigned k = 0;
   for (unsigned s = 1; s <= TB_PLANNER_MAX_SUBGROUPS; ++s) {
@@ -142,14 +180,10 @@ static void enumerate(struct tb_plan *plan) {
       tb_candidate_evaluate(plan->op, plan->m, plan->n, s, p, plan->block_weight, &plan->limits, c);
       c->index = k;
       plan->rejected_count += c->rejected;
-      /* strict < keeps the first candidate among equal kernel scores */
-      if (!c->rejected && (plan->best_register < 0 ||
-                           c->kernel_score < plan->candidates[plan->best_register].kernel_score)) {
-        plan->best_register = (int)k;
-      }
     }
   }
   plan->candidate_count = k;
+  plan->best_register = best_register(plan);
 }
 
 /* Enumeration index of (s, p), or -1 when the enumeration does not hold it. */
@@ -356,16 +390,23 @@ static void choose(struct tb_plan *plan) {
 struct cost_profile {
   const char *name;
   unsigned block_weight; /* score = rounds + 2*reductions*s + block_weight/p */
+  bool whole_groups_first;
+  unsigned min_thread_read; /* 0: no such preference */
   const char *basis;
 };
 
 static const struct cost_profile cost_profiles[] = {
-    {TB_PLANNER_PROFILE_ANALYTIC, 16,
+    {TB_PLANNER_PROFILE_ANALYTIC, 16, false, 0,
      "docs/method.md §7: score = rounds + 2*reductions*s + 16/p; kernel score = "
      "score * max(1, ceil(m/64))"},
-    {TB_PLANNER_PROFILE_CALIBRATED, 32,
+    {TB_PLANNER_PROFILE_CALIBRATED, 32, false, 0,
      "docs/method.md §7 with the block term 32/p (calibrated on the H200, docs/planner.md): "
      "score = rounds + 2*reductions*s + 32/p; kernel score = score * max(1, ceil(m/64))"},
+    {TB_PLANNER_PROFILE_CALIBRATED_2, 32, true, TB_PLANNER_MIN_THREAD_READ,
+     "calibrated's score (rounds + 2*reductions*s + 32/p, kernel score = score * max(1, "
+     "ceil(m/64))), least among the candidates of whole groups where any, then among those "
+     "whose threads read >= 32 B or whose grid fits the resident threads where any "
+     "(measured on the H200, docs/planner.md)"},
 };
 
 /* The profile named `name` (NULL: analytic), or NULL when there is none. */
@@ -385,8 +426,9 @@ enum tb_status tb_planner_profile_check(const char *profile, struct tb_error *er
   if (find_profile(profile) != NULL) {
     return TB_OK;
   }
-  return tb_fail(err, TB_ERR_USAGE, "unknown planner profile '%s' (known: %s, %s)", profile,
-                 TB_PLANNER_PROFILE_ANALYTIC, TB_PLANNER_PROFILE_CALIBRATED);
+  return tb_fail(err, TB_ERR_USAGE, "unknown planner profile '%s' (known: %s, %s, %s)",
+                 profile, TB_PLANNER_PROFILE_CALIBRATED_2, TB_PLANNER_PROFILE_CALIBRATED,
+                 TB_PLANNER_PROFILE_ANALYTIC);
 }
 
 enum tb_status tb_plan_reduction(enum tb_op op, size_t m, size_t n, enum tb_variant variant,
@@ -405,6 +447,8 @@ enum tb_status tb_plan_reduction(enum tb_op op, size_t m, size_t n, enum tb_vari
   }
   plan->profile = cost->name;
   plan->block_weight = cost->block_weight;
+  plan->whole_groups_first = cost->whole_groups_first;
+  plan->min_thread_read = cost->min_thread_read;
   plan->cost_basis = cost->basis;
   plan->op = op;
   plan->m = m;

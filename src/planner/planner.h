@@ -17,13 +17,24 @@
 /* §7's formula with the per-block term 32/p instead of 16/p, measured on the
  * H200 (docs/planner.md); what `run`, `replay` and `plan` use unless told. */
 #define TB_PLANNER_PROFILE_CALIBRATED "calibrated"
-#define TB_PLANNER_PROFILE_DEFAULT TB_PLANNER_PROFILE_CALIBRATED
+/* calibrated's score, and two preferences the planner-regret run measured on
+ * the H200 (docs/planner.md): whole groups first, and on grids beyond the
+ * resident threads, threads that read enough to keep memory busy. The
+ * default of `run`, `replay` and `plan`. */
+#define TB_PLANNER_PROFILE_CALIBRATED_2 "calibrated-2"
+#define TB_PLANNER_PROFILE_DEFAULT TB_PLANNER_PROFILE_CALIBRATED_2
 #define TB_PLANNER_CANDIDATES 39 /* s = 1 with p = 1..8, then s = 2..32 with p = 1 */
 #define TB_PLANNER_MAX_SUBGROUPS 32
 #define TB_PLANNER_MAX_PACKING 8
 #define TB_PLANNER_MAX_THREADS 1024
 #define TB_PLANNER_MAX_STORAGE 64 /* registers per worker for the cached row */
 #define TB_PLANNER_ROWS_PER_WAVE 64
+/* Threads one multiprocessor holds at once (compute capability 9.0): a grid
+ * of more than this times the multiprocessors runs in several waves. */
+#define TB_PLANNER_SM_THREADS 2048
+/* calibrated-2: on such a grid, a thread should read at least this many bytes
+ * from memory (two 16-byte loads) before its first reduction. */
+#define TB_PLANNER_MIN_THREAD_READ 32
 
 /* How a plan maps rows onto the GPU. */
 enum tb_mapping {
@@ -92,6 +103,11 @@ struct tb_candidate {
   double lane_utilisation;
   unsigned independent_subgroups; /* warps per block that reduce a row alone (s = 1) */
   unsigned long long thread_blocks;
+  /* calibrated-2's facts: the row in whole groups (width * slots = n: no
+   * lane idle in the last pass), the bytes a thread reads from memory (slots
+   * x the payload's global read an element) and the grid's threads */
+  bool whole_groups;
+  unsigned long long thread_read_bytes, grid_threads;
   /* payload bytes: per program (one row) and per worker (one lane) */
   unsigned long long program_global_read, program_global_write;
   unsigned long long program_private_read, program_private_write;
@@ -136,11 +152,16 @@ struct tb_plan {
   enum tb_variant variant;
   const char *profile;    /* "analytic" or "calibrated" */
   unsigned block_weight;  /* the profile's per-block term: score has block_weight / p */
+  /* the profile's preferences before the least kernel score (calibrated-2):
+   * whole groups where any candidate has them; then, where any has, threads
+   * that read at least min_thread_read bytes or whose grid fits in one wave */
+  bool whole_groups_first;
+  unsigned min_thread_read;
   const char *cost_basis; /* what the score means */
   struct tb_device_limits limits;
   struct tb_candidate candidates[TB_PLANNER_CANDIDATES];
   unsigned candidate_count, rejected_count;
-  int best_register; /* least kernel score among accepted, or -1 */
+  int best_register; /* least kernel score among accepted (and preferred), or -1 */
   enum tb_mapping mapping;
   /* For register rows: the selected (s, p) with all its facts. A fixed
    * variant is evaluated by the same formulas even when it is not among the

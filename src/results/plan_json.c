@@ -21,6 +21,9 @@ static json_t *candidate_json(const struct tb_candidate *c) {
                                 (json_int_t)c->program_private_write, "worker_private_read",
                                 (json_int_t)c->worker_private_read, "worker_private_write",
                                 (json_int_t)c->worker_private_write));
+  json_object_set_new(j, "whole_groups", json_boolean(c->whole_groups));
+  json_object_set_new(j, "thread_read_bytes", json_integer((json_int_t)c->thread_read_bytes));
+  json_object_set_new(j, "grid_threads", json_integer((json_int_t)c->grid_threads));
   json_object_set_new(j, "rejected", json_boolean(c->rejected));
   json_object_set_new(j, "rejection", c->rejected ? json_string(c->rejection) : json_null());
   return j;
@@ -86,6 +89,12 @@ static json_t *reduction_plan_json(const struct tb_plan *plan) {
                       json_integer(TB_SUBWARP_SLOTS));
   json_object_set_new(json_object_get(j, "constants"), "subwarp_threads",
                       json_integer(TB_SUBWARP_THREADS));
+  json_object_set_new(json_object_get(j, "constants"), "whole_groups_first",
+                      json_boolean(plan->whole_groups_first));
+  json_object_set_new(json_object_get(j, "constants"), "min_thread_read",
+                      json_integer(plan->min_thread_read));
+  json_object_set_new(json_object_get(j, "constants"), "sm_threads",
+                      json_integer(TB_PLANNER_SM_THREADS));
   json_object_set_new(j, "payload_per_element",
                       json_pack("{s:i, s:i, s:i, s:i}", "global_read", pay.global_read,
                                 "global_write", pay.global_write, "private_write",

@@ -6,13 +6,16 @@ compiles the same function itself, on the very inputs tilebench measured
 and verified element by element on a sample), rotates over its own cold
 buffer sets of them (at least 4x the L2 size, as the worker does), captures the same number of calls
 into torch.cuda.CUDAGraphs and times each replay with torch.cuda.Event
-behind a sleep kernel of its own (torch.cuda._sleep, ~2 ms: the host has
+behind a sleep kernel of its own (torch.cuda._sleep, ~100 µs: the host has
 queued the start event, the replay and the stop event before the GPU reaches
 them, so the interval holds the graph's work alone, as tilebench's hold
 does), with none of tilebench's code. Each call's result is kept with its buffer set
 until the set's next call, as the worker keeps it; the same replay with each
 result dropped at once (the allocator then reuses one block for every
-output) is printed beside it. It prints, per case, tilebench's graph figure,
+output) is printed beside it, and the same replay after one eager pass over
+every set (a result kept in each before the capture, as the worker's eager
+samples leave them), and the kernels' summed GPU time from one profiled replay
+beside tilebench's graph probe. It prints, per case, tilebench's graph figure,
 this one and their ratio (PASS within 5 %), and writes them as JSON.
 
     python3 graph_replay_check.py OUT.json RESULTS_DIR...
@@ -97,11 +100,27 @@ def held_per_call_ns(lib, graphs, calls):
     return statistics.median(times)
 
 
-def graph_per_call_ns(fn, sets, calls, cycles, keep=True, lib=None):
+def kernel_time_of_replay(graph, calls):
+    """Diagnostic: the summed GPU time of the kernels of one replay of graph, per
+    call (torch.profiler, outside every timing), to set beside tilebench's graph
+    probe: equal sums with unequal replays point at gaps between the kernels,
+    unequal sums at the kernels themselves."""
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        graph.replay()
+        torch.cuda.synchronize()
+    kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA
+               and "memcpy" not in e.name.lower() and "memset" not in e.name.lower()]
+    return sum(e.time_range.elapsed_us() for e in kernels) * 1e3 / calls, len(kernels) / calls
+
+
+def graph_per_call_ns(fn, sets, calls, cycles, keep=True, lib=None, prefill=False):
     """Per call of one replay behind a sleep (median of REPLAYS), over as
     many graphs as one pass over the sets takes (at most 64), replayed in
     turn: cold like an eager batch. keep: each result lives until its set's
-    next call."""
+    next call. prefill: before the capture, one eager pass over every set
+    keeps a result in each, as the worker's eager samples leave them."""
     cursor = [0]
 
     def run(k):
@@ -115,7 +134,7 @@ def graph_per_call_ns(fn, sets, calls, cycles, keep=True, lib=None):
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):  # warm-up off the capture, as torch.cuda.graph asks
-        run(3)
+        run(len(sets) if prefill else 3)
     torch.cuda.current_stream().wait_stream(side)
     graphs = []
     for _ in range(min(64, -(-len(sets) // calls))):
@@ -136,10 +155,11 @@ def graph_per_call_ns(fn, sets, calls, cycles, keep=True, lib=None):
         stop.synchronize()
         times.append(start.elapsed_time(stop) * 1e6 / calls)
     held = held_per_call_ns(lib, graphs, calls) if lib is not None else None
+    profiled = kernel_time_of_replay(graphs[0], calls)
     for s in sets:
         s.pop("result", None)
     del graphs
-    return statistics.median(times), held
+    return statistics.median(times), held, profiled
 
 
 def kernels_of_one_call(fn, s):
@@ -161,6 +181,17 @@ def tilebench_kernels_per_call(case):
     if not probe or not probe.get("kernels"):
         return None
     return probe["kernels"][0] / probe["calls_per_sample"]
+
+
+def tilebench_kernel_sum(case):
+    """Kernel time a call in tilebench's graph probe (median over samples), or None."""
+    graph = (case.get("device") or {}).get("throughput", {}).get("batch_modes", {}).get("graph") or {}
+    summary = (graph.get("probe") or {}).get("kernel_per_call_summary_ns") or {}
+    return summary.get("p50")
+
+
+def fmt_us(ns):
+    return "n/a" if ns is None else f"{ns / 1e3:.3f} µs"
 
 
 def tilebench_graph(case):
@@ -203,8 +234,10 @@ def main(argv):
             except ValueError as e:  # the regenerated inputs are not tilebench's
                 print(f"FAIL {case['id']}: {e}", file=sys.stderr)
                 return 1
-            mine, held = graph_per_call_ns(compiled, sets, calls, cycles, lib=lib)
-            dropped, _ = graph_per_call_ns(compiled, sets, calls, cycles, keep=False)
+            mine, held, (kernel_ns, profiled_kernels) = graph_per_call_ns(compiled, sets, calls, cycles,
+                                                                          lib=lib)
+            dropped, _, _ = graph_per_call_ns(compiled, sets, calls, cycles, keep=False)
+            prefilled, _, _ = graph_per_call_ns(compiled, sets, calls, cycles, prefill=True)
             names = kernels_of_one_call(compiled, sets[0])
             sets[0].pop("result", None)
             ratio = theirs / mine
@@ -213,12 +246,18 @@ def main(argv):
             rows.append({"case": case["id"], "calls": calls, "tilebench_graph_ns": theirs,
                          "independent_graph_ns": mine, "ratio": ratio, "within_5_percent": ok,
                          "independent_results_dropped_ns": dropped,
+                         "independent_every_set_prefilled_ns": prefilled,
+                         "independent_kernel_sum_per_call_ns": kernel_ns,
+                         "independent_profiled_kernels_per_call": profiled_kernels,
+                         "tilebench_graph_probe_kernel_sum_per_call_ns": tilebench_kernel_sum(case),
                          "independent_graphs_timed_by_tilebench_hold_ns": held,
                          "independent_kernels_per_call": len(names), "independent_kernel_names": names,
                          "tilebench_graph_probe_kernels_per_call": tilebench_kernels_per_call(case)})
             print(f"{'PASS' if ok else 'FAIL'} {case['id']}: tilebench graph {theirs / 1e3:.3f} µs, "
                   f"independent {mine / 1e3:.3f} µs, ratio {ratio:.3f} (results dropped at once: "
-                  f"{dropped / 1e3:.3f} µs" + (f"; these graphs behind tilebench's hold: {held / 1e3:.3f} µs"
+                  f"{dropped / 1e3:.3f} µs; every set prefilled: {prefilled / 1e3:.3f} µs; kernel sum "
+                  f"a call: here {kernel_ns / 1e3:.3f} µs ({profiled_kernels:g} kernels), tilebench's graph probe "
+                  f"{fmt_us(tilebench_kernel_sum(case))}" + (f"; these graphs behind tilebench's hold: {held / 1e3:.3f} µs"
                                                if held is not None else "") +
                   f"; kernels a call: tilebench {tilebench_kernels_per_call(case)}, here {len(names)})",
                   flush=True)

@@ -1368,8 +1368,14 @@ def register_budget(threads, per_block):
 
 
 # The per-block term of each cost profile: score = rounds + 2*reductions*s + weight/p
-# (analytic: docs/method.md §7; calibrated: docs/planner.md).
-BLOCK_WEIGHT = {"analytic": 16, "calibrated": 32}
+# (analytic: docs/method.md §7; calibrated and calibrated-2: docs/planner.md).
+BLOCK_WEIGHT = {"analytic": 16, "calibrated": 32, "calibrated-2": 32}
+# calibrated-2's preferences before the least kernel score: candidates of whole groups where
+# any, then threads reading at least MIN_THREAD_READ bytes (or grids that fit the resident
+# threads, SM_THREADS a multiprocessor) where any.
+WHOLE_GROUPS_FIRST = {"calibrated-2": True}
+MIN_THREAD_READ = {"calibrated-2": 32}
+SM_THREADS = 2048
 
 
 def candidate(op, m, n, s, p, limits, overhead, block_weight=16):
@@ -1382,12 +1388,15 @@ def candidate(op, m, n, s, p, limits, overhead, block_weight=16):
     score = rounds + 2 * red * s + block_weight / p
     waves = max(1, -(-m // 64))
     gr, gw, pw, pr = PAYLOAD[op]
+    blocks = -(-m // p)
     c = {
         "subgroups": s, "packing": p, "width": width, "threads": threads, "slots": slots,
         "reductions": red, "rounds": rounds, "storage": storage, "score": score, "waves": waves,
         "kernel_score": score * waves, "shared_bytes": 0 if s == 1 else red * s * p * 4,
         "barrier_sites": 0 if s == 1 else red, "lane_utilisation": n / (width * slots),
-        "independent_subgroups": p if s == 1 else 0, "thread_blocks": -(-m // p),
+        "independent_subgroups": p if s == 1 else 0, "thread_blocks": blocks,
+        "whole_groups": width * slots == n, "thread_read_bytes": slots * gr,
+        "grid_threads": blocks * threads,
         "payload_bytes": {
             "program_global_read": gr * n, "program_global_write": 4 if op == "sum" else gw * n,
             "program_private_read": pr * n, "program_private_write": pw * n,
@@ -1423,6 +1432,28 @@ def subwarp_facts(op, m, n):
             "shared_bytes": 0, "barrier_sites": 0}
 
 
+def best_candidate(cands, profile, sms):
+    """The index of the profile's pick among cands, or None: the first least kernel score among
+    the accepted, under each of the profile's preferences that some accepted candidate meets."""
+    min_read = MIN_THREAD_READ.get(profile, 0)
+
+    def starved(c):
+        return min_read and c["grid_threads"] > SM_THREADS * sms and c["thread_read_bytes"] < min_read
+
+    def least(whole, fed):
+        best = None
+        for i, c in enumerate(cands):
+            if c["rejected"] or (whole and not c["whole_groups"]) or (fed and starved(c)):
+                continue
+            if best is None or c["kernel_score"] < cands[best]["kernel_score"]:
+                best = i
+        return best
+
+    whole = WHOLE_GROUPS_FIRST.get(profile, False) and least(True, False) is not None
+    fed = bool(min_read) and least(whole, True) is not None
+    return least(whole, fed)
+
+
 def expected_plan(record):
     op, m, n, variant = record["op"], record["m"], record["n"], record["variant"]
     limits = record["device_limits"]
@@ -1430,10 +1461,7 @@ def expected_plan(record):
     overhead = record["constants"]["register_overhead"]
     weight = BLOCK_WEIGHT[record["profile"]]
     cands = [candidate(op, m, n, s, p, limits, overhead, weight) for s, p in pairs]
-    best = None
-    for i, c in enumerate(cands):
-        if not c["rejected"] and (best is None or c["kernel_score"] < cands[best]["kernel_score"]):
-            best = i
+    best = best_candidate(cands, record["profile"], limits["multiprocessors"])
     plan = {"candidates": cands, "best": best, "mapping": None, "selected": None, "chosen": None}
     sms = limits["multiprocessors"]
     # clusters (docs/results-schema.md): records before them carry no cluster_blocks
@@ -1507,6 +1535,25 @@ def split_chunks(m, n, sms, most):
     return max(2, k)
 
 
+PREFERENCE_FACTS = ("whole_groups", "thread_read_bytes", "grid_threads")
+
+
+def audit_preference_constants(a, record):
+    """Whether the record carries calibrated-2's facts (recorded since that profile, under every
+    profile); the constants, when it does, are its profile's. calibrated-2 requires them."""
+    constants = record["constants"]
+    present = "min_thread_read" in constants
+    if record["profile"] == "calibrated-2":
+        a.same("plan.constants.min_thread_read (calibrated-2 records it)", present, True)
+    if present:
+        a.same("plan.constants.whole_groups_first", constants.get("whole_groups_first"),
+               WHOLE_GROUPS_FIRST.get(record["profile"], False))
+        a.same("plan.constants.min_thread_read", constants["min_thread_read"],
+               MIN_THREAD_READ.get(record["profile"], 0))
+        a.same("plan.constants.sm_threads", constants.get("sm_threads"), SM_THREADS)
+    return present
+
+
 def audit_candidate(a, recorded, expected, field):
     for key, value in expected.items():
         if key == "payload_bytes":
@@ -1515,7 +1562,7 @@ def audit_candidate(a, recorded, expected, field):
         elif key == "rejected":
             a.same(f"{field}.rejected", recorded["rejected"], value)
         else:
-            a.same(f"{field}.{key}", recorded[key], float(value) if isinstance(value, float) else value,
+            a.same(f"{field}.{key}", recorded.get(key), float(value) if isinstance(value, float) else value,
                    rel=1e-12)
 
 
@@ -1705,7 +1752,12 @@ def audit_plan(a, record, case, device_capability):
     overhead = record["constants"]["register_overhead"]
     if overhead not in EARLIER_OVERHEADS.get(record["op"], set()):
         a.same("plan.constants.register_overhead", overhead, OVERHEAD[record["op"]])
+    preferences = audit_preference_constants(a, record)
     plan = expected_plan(record)
+    if not preferences:  # records before calibrated-2 carry no preference facts
+        for c in plan["candidates"] + [plan[k] for k in ("selected", "fixed") if plan.get(k)]:
+            for key in PREFERENCE_FACTS:
+                c.pop(key, None)
     a.same("plan.candidates (count)", len(record["candidates"]), 39)
     for i, (rec, exp) in enumerate(zip(record["candidates"], plan["candidates"])):
         audit_candidate(a, rec, exp, f"plan.candidates[{i}]")
