@@ -30,6 +30,10 @@ GUARD_ELEMS = 1024
 HOLD_TIMEOUT_NS = 5_000_000_000
 # Graphs of one batch size that together walk the buffer sets (graph mode).
 MAX_GRAPHS = 64
+# Diagnostics (tests/gpu/graph_replay_check.py): a folder where every captured
+# graph is written as Graphviz text (CUDAGraph.debug_dump), its nodes and
+# their launch parameters, to set beside another capture of the same calls.
+GRAPH_DUMP = os.environ.get("TILEBENCH_TORCH_GRAPH_DUMP")
 TB_TIMING_E_CUDA = -7
 RMSNORM_EPS = 1e-6
 LAYERNORM_EPS = 1e-5
@@ -194,6 +198,7 @@ class Worker:
         else:
             fn, allocation, implementation = self.build(req["op"], req["n"])
         self.specs = {spec["role"]: spec for spec in req["inputs"]}
+        self.label = f"{req['op']}-{req['m']}x{req['n']}"
         self.out_shape = (req["m"],) if req["op"] == "sum" else (req["m"], req["n"])
         self.sets, buffers = self.buffer_sets(req, allocation == "preallocated_out")
         self.cursor = 0
@@ -277,9 +282,13 @@ class Worker:
             try:
                 for _ in range(count):
                     graph = self.torch.cuda.CUDAGraph()
+                    if GRAPH_DUMP:
+                        graph.enable_debug_mode()
                     first = self.cursor
                     with self.torch.cuda.graph(graph):
                         self.calls(calls)
+                    if GRAPH_DUMP:
+                        graph.debug_dump(os.path.join(GRAPH_DUMP, f"worker-{self.label}-{calls}-{len(graphs)}.dot"))
                     graphs.append((first, graph))
             except Exception:
                 for s, (result, last) in zip(self.sets, kept):

@@ -115,7 +115,7 @@ def kernel_time_of_replay(graph, calls):
     return sum(e.time_range.elapsed_us() for e in kernels) * 1e3 / calls, len(kernels) / calls
 
 
-def graph_per_call_ns(fn, sets, calls, cycles, keep=True, lib=None, prefill=False):
+def graph_per_call_ns(fn, sets, calls, cycles, keep=True, lib=None, prefill=False, label="graph"):
     """Per call of one replay behind a sleep (median of REPLAYS), over as
     many graphs as one pass over the sets takes (at most 64), replayed in
     turn: cold like an eager batch. keep: each result lives until its set's
@@ -137,10 +137,15 @@ def graph_per_call_ns(fn, sets, calls, cycles, keep=True, lib=None, prefill=Fals
         run(len(sets) if prefill else 3)
     torch.cuda.current_stream().wait_stream(side)
     graphs = []
+    dump = os.environ.get("TB_CHECK_GRAPH_DUMP")  # diagnostics: the first graph as Graphviz text
     for _ in range(min(64, -(-len(sets) // calls))):
         graph = torch.cuda.CUDAGraph()
+        if dump and not graphs:
+            graph.enable_debug_mode()
         with torch.cuda.graph(graph):
             run(calls)
+        if dump and not graphs:
+            graph.debug_dump(os.path.join(dump, f"check-{label}-{calls}.dot"))
         graphs.append(graph)
     for graph in graphs:
         graph.replay()
@@ -234,10 +239,13 @@ def main(argv):
             except ValueError as e:  # the regenerated inputs are not tilebench's
                 print(f"FAIL {case['id']}: {e}", file=sys.stderr)
                 return 1
+            label = f"{op}-{m}x{n}"
             mine, held, (kernel_ns, profiled_kernels) = graph_per_call_ns(compiled, sets, calls, cycles,
-                                                                          lib=lib)
-            dropped, _, _ = graph_per_call_ns(compiled, sets, calls, cycles, keep=False)
-            prefilled, _, _ = graph_per_call_ns(compiled, sets, calls, cycles, prefill=True)
+                                                                          lib=lib, label=f"{label}-kept")
+            dropped, _, _ = graph_per_call_ns(compiled, sets, calls, cycles, keep=False,
+                                              label=f"{label}-dropped")
+            prefilled, _, _ = graph_per_call_ns(compiled, sets, calls, cycles, prefill=True,
+                                                label=f"{label}-prefilled")
             names = kernels_of_one_call(compiled, sets[0])
             sets[0].pop("result", None)
             ratio = theirs / mine
