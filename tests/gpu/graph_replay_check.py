@@ -167,6 +167,21 @@ def graph_per_call_ns(fn, sets, calls, cycles, keep=True, lib=None, prefill=Fals
     return statistics.median(times), held, profiled
 
 
+def recaptures(fn, sets, calls, cycles):
+    """Diagnostic (TB_CHECK_RECAPTURES=K): the kept-result replay K more times, each from
+    a fresh compilation and capture, to show how far one capture of the same function on
+    the same sets lies from another."""
+    text = os.environ.get("TB_CHECK_RECAPTURES", "0")
+    if not text.isdigit():
+        print(f"TB_CHECK_RECAPTURES={text!r}: give a whole number", file=sys.stderr)
+        sys.exit(2)
+    figures = []
+    for _ in range(int(text)):
+        torch._dynamo.reset()
+        figures.append(graph_per_call_ns(torch.compile(fn, dynamic=False), sets, calls, cycles)[0])
+    return figures
+
+
 def kernels_of_one_call(fn, s):
     """The names of the kernels one call of fn launches (torch.profiler, outside
     every timing): to tell a different compiled function from a different timing."""
@@ -246,6 +261,7 @@ def main(argv):
                                               label=f"{label}-dropped")
             prefilled, _, _ = graph_per_call_ns(compiled, sets, calls, cycles, prefill=True,
                                                 label=f"{label}-prefilled")
+            recaptured = recaptures(fn, sets, calls, cycles)
             names = kernels_of_one_call(compiled, sets[0])
             sets[0].pop("result", None)
             ratio = theirs / mine
@@ -255,6 +271,7 @@ def main(argv):
                          "independent_graph_ns": mine, "ratio": ratio, "within_5_percent": ok,
                          "independent_results_dropped_ns": dropped,
                          "independent_every_set_prefilled_ns": prefilled,
+                         "independent_recaptured_ns": recaptured,
                          "independent_kernel_sum_per_call_ns": kernel_ns,
                          "independent_profiled_kernels_per_call": profiled_kernels,
                          "tilebench_graph_probe_kernel_sum_per_call_ns": tilebench_kernel_sum(case),
@@ -265,7 +282,9 @@ def main(argv):
                   f"independent {mine / 1e3:.3f} µs, ratio {ratio:.3f} (results dropped at once: "
                   f"{dropped / 1e3:.3f} µs; every set prefilled: {prefilled / 1e3:.3f} µs; kernel sum "
                   f"a call: here {kernel_ns / 1e3:.3f} µs ({profiled_kernels:g} kernels), tilebench's graph probe "
-                  f"{fmt_us(tilebench_kernel_sum(case))}" + (f"; these graphs behind tilebench's hold: {held / 1e3:.3f} µs"
+                  f"{fmt_us(tilebench_kernel_sum(case))}" +
+                  (f"; recompiled and recaptured: {', '.join(f'{r / 1e3:.3f}' for r in recaptured)} µs"
+                   if recaptured else "") + (f"; these graphs behind tilebench's hold: {held / 1e3:.3f} µs"
                                                if held is not None else "") +
                   f"; kernels a call: tilebench {tilebench_kernels_per_call(case)}, here {len(names)})",
                   flush=True)
