@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# scripts/evidence-add.sh RUN_DIR evidence/<name>[/<sub>]
+# scripts/evidence-add.sh [--bundle] RUN_DIR evidence/<name>[/<sub>]
 # Copies a device run's output (RUN_DIR, left unchanged: it may be read-only) into the evidence
-# tree the way evidence/STORAGE.md describes:
+# tree the way evidence/STORAGE.md describes. With --bundle, RUN_DIR becomes one solid archive,
+# evidence/<name>[/<sub>].tar.xz, holding it as it came back (its sources/ folders included):
+# for campaigns of many similar runs (every plan of a shape), which compress together tens of
+# times better than file by file; the archive is checked to extract to RUN_DIR's very bytes.
+# Without --bundle:
 #   - every generated source RUN_DIR/**/sources/<sha256>.cu goes to the shared store once,
 #     gzip-compressed as evidence/sources/<sha256>.cu.gz (its SHA-256 checked against its name,
 #     the compressed file checked to decompress to it; a source already in the store is left as
@@ -19,11 +23,16 @@ die() {
   exit 2
 }
 usage() {
-  echo "usage: scripts/evidence-add.sh RUN_DIR evidence/<name>[/<sub>]" >&2
+  echo "usage: scripts/evidence-add.sh [--bundle] RUN_DIR evidence/<name>[/<sub>]" >&2
   echo "  RUN_DIR: a device run's output folder; the destination: a new folder under evidence/" >&2
   exit 2
 }
 
+bundle=0
+if [ "${1:-}" = --bundle ]; then
+  bundle=1
+  shift
+fi
 [ $# -eq 2 ] || usage
 src=$1
 dest_arg=$2
@@ -71,6 +80,7 @@ for p in "${parts[@]}"; do
   [ "$p" != sources ] ||
     die "destination '$dest_arg': a folder named sources is where the audit looks for the source store"
 done
+[ "$bundle" = 0 ] || dest_abs=$dest_abs.tar.xz
 if [ -e "$dest_abs" ] || [ -L "$dest_abs" ]; then
   die "destination $dest_abs exists: evidence is never overwritten; pick a new name (or a new <sub>)"
 fi
@@ -89,7 +99,9 @@ while IFS= read -r -d '' dir; do
     sum=$(sha256sum "$f" | cut -d' ' -f1)
     [ "$sum.cu" = "$name" ] || die "$f: its SHA-256 is $sum, not its name: the source is damaged"
     n_sources=$((n_sources + 1))
-    if [ -e "$store/$name.gz" ]; then
+    if [ "$bundle" = 1 ]; then
+      continue # a bundle keeps its own sources
+    elif [ -e "$store/$name.gz" ]; then
       gzip -dc "$store/$name.gz" | cmp -s "$f" - ||
         die "$store/$name.gz differs from $f although both carry the same name: check the store"
     else
@@ -109,6 +121,30 @@ for f in "${src_files[@]}"; do
   [ "$(basename "$f")" != results.json.gz ] || gzip -t "$f" 2>/dev/null ||
     die "$f is not a complete gzip file"
 done
+
+# ---- a bundle: one solid archive, written beside its destination, checked, renamed into place --
+if [ "$bundle" = 1 ]; then
+  mkdir -p "$(dirname "$dest_abs")"
+  tmp=$(mktemp "$(dirname "$dest_abs")/.evidence-add.XXXXXX")
+  check=$(mktemp -d)
+  trap 'rm -rf "$tmp" "$check"' EXIT
+  top=$(basename "$dest_abs" .tar.xz)
+  # deterministic: names sorted, times, owners and modes fixed; the archive's top folder is <sub>
+  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --mode=u=rwX,go=rX \
+    --transform "s|^\.|$top|" -C "$src" -cf - . | xz -9e -T1 >"$tmp"
+  tar -C "$check" -xJf "$tmp"
+  diff -r "$src" "$check/$top" >/dev/null ||
+    { echo "evidence-add: $tmp does not extract to $src" >&2; exit 1; }
+  chmod 0644 "$tmp"
+  mv "$tmp" "$dest_abs"
+  trap - EXIT
+  rm -rf "$check"
+  echo "evidence-add: evidence/$rel.tar.xz: ${#src_files[@]} files and $n_sources sources," \
+    "$(stat -c %s "$dest_abs") bytes (checked to extract to $src)"
+  echo "  next: write the run's notes.md, list the bundle in EvidenceTest, and audit each results"
+  echo "        folder of the extracted archive (tar -xJf) with tools/audit/tilebench_audit.py"
+  exit 0
+fi
 
 # ---- write: stage the run next to its destination, then rename it into place -----------------
 made=$(dirname "$dest_abs") # the highest parent folder this script creates, removed on failure

@@ -50,8 +50,29 @@ class PlannerRegretTest(unittest.TestCase):
         met = doc["median"] <= 1.05 and doc["worst"] <= 1.15
         self.assertEqual(r.returncode, 0 if met else 1)
 
+    def test_as_profile(self):
+        """A run planned under calibrated reads as calibrated-2's where calibrated-2 plans the
+        same (64x512 here: no grid beyond the resident threads, every plan the same), and is
+        refused, the case named, where it would plan otherwise (softmax 2048x1024: (s 4, p 1)
+        for (s 8, p 1); docs/planner.md)."""
+        r = subprocess.run([sys.executable, SCRIPT, "--as-profile", "calibrated-2", self.run_dir],
+                           capture_output=True, text=True)
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        self.assertIn("every automatic plan here is calibrated-2's", r.stdout)
+        other = os.path.join(self.tmp.name, "calibrated")
+        made = subprocess.run([os.environ["TB_BINARY"], "run", "--backend", "cpu", "--ops", "softmax",
+                               "--shapes", "2048x1024", "--input-views", "packed", "--profile",
+                               "calibrated", "--variants", "automatic,s4p1", "--samples", "3",
+                               "--quiet", "--out", other], capture_output=True, text=True, timeout=300)
+        self.assertEqual(made.returncode, 0, made.stderr)
+        r = subprocess.run([sys.executable, SCRIPT, "--as-profile", "calibrated-2", other],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("softmax/2048x1024/packed/native/automatic", r.stderr)
+
     def test_bad_input_exits_2(self):
-        for args in ([], ["--json"], [os.path.join(self.tmp.name, "missing")]):
+        for args in ([], ["--json"], ["--as-profile", "fastest", self.run_dir],
+                     [os.path.join(self.tmp.name, "missing")]):
             r = subprocess.run([sys.executable, SCRIPT] + args, capture_output=True, text=True)
             self.assertEqual(r.returncode, 2, args)
 

@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import unittest
 
@@ -434,6 +435,67 @@ class ReplayCliTest(unittest.TestCase):
             shutil.rmtree(tmp)
 
 
+def extract_plainly(tar, target):
+    """Extracts an evidence archive of plain files and folders only, every path inside target
+    (Python's "data" filter where it has one; the same refusals by hand where it does not)."""
+    for member in tar.getmembers():
+        path = os.path.normpath(member.name)
+        if not (member.isfile() or member.isdir()) or os.path.isabs(path) or path.startswith(".."):
+            raise ValueError(f"{member.name}: not a plain file or folder inside the archive")
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(target, filter="data")
+    else:
+        tar.extractall(target)
+
+
+class Calibrated2AuditTest(Corruptions, unittest.TestCase):
+    """The default profile's two preferences (docs/planner.md), re-derived by the audit: softmax
+    64x4096 takes the whole groups of (s 16, p 1) over calibrated's (s 11, p 1), index 22 for
+    17; at 2048x1024 (s 8, p 1) reads 16 B a thread on a grid of 524288 threads, more than the
+    132 x 2048 resident, so the fed (s 4, p 1) wins, index 10 for 14."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="tb-calibrated-2-")
+        cls.run_dir = os.path.join(cls.tmp, "run")
+        r = run("run", "--ops", "softmax", "--shapes", "64x4096,2048x1024", "--input-views", "packed",
+                *FAST, "--out", cls.run_dir)
+        assert r.returncode == 0, r.stderr
+
+    def plans(self, d):
+        return {(c["m"], c["n"]): c["execution_plans"][0] for c in d["cases"]}
+
+    def test_preferences_pick_and_audit(self):
+        with open(os.path.join(self.run_dir, "results.json")) as f:
+            plans = self.plans(json.load(f))
+        self.assertEqual(plans[(64, 4096)]["chosen_candidate"], 22)
+        self.assertEqual(plans[(2048, 1024)]["chosen_candidate"], 10)
+        self.assertEqual(plans[(2048, 1024)]["candidates"][14]["thread_read_bytes"], 16)
+        self.assertEqual(audit(self.run_dir).returncode, 0)
+
+    def test_calibrated_pick_recorded_under_calibrated_2(self):
+        def m(d):
+            plan = self.plans(d)[(64, 4096)]
+            plan["chosen_candidate"] = plan["best_register_candidate"] = 17
+            plan["selected"] = plan["candidates"][17]
+        self.assert_caught(self.run_dir, m, "plan.best_register_candidate: recorded 17, re-derived 22")
+
+    def test_changed_preference_fact(self):
+        def m(d):
+            self.plans(d)[(64, 4096)]["candidates"][17]["whole_groups"] = True
+        self.assert_caught(self.run_dir, m, "plan.candidates[17].whole_groups")
+
+    def test_changed_preference_constant(self):
+        def m(d):
+            self.plans(d)[(2048, 1024)]["constants"]["min_thread_read"] = 0
+        self.assert_caught(self.run_dir, m, "plan.constants.min_thread_read")
+
+    def test_preference_constants_left_out(self):
+        def m(d):
+            del self.plans(d)[(2048, 1024)]["constants"]["min_thread_read"]
+        self.assert_caught(self.run_dir, m, "plan.constants.min_thread_read (calibrated-2 records it)")
+
+
 class EvidenceTest(unittest.TestCase):
     """Every committed H200 run folder with a results file stays re-derivable by the
     audit, its generated sources found in the shared store evidence/sources/
@@ -481,8 +543,13 @@ class EvidenceTest(unittest.TestCase):
                  for i in (1, 2, 3)]
         runs += [os.path.join("2026-12-01-h200-param-prefetch-cluster", r)
                  for r in ab + ("torch-all/4096x1024",)]
-        runs += [os.path.join("2026-12-01-h200-replay-kernel-counts/batch", s)
+        runs += [os.path.join("2026-12-01-h200-planner-calibrated-2", r)
+                 for r in ("ab/" + x for x in ab)]
+        runs += [os.path.join("2026-12-01-h200-planner-calibrated-2/ab-rmsnorm-8192x32768", r)
+                 for r in ab]
+        runs += [os.path.join("2026-12-01-h200-replay-same-inputs/batch-call3/batch", s)
                  for s in ("8x65536", "1024x1024", "64x4096")]
+        runs += ["2026-12-01-h200-replay-same-inputs/diagnostics-call4/run"]
         runs += [os.path.join("2026-11-29-h200-final-4/gemm", r)
                  for r in ("run", "strided", "block-128,128,32", "block-128,256,16",
                            "block-128,128,16", "block-128,64,32")]
@@ -515,6 +582,37 @@ class EvidenceTest(unittest.TestCase):
         for run_dir in runs:
             result = audit(os.path.join(root, run_dir))
             self.assertEqual(result.returncode, 0, f"{run_dir}: {result.stderr}")
+
+    def test_committed_bundles_audit(self):
+        """Every solid archive of a campaign (evidence/STORAGE.md, `evidence-add.sh --bundle`)
+        extracts safely to the runs listed here, each re-derivable by the audit from the
+        sources the archive holds."""
+        root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "evidence")
+        planner = "2026-12-01-h200-planner-calibrated-2"
+
+        def regret(shapes, ops):
+            return ["regret/%s-%s" % (op, shape) for shape in shapes for op in ops]
+
+        norms = ("softmax", "rmsnorm", "layernorm")
+        bundles = {
+            os.path.join(planner, "regret-calibrated-a.tar.xz"): regret(("4096x1024", "16384x257"), norms),
+            os.path.join(planner, "regret-calibrated-b.tar.xz"): regret(
+                ("1024x1024", "64x4096", "37x769", "17x257"), ("sum",) + norms),
+            os.path.join(planner, "regret-calibrated-2.tar.xz"): regret(
+                ("4096x1024", "64x4096"), ("sum",) + norms),
+        }
+        committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
+                           for f in files if f.endswith(".tar.xz"))
+        self.assertEqual(sorted(bundles), committed)
+        for bundle, inner in bundles.items():
+            with tempfile.TemporaryDirectory() as tmp, tarfile.open(os.path.join(root, bundle)) as tar:
+                extract_plainly(tar, tmp)
+                top = os.path.join(tmp, os.path.basename(bundle)[:-len(".tar.xz")])
+                found = sorted(os.path.relpath(d, top) for d, _, files in os.walk(top)
+                               if "results.json" in files or "results.json.gz" in files)
+                self.assertEqual(found, sorted(inner), bundle)
+                result = audit(*(os.path.join(top, r) for r in inner))
+                self.assertEqual(result.returncode, 0, f"{bundle}: {result.stderr}")
 
 
 class CompressedEvidenceTest(unittest.TestCase):

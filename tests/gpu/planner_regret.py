@@ -6,7 +6,12 @@ the graph control's p50 a call where every case has it, else the held
 control's, else the eager control's, else the host's throughput p50 (a CPU
 run). The issue's targets: median regret <= 1.05, worst <= 1.15.
 
-    python3 planner_regret.py [--json OUT.json] RESULTS_DIR...
+--as-profile P reads runs planned under another cost profile as P's: each
+automatic plan is re-derived under P by the audit's planner
+(tools/audit/tilebench_audit.py), and a case whose plan P would change is
+named and refused (exit 1), since its automatic figure is not P's.
+
+    python3 planner_regret.py [--json OUT.json] [--as-profile P] RESULTS_DIR...
 
 Exit 0 when the targets are met, 1 when not, 2 on bad usage or input.
 """
@@ -71,14 +76,44 @@ def regrets(groups, scope):
     return rows
 
 
-def main(argv):
-    args = argv[1:]
-    out = None
-    if args[:1] == ["--json"]:
+def plans_changed_under(profile, groups):
+    """The automatic cases whose plan `profile` would not make as recorded."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "tools", "audit"))
+    import tilebench_audit  # noqa: E402 (the audit's planner, not tilebench's)
+    changed = []
+    for by_variant in groups.values():
+        case = by_variant.get("automatic")
+        if case is None:
+            continue
+        record = dict(case["execution_plans"][0], profile=profile)
+        plan = tilebench_audit.expected_plan(record)
+        recorded = case["execution_plans"][0]
+        if (plan["mapping"], plan["chosen"]) != (recorded["mapping"], recorded["chosen_candidate"]):
+            changed.append(case["id"])
+    return sorted(changed)
+
+
+def options(args):
+    """({option: value}, the folders) of the command line, or None on bad usage."""
+    given = {}
+    while args[:1] in (["--json"], ["--as-profile"]):
         if len(args) < 2:
-            print("--json needs a file", file=sys.stderr)
-            return 2
-        out, args = args[1], args[2:]
+            print(f"{args[0]} needs a value", file=sys.stderr)
+            return None
+        given[args[0]], args = args[1], args[2:]
+    return given, args
+
+
+def main(argv):
+    parsed = options(argv[1:])
+    if parsed is None:
+        return 2
+    given, args = parsed
+    out, profile = given.get("--json"), given.get("--as-profile")
+    if profile is not None and profile not in ("analytic", "calibrated", "calibrated-2"):
+        print(f"--as-profile {profile!r}: give analytic, calibrated or calibrated-2", file=sys.stderr)
+        return 2
     if not args:
         print(__doc__.strip().splitlines()[-3], file=sys.stderr)
         return 2
@@ -88,6 +123,13 @@ def main(argv):
         print(f"planner_regret: {e}", file=sys.stderr)
         return 2
     groups = groups_of(runs)
+    if profile is not None:
+        changed = plans_changed_under(profile, groups)
+        if changed:
+            print(f"planner_regret: {profile} plans these otherwise; measure them under it: "
+                  + ", ".join(changed), file=sys.stderr)
+            return 1
+        print(f"every automatic plan here is {profile}'s (re-derived by the audit's planner)")
     scope = common_scope(groups)
     rows = regrets(groups, scope) if scope else []
     if not rows:
