@@ -281,13 +281,12 @@ class Worker:
             self.capturing = True
             try:
                 for _ in range(count):
-                    graph = self.torch.cuda.CUDAGraph()
-                    if GRAPH_DUMP:
-                        graph.enable_debug_mode()
+                    graph = self.dumped_graph() if GRAPH_DUMP else self.torch.cuda.CUDAGraph()
                     first = self.cursor
                     with self.torch.cuda.graph(graph):
                         self.calls(calls)
                     if GRAPH_DUMP:
+                        graph.instantiate()
                         graph.debug_dump(os.path.join(GRAPH_DUMP, f"worker-{self.label}-{calls}-{len(graphs)}.dot"))
                     graphs.append((first, graph))
             except Exception:
@@ -306,6 +305,13 @@ class Worker:
         sets = len(self.sets)
         first, graph = min(self.graphs[calls], key=lambda g: (g[0] - self.cursor) % sets)
         self.cursor = (first + calls) % sets
+        return graph
+
+    def dumped_graph(self):
+        """A graph that keeps its captured form for debug_dump: without keep_graph the
+        capture is destroyed once instantiated, and debug_dump writes nothing."""
+        graph = self.torch.cuda.CUDAGraph(keep_graph=True)
+        graph.enable_debug_mode()
         return graph
 
     def session_for(self, req, stream):

@@ -139,12 +139,16 @@ def graph_per_call_ns(fn, sets, calls, cycles, keep=True, lib=None, prefill=Fals
     graphs = []
     dump = os.environ.get("TB_CHECK_GRAPH_DUMP")  # diagnostics: the first graph as Graphviz text
     for _ in range(min(64, -(-len(sets) // calls))):
-        graph = torch.cuda.CUDAGraph()
-        if dump and not graphs:
+        dumped = dump and not graphs
+        # keep_graph: without it the capture is destroyed once instantiated and debug_dump
+        # writes nothing
+        graph = torch.cuda.CUDAGraph(keep_graph=True) if dumped else torch.cuda.CUDAGraph()
+        if dumped:
             graph.enable_debug_mode()
         with torch.cuda.graph(graph):
             run(calls)
-        if dump and not graphs:
+        if dumped:
+            graph.instantiate()
             graph.debug_dump(os.path.join(dump, f"check-{label}-{calls}.dot"))
         graphs.append(graph)
     for graph in graphs:
