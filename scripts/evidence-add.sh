@@ -122,12 +122,28 @@ for f in "${src_files[@]}"; do
     die "$f is not a complete gzip file"
 done
 
+# The highest parent folder this script creates, removed again on failure.
+made=$(dirname "$dest_abs")
+while [ ! -d "$(dirname "$made")" ]; do made=$(dirname "$made"); done
+[ -d "$made" ] && made=""
+remove_made() {
+  [ -n "$made" ] || return 0
+  local d
+  d=$(dirname "$dest_abs")
+  while rmdir "$d" 2>/dev/null && [ "$d" != "$made" ]; do d=$(dirname "$d"); done
+  return 0
+}
+
 # ---- a bundle: one solid archive, written beside its destination, checked, renamed into place --
 if [ "$bundle" = 1 ]; then
   mkdir -p "$(dirname "$dest_abs")"
   tmp=$(mktemp "$(dirname "$dest_abs")/.evidence-add.XXXXXX")
   check=$(mktemp -d)
-  trap 'rm -rf "$tmp" "$check"' EXIT
+  cleanup() {
+    rm -rf "$tmp" "$check"
+    remove_made
+  }
+  trap cleanup EXIT
   top=$(basename "$dest_abs" .tar.xz)
   # deterministic: names sorted, times, owners and modes fixed; the archive's top folder is <sub>
   tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner --mode=u=rwX,go=rX \
@@ -136,7 +152,9 @@ if [ "$bundle" = 1 ]; then
   diff -r "$src" "$check/$top" >/dev/null ||
     { echo "evidence-add: $tmp does not extract to $src" >&2; exit 1; }
   chmod 0644 "$tmp"
-  mv "$tmp" "$dest_abs"
+  # -n: a destination made meanwhile is never replaced (the archive then stays, and is removed)
+  mv -n "$tmp" "$dest_abs"
+  [ ! -e "$tmp" ] || { echo "evidence-add: $dest_abs appeared meanwhile; nothing written" >&2; exit 1; }
   trap - EXIT
   rm -rf "$check"
   echo "evidence-add: evidence/$rel.tar.xz: ${#src_files[@]} files and $n_sources sources," \
@@ -147,14 +165,11 @@ if [ "$bundle" = 1 ]; then
 fi
 
 # ---- write: stage the run next to its destination, then rename it into place -----------------
-made=$(dirname "$dest_abs") # the highest parent folder this script creates, removed on failure
-while [ ! -d "$(dirname "$made")" ]; do made=$(dirname "$made"); done
-[ -d "$made" ] && made=""
 mkdir -p "$(dirname "$dest_abs")"
 stage=$(mktemp -d "$(dirname "$dest_abs")/.evidence-add.XXXXXX")
 cleanup() {
   rm -rf "$stage"
-  [ -z "$made" ] || rmdir -p --ignore-fail-on-non-empty "$(dirname "$dest_abs")" 2>/dev/null || true
+  remove_made
 }
 trap cleanup EXIT
 

@@ -7,7 +7,7 @@ set -euo pipefail
 TB_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TB_PACKAGES=(build-essential cmake pkg-config git libjansson-dev libssl-dev zlib1g-dev libcmocka-dev python3 python3-torch
   python3-venv python3-pip python3-setuptools python3-wheel clang clang-format
-  libclang-rt-14-dev llvm python3-matplotlib slurm-wlm munge)
+  libclang-rt-14-dev llvm python3-matplotlib slurm-wlm munge xz-utils)
 
 tb_missing_packages() {
   local missing=()

@@ -156,8 +156,8 @@ static const size_t shapes[][2] = {
 };
 #define SHAPES (sizeof shapes / sizeof shapes[0])
 
-static const char *const profiles[] = {TB_PLANNER_PROFILE_CALIBRATED_2, TB_PLANNER_PROFILE_CALIBRATED,
-                                       TB_PLANNER_PROFILE_ANALYTIC};
+static const char *const profiles[] = {TB_PLANNER_PROFILE_CALIBRATED_2,
+                                       TB_PLANNER_PROFILE_CALIBRATED, TB_PLANNER_PROFILE_ANALYTIC};
 
 static struct tb_case reduction_case(enum tb_op op, size_t m, size_t n, enum tb_view_kind view,
                                      enum tb_variant variant, const char *profile) {

@@ -222,8 +222,8 @@ static struct tb_plan plan_under(const char *profile, enum tb_op op, size_t m, s
   struct tb_plan plan;
   struct tb_error err = {0};
   struct tb_device_limits limits = tb_device_limits_h200();
-  assert_int_equal(
-      tb_plan_reduction(op, m, n, TB_VARIANT_AUTOMATIC, &limits, profile, &plan, &err), TB_OK);
+  assert_int_equal(tb_plan_reduction(op, m, n, TB_VARIANT_AUTOMATIC, &limits, profile, &plan, &err),
+                   TB_OK);
   return plan;
 }
 
@@ -261,12 +261,30 @@ static void fed_threads(void **state) {
   assert_int_equal(plan.candidates[14].grid_threads, 1048576);
   assert_int_equal(plan.chosen, 10);
   assert_int_equal(plan_under(TB_PLANNER_PROFILE_CALIBRATED, TB_OP_SOFTMAX, 4096, 1024).chosen, 14);
-  assert_int_equal(plan_under(TB_PLANNER_PROFILE_CALIBRATED_2, TB_OP_SOFTMAX, 1024, 1024).chosen, 14);
+  assert_int_equal(plan_under(TB_PLANNER_PROFILE_CALIBRATED_2, TB_OP_SOFTMAX, 1024, 1024).chosen,
+                   14);
   struct tb_plan rms = plan_under(TB_PLANNER_PROFILE_CALIBRATED_2, TB_OP_RMSNORM, 4096, 1024);
   assert_int_equal(rms.candidates[14].thread_read_bytes, 32);
   assert_int_equal(rms.chosen, 14);
   /* the default profile is calibrated-2 */
   assert_string_equal(TB_PLANNER_PROFILE_DEFAULT, "calibrated-2");
+}
+
+/* calibrated-2 where neither preference holds: sum 65536x64. 16 groups of 4: every s
+ * deals them one a lane (32s lanes, 4 slots), so 32s * 4 >= 128 > 64 lanes' worth: no
+ * candidate is of whole groups. Every thread reads 4 x 4 = 16 B and every grid outnumbers
+ * the 270336 resident threads (s=1, p=8: 8192 blocks x 256 = 2097152): every candidate is
+ * starved, so the preference is dropped and the pick is calibrated's: s=1, p=8, 12 + 2 +
+ * 32/8 = 18 (s=2: 12 + 4 + 32 = 48), index 7. */
+static void preferences_that_hold_nowhere(void **state) {
+  struct tb_plan plan = plan_under(TB_PLANNER_PROFILE_CALIBRATED_2, TB_OP_SUM, 65536, 64);
+  for (unsigned k = 0; k < plan.candidate_count; ++k) {
+    assert_false(plan.candidates[k].whole_groups);
+    assert_int_equal(plan.candidates[k].thread_read_bytes, 16);
+  }
+  assert_int_equal(plan.candidates[7].grid_threads, 2097152);
+  assert_int_equal(plan.chosen, 7);
+  assert_int_equal(plan_under(TB_PLANNER_PROFILE_CALIBRATED, TB_OP_SUM, 65536, 64).chosen, 7);
 }
 
 /* softmax 200x40000: s=32 (width 1024): 10000 groups = 9*1024 + 784 -> slots 40,
@@ -699,6 +717,7 @@ int main(void) {
       cmocka_unit_test(tie_goes_to_the_first),
       cmocka_unit_test(whole_groups_first),
       cmocka_unit_test(fed_threads),
+      cmocka_unit_test(preferences_that_hold_nowhere),
       cmocka_unit_test(long_rows_every_candidate_rejected),
       cmocka_unit_test(few_long_rows_split),
       cmocka_unit_test(few_long_rows_clusters),

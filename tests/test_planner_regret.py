@@ -21,8 +21,9 @@ class PlannerRegretTest(unittest.TestCase):
         cls.run_dir = os.path.join(cls.tmp.name, "run")
         r = subprocess.run([os.environ["TB_BINARY"], "run", "--backend", "cpu", "--ops",
                             "softmax,rmsnorm", "--shapes", "64x512", "--variants",
-                            "automatic,reference,s4p2", "--samples", "3", "--quiet", "--out",
-                            cls.run_dir], capture_output=True, text=True, timeout=300)
+                            "automatic,reference,s4p2", "--profile", "calibrated", "--samples",
+                            "3", "--quiet", "--out", cls.run_dir],
+                           capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stderr
 
     @classmethod
@@ -55,6 +56,8 @@ class PlannerRegretTest(unittest.TestCase):
         same (64x512 here: no grid beyond the resident threads, every plan the same), and is
         refused, the case named, where it would plan otherwise (softmax 2048x1024: (s 4, p 1)
         for (s 8, p 1); docs/planner.md)."""
+        with open(os.path.join(self.run_dir, "results.json")) as f:
+            self.assertEqual(json.load(f)["run"]["planner_profile"], "calibrated")
         r = subprocess.run([sys.executable, SCRIPT, "--as-profile", "calibrated-2", self.run_dir],
                            capture_output=True, text=True)
         self.assertIn(r.returncode, (0, 1), r.stderr)

@@ -440,7 +440,8 @@ def extract_plainly(tar, target):
     (Python's "data" filter where it has one; the same refusals by hand where it does not)."""
     for member in tar.getmembers():
         path = os.path.normpath(member.name)
-        if not (member.isfile() or member.isdir()) or os.path.isabs(path) or path.startswith(".."):
+        outside = os.path.isabs(path) or path == ".." or path.startswith(".." + os.sep)
+        if not (member.isfile() or member.isdir()) or outside:
             raise ValueError(f"{member.name}: not a plain file or folder inside the archive")
     if hasattr(tarfile, "data_filter"):
         tar.extractall(target, filter="data")
@@ -493,7 +494,19 @@ class Calibrated2AuditTest(Corruptions, unittest.TestCase):
     def test_preference_constants_left_out(self):
         def m(d):
             del self.plans(d)[(2048, 1024)]["constants"]["min_thread_read"]
-        self.assert_caught(self.run_dir, m, "plan.constants.min_thread_read (calibrated-2 records it)")
+        self.assert_caught(self.run_dir, m, "plan.constants.min_thread_read")
+
+    def test_facts_kept_with_their_constants_left_out(self):
+        # under calibrated too: a record carrying the facts is audited on them, whatever its
+        # constants say (only a record with none of them reads as one made before them)
+        def m(d):
+            d["run"]["planner_profile"] = "calibrated"
+            for plan in self.plans(d).values():
+                plan["profile"] = "calibrated"
+                for key in ("whole_groups_first", "min_thread_read", "sm_threads"):
+                    del plan["constants"][key]
+                plan["candidates"][3]["grid_threads"] = -5
+        self.assert_caught(self.run_dir, m, "plan.constants.whole_groups_first")
 
 
 class EvidenceTest(unittest.TestCase):

@@ -29,19 +29,26 @@ static void print_table(const struct tb_plan *plan) {
   printf("cost: %s\n", plan->cost_basis);
   printf("device limits: %s\n\n", plan->limits.source);
   printf("  #   s  p  width thr  slots rounds stor   score   kscore smem bar  util  blocks "
-         "whole readB  verdict\n");
+         "whole readB    gridthr  verdict\n");
   for (unsigned i = 0; i < plan->candidate_count; ++i) {
     const struct tb_candidate *c = &plan->candidates[i];
     const char *mark = (int)i == plan->chosen ? "<= chosen" : "";
-    printf("%3u %3u %2u %5u %4u %6u %6u %4u %7.2f %8.2f %4u %3u %5.3f %7llu %5s %5llu  %s%s\n",
+    printf("%3u %3u %2u %5u %4u %6u %6u %4u %7.2f %8.2f %4u %3u %5.3f %7llu %5s %5llu %10llu  "
+           "%s%s\n",
            c->index, c->subgroups, c->packing, c->width, c->threads, c->slots, c->rounds,
            c->storage, c->score, c->kernel_score, c->shared_bytes, c->barrier_sites,
            c->lane_utilisation, c->thread_blocks, c->whole_groups ? "yes" : "no",
-           c->thread_read_bytes, c->rejected ? "rejected: " : "ok ",
+           c->thread_read_bytes, c->grid_threads, c->rejected ? "rejected: " : "ok ",
            c->rejected ? c->rejection : mark);
   }
   printf("\n%u candidates, %u rejected\nmapping: %s\nrule: %s\n", plan->candidate_count,
          plan->rejected_count, tb_mapping_name(plan->mapping), plan->rule);
+  if (plan->min_thread_read > 0) {
+    printf("fed threads: reading >= %u B each, or a grid of <= %llu threads (%u SMs x %u)\n",
+           plan->min_thread_read,
+           (unsigned long long)TB_PLANNER_SM_THREADS * plan->limits.multiprocessors,
+           plan->limits.multiprocessors, TB_PLANNER_SM_THREADS);
+  }
   if (plan->variant != TB_VARIANT_AUTOMATIC) {
     const struct tb_candidate *c = &plan->fixed;
     printf("fixed variant (s %u, p %u): threads %u, slots %u, score %.2f, kernel score %.2f, "

@@ -141,7 +141,8 @@ void tb_candidate_evaluate(enum tb_op op, size_t m, size_t n, unsigned s, unsign
  * the bytes in flight set the pace, and it reads fewer than the profile's
  * minimum before its first reduction (calibrated-2; docs/planner.md). */
 static bool starved(const struct tb_plan *plan, const struct tb_candidate *c) {
-  unsigned long long resident = (unsigned long long)TB_PLANNER_SM_THREADS * plan->limits.multiprocessors;
+  unsigned long long resident =
+      (unsigned long long)TB_PLANNER_SM_THREADS * plan->limits.multiprocessors;
   return plan->min_thread_read > 0 && c->grid_threads > resident &&
          c->thread_read_bytes < plan->min_thread_read;
 }
@@ -358,7 +359,10 @@ static void choose(struct tb_plan *plan) {
                    "cache at most 8 elements a lane, 32/lanes rows a warp";
       plan_subwarp_rows(plan);
     } else if (plan->best_register >= 0) {
-      plan->rule = "first candidate with the least kernel score (the profile's)";
+      plan->rule = plan->whole_groups_first || plan->min_thread_read > 0
+                       ? "first candidate with the least kernel score among those the profile "
+                         "prefers (whole groups, then fed threads, where any)"
+                       : "first candidate with the least kernel score (the profile's)";
       select_register(plan, &plan->candidates[plan->best_register]);
     } else {
       plan->rule = "long rows: every register candidate rejected; one block streams each row";
@@ -426,8 +430,8 @@ enum tb_status tb_planner_profile_check(const char *profile, struct tb_error *er
   if (find_profile(profile) != NULL) {
     return TB_OK;
   }
-  return tb_fail(err, TB_ERR_USAGE, "unknown planner profile '%s' (known: %s, %s, %s)",
-                 profile, TB_PLANNER_PROFILE_CALIBRATED_2, TB_PLANNER_PROFILE_CALIBRATED,
+  return tb_fail(err, TB_ERR_USAGE, "unknown planner profile '%s' (known: %s, %s, %s)", profile,
+                 TB_PLANNER_PROFILE_CALIBRATED_2, TB_PLANNER_PROFILE_CALIBRATED,
                  TB_PLANNER_PROFILE_ANALYTIC);
 }
 

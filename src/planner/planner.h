@@ -15,7 +15,7 @@
 
 #define TB_PLANNER_PROFILE_ANALYTIC "analytic" /* docs/method.md §7 as written */
 /* §7's formula with the per-block term 32/p instead of 16/p, measured on the
- * H200 (docs/planner.md); what `run`, `replay` and `plan` use unless told. */
+ * H200 (docs/planner.md); every accepted candidate competes. */
 #define TB_PLANNER_PROFILE_CALIBRATED "calibrated"
 /* calibrated's score, and two preferences the planner-regret run measured on
  * the H200 (docs/planner.md): whole groups first, and on grids beyond the
@@ -150,8 +150,8 @@ struct tb_plan {
   enum tb_op op;
   size_t m, n;
   enum tb_variant variant;
-  const char *profile;    /* "analytic" or "calibrated" */
-  unsigned block_weight;  /* the profile's per-block term: score has block_weight / p */
+  const char *profile;   /* "analytic", "calibrated" or "calibrated-2" */
+  unsigned block_weight; /* the profile's per-block term: score has block_weight / p */
   /* the profile's preferences before the least kernel score (calibrated-2):
    * whole groups where any candidate has them; then, where any has, threads
    * that read at least min_thread_read bytes or whose grid fits in one wave */

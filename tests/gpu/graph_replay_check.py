@@ -15,7 +15,8 @@ result dropped at once (the allocator then reuses one block for every
 output) is printed beside it, and the same replay after one eager pass over
 every set (a result kept in each before the capture, as the worker's eager
 samples leave them), and the kernels' summed GPU time from one profiled replay
-beside tilebench's graph probe. It prints, per case, tilebench's graph figure,
+beside tilebench's graph probe (torch.profiler only after every case's timed
+replays, so that no timed replay follows the profiler's first use). It prints, per case, tilebench's graph figure,
 this one and their ratio (PASS within 5 %), and writes them as JSON.
 
     python3 graph_replay_check.py OUT.json RESULTS_DIR...
@@ -115,12 +116,14 @@ def kernel_time_of_replay(graph, calls):
     return sum(e.time_range.elapsed_us() for e in kernels) * 1e3 / calls, len(kernels) / calls
 
 
-def graph_per_call_ns(fn, sets, calls, cycles, keep=True, lib=None, prefill=False, label="graph"):
+def graph_per_call_ns(fn, sets, calls, cycles, keep=True, lib=None, prefill=False, label="graph",
+                      keep_first=False):
     """Per call of one replay behind a sleep (median of REPLAYS), over as
     many graphs as one pass over the sets takes (at most 64), replayed in
     turn: cold like an eager batch. keep: each result lives until its set's
     next call. prefill: before the capture, one eager pass over every set
-    keeps a result in each, as the worker's eager samples leave them."""
+    keeps a result in each, as the worker's eager samples leave them.
+    keep_first: the first graph is returned, kept for kernel_time_of_replay."""
     cursor = [0]
 
     def run(k):
@@ -164,26 +167,29 @@ def graph_per_call_ns(fn, sets, calls, cycles, keep=True, lib=None, prefill=Fals
         stop.synchronize()
         times.append(start.elapsed_time(stop) * 1e6 / calls)
     held = held_per_call_ns(lib, graphs, calls) if lib is not None else None
-    profiled = kernel_time_of_replay(graphs[0], calls)
     for s in sets:
         s.pop("result", None)
-    del graphs
-    return statistics.median(times), held, profiled
+    return statistics.median(times), held, graphs[0] if keep_first else None
 
 
-def recaptures(fn, sets, calls, cycles):
+def recaptures(fn, sets, calls, cycles, count, label):
     """Diagnostic (TB_CHECK_RECAPTURES=K): the kept-result replay K more times, each from
     a fresh compilation and capture, to show how far one capture of the same function on
     the same sets lies from another."""
+    figures = []
+    for i in range(count):
+        torch._dynamo.reset()
+        figures.append(graph_per_call_ns(torch.compile(fn, dynamic=False), sets, calls, cycles,
+                                         label=f"{label}-recaptured-{i}")[0])
+    return figures
+
+
+def recapture_count():
     text = os.environ.get("TB_CHECK_RECAPTURES", "0")
     if not text.isdigit():
         print(f"TB_CHECK_RECAPTURES={text!r}: give a whole number", file=sys.stderr)
         sys.exit(2)
-    figures = []
-    for _ in range(int(text)):
-        torch._dynamo.reset()
-        figures.append(graph_per_call_ns(torch.compile(fn, dynamic=False), sets, calls, cycles)[0])
-    return figures
+    return int(text)
 
 
 def kernels_of_one_call(fn, s):
@@ -226,73 +232,95 @@ def tilebench_graph(case):
     return control["per_call_summary_ns"]["p50"], control["calls_per_sample"]
 
 
+def check_case(case, seed, cycles, lib, recapture_times):
+    """The timed replays of one torch-compile case: its row (without the profiled figures) and
+    what its profiling needs later, or None for a case not checked here."""
+    op, m, n = case["op"], case["m"], case["n"]
+    theirs, calls = tilebench_graph(case)
+    fn = function(op, n)
+    if theirs is None or fn is None or case["input_view"]["kind"] != "packed":
+        return None
+    # a fresh compilation per case, specialised to its shape as the worker's is (a
+    # recompilation would otherwise go dynamic)
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, dynamic=False)
+    sets = buffer_sets(op, m, n, seed)  # ValueError: the regenerated inputs are not tilebench's
+    label = f"{op}-{m}x{n}"
+    mine, held, graph = graph_per_call_ns(compiled, sets, calls, cycles, lib=lib,
+                                          label=f"{label}-kept", keep_first=True)
+    dropped = graph_per_call_ns(compiled, sets, calls, cycles, keep=False, label=f"{label}-dropped")[0]
+    prefilled = graph_per_call_ns(compiled, sets, calls, cycles, prefill=True,
+                                  label=f"{label}-prefilled")[0]
+    row = {"case": case["id"], "calls": calls, "tilebench_graph_ns": theirs,
+           "independent_graph_ns": mine, "ratio": theirs / mine,
+           "within_5_percent": abs(theirs / mine - 1.0) <= TOLERANCE,
+           "independent_results_dropped_ns": dropped,
+           "independent_every_set_prefilled_ns": prefilled,
+           "independent_recaptured_ns": recaptures(fn, sets, calls, cycles, recapture_times, label),
+           "tilebench_graph_probe_kernel_sum_per_call_ns": tilebench_kernel_sum(case),
+           "independent_graphs_timed_by_tilebench_hold_ns": held,
+           "tilebench_graph_probe_kernels_per_call": tilebench_kernels_per_call(case)}
+    return row, (graph, calls, compiled, sets[0])
+
+
+def add_profile(row, graph, calls, compiled, first_set):
+    """The figures torch.profiler gives (CUPTI, so taken after every timed replay of the run: a
+    profiler's first use may leave the process changed for what is timed after it)."""
+    row["independent_kernel_sum_per_call_ns"], row["independent_profiled_kernels_per_call"] = \
+        kernel_time_of_replay(graph, calls)
+    names = kernels_of_one_call(compiled, first_set)
+    first_set.pop("result", None)
+    row["independent_kernels_per_call"], row["independent_kernel_names"] = len(names), names
+
+
+def line(row):
+    recaptured, held = row["independent_recaptured_ns"], row["independent_graphs_timed_by_tilebench_hold_ns"]
+    return (f"{'PASS' if row['within_5_percent'] else 'FAIL'} {row['case']}: tilebench graph "
+            f"{row['tilebench_graph_ns'] / 1e3:.3f} µs, independent {row['independent_graph_ns'] / 1e3:.3f} µs, "
+            f"ratio {row['ratio']:.3f} (results dropped at once: "
+            f"{row['independent_results_dropped_ns'] / 1e3:.3f} µs; every set prefilled: "
+            f"{row['independent_every_set_prefilled_ns'] / 1e3:.3f} µs; kernel sum a call: here "
+            f"{row['independent_kernel_sum_per_call_ns'] / 1e3:.3f} µs "
+            f"({row['independent_profiled_kernels_per_call']:g} kernels), tilebench's graph probe "
+            f"{fmt_us(row['tilebench_graph_probe_kernel_sum_per_call_ns'])}"
+            + (f"; recompiled and recaptured: {', '.join(f'{r / 1e3:.3f}' for r in recaptured)} µs"
+               if recaptured else "")
+            + (f"; these graphs behind tilebench's hold: {held / 1e3:.3f} µs" if held is not None else "")
+            + f"; kernels a call: tilebench {row['tilebench_graph_probe_kernels_per_call']}, "
+              f"here {row['independent_kernels_per_call']})")
+
+
 def main(argv):
     if len(argv) < 3:
         print("usage: python3 graph_replay_check.py OUT.json RESULTS_DIR...", file=sys.stderr)
         return 2
     out, dirs = argv[1], argv[2:]
     cycles = sleep_cycles()
+    recapture_times = recapture_count()
     lib = None
     if os.environ.get("TB_CHECK_TIMING_LIB"):
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
         from tilebench import timing
         lib = timing.load(os.environ["TB_CHECK_TIMING_LIB"])
-    rows, failures = [], 0
+    checked = []
     for directory in dirs:
         run = load(directory)
-        seed = run["run"]["seed"]
         for case in run["cases"]:
             if case.get("provider") != "torch-compile":
                 continue
-            op, m, n = case["op"], case["m"], case["n"]
-            theirs, calls = tilebench_graph(case)
-            fn = function(op, n)
-            if theirs is None or fn is None or case["input_view"]["kind"] != "packed":
-                continue
-            # a fresh compilation per case, specialised to its shape as the
-            # worker's is (a recompilation would otherwise go dynamic)
-            torch._dynamo.reset()
-            compiled = torch.compile(fn, dynamic=False)
             try:
-                sets = buffer_sets(op, m, n, seed)
+                result = check_case(case, run["run"]["seed"], cycles, lib, recapture_times)
             except ValueError as e:  # the regenerated inputs are not tilebench's
                 print(f"FAIL {case['id']}: {e}", file=sys.stderr)
                 return 1
-            label = f"{op}-{m}x{n}"
-            mine, held, (kernel_ns, profiled_kernels) = graph_per_call_ns(compiled, sets, calls, cycles,
-                                                                          lib=lib, label=f"{label}-kept")
-            dropped, _, _ = graph_per_call_ns(compiled, sets, calls, cycles, keep=False,
-                                              label=f"{label}-dropped")
-            prefilled, _, _ = graph_per_call_ns(compiled, sets, calls, cycles, prefill=True,
-                                                label=f"{label}-prefilled")
-            recaptured = recaptures(fn, sets, calls, cycles)
-            names = kernels_of_one_call(compiled, sets[0])
-            sets[0].pop("result", None)
-            ratio = theirs / mine
-            ok = abs(ratio - 1.0) <= TOLERANCE
-            failures += not ok
-            rows.append({"case": case["id"], "calls": calls, "tilebench_graph_ns": theirs,
-                         "independent_graph_ns": mine, "ratio": ratio, "within_5_percent": ok,
-                         "independent_results_dropped_ns": dropped,
-                         "independent_every_set_prefilled_ns": prefilled,
-                         "independent_recaptured_ns": recaptured,
-                         "independent_kernel_sum_per_call_ns": kernel_ns,
-                         "independent_profiled_kernels_per_call": profiled_kernels,
-                         "tilebench_graph_probe_kernel_sum_per_call_ns": tilebench_kernel_sum(case),
-                         "independent_graphs_timed_by_tilebench_hold_ns": held,
-                         "independent_kernels_per_call": len(names), "independent_kernel_names": names,
-                         "tilebench_graph_probe_kernels_per_call": tilebench_kernels_per_call(case)})
-            print(f"{'PASS' if ok else 'FAIL'} {case['id']}: tilebench graph {theirs / 1e3:.3f} µs, "
-                  f"independent {mine / 1e3:.3f} µs, ratio {ratio:.3f} (results dropped at once: "
-                  f"{dropped / 1e3:.3f} µs; every set prefilled: {prefilled / 1e3:.3f} µs; kernel sum "
-                  f"a call: here {kernel_ns / 1e3:.3f} µs ({profiled_kernels:g} kernels), tilebench's graph probe "
-                  f"{fmt_us(tilebench_kernel_sum(case))}" +
-                  (f"; recompiled and recaptured: {', '.join(f'{r / 1e3:.3f}' for r in recaptured)} µs"
-                   if recaptured else "") + (f"; these graphs behind tilebench's hold: {held / 1e3:.3f} µs"
-                                               if held is not None else "") +
-                  f"; kernels a call: tilebench {tilebench_kernels_per_call(case)}, here {len(names)})",
-                  flush=True)
-            torch.cuda.empty_cache()
+            if result is not None:
+                checked.append(result)
+    rows = []
+    for row, profiled in checked:
+        add_profile(row, *profiled)
+        print(line(row), flush=True)
+        rows.append(row)
+    failures = sum(not r["within_5_percent"] for r in rows)
     with open(out, "w") as f:
         json.dump({"tolerance": TOLERANCE, "replays": REPLAYS, "rows": rows,
                    "inputs": "tilebench's own (docs/inputs.md, each run's seed), verified on a sample"},

@@ -1536,19 +1536,25 @@ def split_chunks(m, n, sms, most):
 
 
 PREFERENCE_FACTS = ("whole_groups", "thread_read_bytes", "grid_threads")
+PREFERENCE_CONSTANTS = ("whole_groups_first", "min_thread_read", "sm_threads")
 
 
 def audit_preference_constants(a, record):
     """Whether the record carries calibrated-2's facts (recorded since that profile, under every
-    profile); the constants, when it does, are its profile's. calibrated-2 requires them."""
+    profile), and then that its constants are its profile's. A record is taken for one made before
+    them only when it carries none of them, neither the constants nor any candidate's facts; a
+    calibrated-2 record must carry them."""
     constants = record["constants"]
-    present = "min_thread_read" in constants
+    candidates = [c for c in record["candidates"] if isinstance(c, dict)]
+    candidates += [record[k] for k in ("selected", "fixed_variant") if isinstance(record.get(k), dict)]
+    present = any(k in constants for k in PREFERENCE_CONSTANTS) or any(
+        k in c for c in candidates for k in PREFERENCE_FACTS)
     if record["profile"] == "calibrated-2":
-        a.same("plan.constants.min_thread_read (calibrated-2 records it)", present, True)
+        present = True
     if present:
         a.same("plan.constants.whole_groups_first", constants.get("whole_groups_first"),
                WHOLE_GROUPS_FIRST.get(record["profile"], False))
-        a.same("plan.constants.min_thread_read", constants["min_thread_read"],
+        a.same("plan.constants.min_thread_read", constants.get("min_thread_read"),
                MIN_THREAD_READ.get(record["profile"], 0))
         a.same("plan.constants.sm_threads", constants.get("sm_threads"), SM_THREADS)
     return present
