@@ -3,7 +3,7 @@
 # after scripts/gpu-pack.sh here; the device tool carries .device/):
 #   scripts/gpu.sh [tests] [validate] [sanitize] [perf] [floor] [replay] [torch] [torch-all]
 #                  [probe-gaps] [batch] [gemm] [gemm-tiles] [ab] [cupti-variants] [ncu]
-#                  [user-kernels] [stopping] [devices] [regret]
+#                  [user-kernels] [stopping] [devices] [regret] [replay-dumps]
 #   (default: tests validate sanitize perf)
 # Writes full results under $OUT (bundled: the tool returns few files) and
 # prints a short table last.
@@ -420,6 +420,26 @@ if has floor; then
   tar -C "$WORK" -czf "$OUT/floor.tgz" floor
   note "streaming floor (add at the bytes of the short and few-row reductions):"
   grep -E '^add' "$WORK/floor.log" | tee -a "$SUMMARY"
+fi
+
+if has replay-dumps; then
+  # Issue 18: why one capture of a torch.compile function replays at its kernels' time and
+  # another ~0.3-0.4 us a kernel above it. The worker's graphs and the independent check's
+  # (kept, dropped, prefilled, TB_CHECK_RECAPTURES more) written as Graphviz text, their nodes
+  # summarised by tests/gpu/graph_dot_summary.py; then the check's usual table.
+  mkdir -p "$WORK/replay-dumps/dots/worker" "$WORK/replay-dumps/dots/check"
+  TILEBENCH_TORCH_GRAPH_DUMP=$WORK/replay-dumps/dots/worker timeout 240 "$BIN/tilebench" run \
+    --backend cuda --providers torch-compile --ops "${REPLAY_DUMP_OPS:-softmax,layernorm}" \
+    --shapes "${REPLAY_DUMP_SHAPES:-1024x1024,8x65536}" --input-views packed --samples 5 \
+    --warmup-ms 20 --quiet --out "$WORK/replay-dumps/run" > "$WORK/replay-dumps/run.log" 2>&1
+  note "replay-dumps run (exit $?): $(grep -E 'cases valid' "$WORK/replay-dumps/run.log" || tail -1 "$WORK/replay-dumps/run.log")"
+  TB_CHECK_GRAPH_DUMP=$WORK/replay-dumps/dots/check TB_CHECK_RECAPTURES=${REPLAY_DUMP_RECAPTURES:-4} \
+    timeout 300 python3 "$ROOT/tests/gpu/graph_replay_check.py" "$WORK/replay-dumps/check.json" \
+    "$WORK/replay-dumps/run/" > "$WORK/replay-dumps/check.log" 2>&1
+  grep -E '^(PASS|FAIL)' "$WORK/replay-dumps/check.log" | tee -a "$SUMMARY"
+  python3 "$ROOT/tests/gpu/graph_dot_summary.py" "$WORK/replay-dumps/dots" 2>&1 |
+    tee "$WORK/replay-dumps/dots/summary.txt" | tail -n 30 | tee -a "$SUMMARY"
+  tar -C "$WORK" -czf "$OUT/replay-dumps.tgz" replay-dumps
 fi
 
 if has stopping; then
