@@ -81,7 +81,7 @@ static int plan_gemm(struct tb_shape shape, const char *realization_text, const 
   struct tb_gemm_block block = {0, 0, 0};
   struct tb_gemm_plan plan;
   struct tb_device_limits limits = tb_device_limits_default();
-  bool aligned = shape.k % 4 == 0 && shape.n % 4 == 0;
+  bool aligned = shape.k % 4 == 0 && (shape.n % 4 == 0 || shape.n == 1); /* packed */
   if (tb_realization_parse(realization_text, &realization, err) != TB_OK ||
       (block_text != NULL && tb_gemm_block_parse(block_text, &block, err) != TB_OK) ||
       tb_plan_gemm(shape.m, shape.n, shape.k, realization, block, tb_gemm_target_h200(), aligned,
@@ -102,7 +102,17 @@ static int plan_gemm(struct tb_shape shape, const char *realization_text, const 
            : plan.warpgroups != 0             ? "warpgroup tile"
                                               : "warp tile",
            plan.thread_m, plan.thread_n, plan.stages, plan.vector_width, plan.instruction);
-    if (plan.launches > 1) {
+    if (plan.gemv != TB_GEMV_NONE) {
+      printf("matrix-vector (%s): k in %llu chunk(s) of %llu, a block each (grid %llu x %llu x "
+             "%llu chunks)",
+             tb_gemv_kind_name(plan.gemv), plan.k_splits, plan.k_chunk, plan.grid_m, plan.grid_n,
+             plan.k_splits);
+      if (plan.launches > 1) {
+        printf("; partial sums added by a second launch: %llu blocks, %llu floats of workspace",
+               plan.combine_blocks, plan.workspace_floats);
+      }
+      putchar('\n');
+    } else if (plan.launches > 1) {
       printf("packing launch first: %llu blocks, %llu floats of workspace\n", plan.pack_blocks,
              plan.workspace_floats);
     }
