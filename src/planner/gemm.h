@@ -25,11 +25,16 @@ const char *tb_gemv_kind_name(enum tb_gemv_kind kind);
 struct tb_gemm_plan {
   size_t m, n, k;
   enum tb_realization realization;
-  unsigned block_m, block_n, block_k; /* output tile of a block; k per pipeline step */
-  /* simt: outputs per thread (thread_m x thread_n); tensor: the warp tile */
+  /* output tile of a block; k per pipeline step (matrix-vector: k_chunk, the
+   * k a block covers) */
+  unsigned block_m, block_n, block_k;
+  /* simt: outputs per thread (thread_m x thread_n); tensor: the warp tile;
+   * matrix-vector columns: 1 x vector_width, rows: 0 (a warp per output) */
   unsigned thread_m, thread_n;
-  unsigned warps_m, warps_n; /* mma.sync: warps over the block tile (simt, wgmma: 0) */
-  unsigned warpgroups;       /* wgmma: warpgroups of 128 threads along m (else 0) */
+  /* mma.sync: warps over the block tile; matrix-vector rows: 8 x 1, a warp
+   * per row (simt, wgmma, columns: 0) */
+  unsigned warps_m, warps_n;
+  unsigned warpgroups; /* wgmma: warpgroups of 128 threads along m (else 0) */
   /* blocks an SM is meant to hold (__launch_bounds__' minimum: the registers
    * ptxas may give a thread) */
   unsigned blocks_per_multiprocessor;

@@ -1,5 +1,6 @@
 #include "planner/gemv.h"
 
+#include <stdint.h>
 #include <stdio.h>
 
 const char *tb_gemv_kind_name(enum tb_gemv_kind kind) {
@@ -75,7 +76,9 @@ void tb_plan_gemv(struct tb_gemm_plan *p, bool aligned) {
   } else {
     columns_shape(p);
   }
-  p->block_k = (unsigned)(p->k_chunk < 0xffffffffULL ? p->k_chunk : 0xffffffffULL);
+  /* the tile's k is the chunk; a whole k past 2^32 - 1 (16 GiB of one row or
+   * column) saturates it, k_chunk keeps the value */
+  p->block_k = p->k_chunk < UINT32_MAX ? (unsigned)p->k_chunk : UINT32_MAX;
   p->blocks = p->grid_m * p->grid_n * p->k_splits;
   p->waves = ceil_div(p->blocks, p->multiprocessors);
   /* no shared memory, no barrier: loads go straight to registers, a row's
