@@ -78,7 +78,8 @@ if has sanitize; then
            "gelu_add 37x769 automatic" "gemm 127x193x61 automatic simt"
            "gemm 127x193x61 automatic tensor" "gemm 127x193x61 automatic tensor-3xtf32"
            "gemm 1999x2999x37 automatic tensor" "gemm 2048x1536x40 automatic tensor"
-           "gemm 1999x2999x37 automatic simt")
+           "gemm 1999x2999x37 automatic simt" "gemm 1x300x257 automatic simt"
+           "gemm 257x1x300 automatic simt" "gemm 1x4096x4096 automatic tensor-3xtf32")
     [[ -n "${SANITIZE_SPECS:-}" ]] && IFS=';' read -r -a specs <<< "$SANITIZE_SPECS"
     for spec in "${specs[@]}"; do
       set -- $spec
@@ -307,6 +308,19 @@ if has gemm; then
     --matrix-realization simt,tensor,tensor-3xtf32 --providers native,cublas,torch \
     --samples 3 --warmup-ms 5 --quiet --out "$WORK/gemm/strided" > "$WORK/gemm/strided.log" 2>&1
   note "gemm strided (exit $?): $(grep -E 'cases valid' "$WORK/gemm/strided.log" || tail -2 "$WORK/gemm/strided.log")"
+  # Matrix-vector plans (m = 1 or n = 1; docs/gemm.md), k split and whole,
+  # both views, against cuBLAS; and 1x4096x4096 on the tiled kernel the rule
+  # planned before (32x32x32, as a user block) for the A/B of the change.
+  timeout 150 "$BIN/tilebench" run --backend cuda --ops gemm \
+    --shapes "${GEMV_SHAPES:-1x4096x4096,4096x1x4096,1x300x257,257x1x300,1x1x64,1x1x4096}" \
+    --input-views packed,strided --matrix-realization simt,tensor-3xtf32 --providers native,cublas \
+    --samples 5 --warmup-ms 20 --quiet --out "$WORK/gemm/gemv" > "$WORK/gemm/gemv.log" 2>&1
+  note "gemm matrix-vector (exit $?): $(grep -E 'cases valid' "$WORK/gemm/gemv.log" || tail -2 "$WORK/gemm/gemv.log")"
+  grep -E '^gemm' "$WORK/gemm/gemv.log" | tee -a "$SUMMARY"
+  timeout 60 "$BIN/tilebench" run --backend cuda --ops gemm --shapes 1x4096x4096 \
+    --matrix-realization simt --gemm-block 32,32,32 --providers native --input-views packed \
+    --samples 5 --warmup-ms 20 --quiet --out "$WORK/gemm/gemv-tiled" > "$WORK/gemm/gemv-tiled.log" 2>&1
+  note "gemm 1x4096x4096 tiled 32,32,32: $(grep -E '^gemm' "$WORK/gemm/gemv-tiled.log" || tail -1 "$WORK/gemm/gemv-tiled.log")"
   # Tiles at 4096^3 (SIMT's by default, GEMM_BLOCK_REALIZATION=tensor for
   # the tensor kernels'), for the planner's rules (docs/gemm.md).
   for block in ${GEMM_BLOCKS:-128,128,32 128,256,16 128,128,16 128,64,32}; do

@@ -298,6 +298,10 @@ static void gemm_kernels(void **state) {
         struct tb_gemm_block rule = {0, 0, 0};
         assert_int_equal(tb_plan_gemm(m, n, k, c.realization, rule, target, aligned, &plan, &err),
                          TB_OK);
+        if (plan.gemv != TB_GEMV_NONE) { /* 1x1x1 under fp32: gemv_kernels below */
+          assert_true(m == 1 && r != TB_REALIZATION_TENSOR);
+          continue;
+        }
         assert_int_equal(plan.vector_width, aligned ? 4 : 1);
         assert_int_equal(plan.blocks, ((m + plan.block_m - 1) / plan.block_m) *
                                           ((n + plan.block_n - 1) / plan.block_n));
@@ -319,6 +323,69 @@ static void gemm_kernels(void **state) {
         char what[96];
         snprintf(what, sizeof what, "gemm %zux%zux%zu %s %s %s", m, n, k, tb_view_name(c.view.kind),
                  tb_realization_name(c.realization), plan.instruction);
+        compile_without_spills(&g, what);
+        tb_generated_free(&g);
+      }
+    }
+  }
+}
+
+/* The matrix-vector kernels (m = 1 or n = 1 under simt and tensor-3xtf32):
+ * rows for n = 1, columns otherwise, k whole (one launch) or split (tb_main
+ * then tb_combine over the workspace), both views; no barrier, no tensor
+ * core, and every source compiles for sm_90 without spills. `tensor` keeps
+ * its tiled kernels. */
+static void gemv_kernels(void **state) {
+  const size_t gemv_shapes[][3] = {{1, 4096, 4096}, {4096, 1, 4096}, {1, 300, 257}, {257, 1, 300},
+                                   {1, 1, 64},      {1, 1, 1},       {1, 1, 4096},  {3, 1, 5},
+                                   {1, 5, 3},       {2, 1, 70000}};
+  for (size_t s = 0; s < sizeof gemv_shapes / sizeof gemv_shapes[0]; ++s) {
+    for (int view = 0; view < TB_VIEW_COUNT; ++view) {
+      for (int r = 0; r < TB_REALIZATION_COUNT; ++r) {
+        size_t m = gemv_shapes[s][0], n = gemv_shapes[s][1], k = gemv_shapes[s][2];
+        struct tb_case c = {.op = tb_op_info(TB_OP_GEMM),
+                            .shape = {m, n, k},
+                            .view = tb_view_for((enum tb_view_kind)view, n),
+                            .provider = "native",
+                            .variant = TB_VARIANT_AUTOMATIC,
+                            .realization = (enum tb_realization)r};
+        /* the plan step's test: packed, k % 4 == 0, n % 4 == 0 or n == 1 */
+        bool aligned = view == TB_VIEW_PACKED && k % 4 == 0 && (n % 4 == 0 || n == 1);
+        struct tb_gemm_plan plan;
+        struct tb_error err = {0};
+        struct tb_gemm_block rule = {0, 0, 0};
+        assert_int_equal(
+            tb_plan_gemm(m, n, k, c.realization, rule, tb_gemm_target_h200(), aligned, &plan, &err),
+            TB_OK);
+        if (r == TB_REALIZATION_TENSOR) {
+          assert_int_equal(plan.gemv, TB_GEMV_NONE);
+          continue;
+        }
+        assert_int_equal(plan.gemv, n == 1 ? TB_GEMV_ROWS : TB_GEMV_COLUMNS);
+        assert_int_equal(plan.vector_width, aligned ? 4 : 1);
+        struct tb_generated g;
+        assert_int_equal(tb_codegen_gemm(&plan, &c, &g, &err), TB_OK);
+        bool split = plan.k_splits > 1;
+        assert_int_equal(g.kernel_count, split ? 2 : 1);
+        assert_int_equal(g.kernel_count, plan.launches);
+        assert_string_equal(g.kernels[0].name, "tb_main");
+        assert_int_equal(g.kernels[0].blocks, plan.blocks);
+        assert_int_equal(g.kernels[0].threads_per_block, plan.threads);
+        if (split) {
+          assert_string_equal(g.kernels[1].name, "tb_combine");
+          assert_int_equal(g.kernels[1].blocks, plan.combine_blocks);
+        }
+        assert_int_equal(g.workspace_floats, plan.workspace_floats);
+        assert_int_equal(strstr(g.source, "tb_combine(") != NULL, split); /* the kernel itself */
+        assert_int_equal(g.barrier_sites, 0);
+        assert_int_equal(g.max_dynamic_shared_bytes + g.max_static_shared_bytes, 0);
+        assert_null(strstr(g.source, "mma"));
+        assert_null(strstr(g.source, "atomicAdd")); /* partials added in a fixed order */
+        assert_int_equal(g.min_cc_major, 7);        /* shuffles; no cp.async */
+        assert_false(g.arch_specific);
+        char what[96];
+        snprintf(what, sizeof what, "gemm %zux%zux%zu %s %s matrix-vector", m, n, k,
+                 tb_view_name(c.view.kind), tb_realization_name(c.realization));
         compile_without_spills(&g, what);
         tb_generated_free(&g);
       }
@@ -439,6 +506,7 @@ int main(void) {
       cmocka_unit_test(register_rule_holds),
       cmocka_unit_test(elementwise),
       cmocka_unit_test(gemm_kernels),
+      cmocka_unit_test(gemv_kernels),
       cmocka_unit_test(gemm_wide_tile_offsets),
       cmocka_unit_test(gemm_user_blocks),
       cmocka_unit_test(plan_case_mismatch_refused),

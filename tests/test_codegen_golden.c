@@ -28,6 +28,8 @@
  *     the capability only) x the planner's rule and user blocks (--gemm-block)
  *     the planner accepts for that realization and target (a refused one is
  *     no entry); loads 4 or 1 floats wide as the view and shape allow;
+ *     shapes with m = 1 or n = 1 plan matrix-vector kernels under simt and
+ *     tensor-3xtf32 with the rule (rows, columns; k split or whole);
  *     "gemm/<m>x<n>x<k>/<view>/<realization>/<rule|M,N,K>/<target>"
  * The test also asserts that the matrix reaches every mapping and every gemm
  * kernel kind, so shrinking it cannot silently drop one.
@@ -81,6 +83,7 @@ static struct {
   size_t elementwise;
   size_t simt_wide, simt_narrow; /* outputs per thread along n >= 4, < 4 */
   size_t mma_sync, mma_sync_3xtf32, wgmma_128, wgmma_256;
+  size_t gemv_rows, gemv_columns, gemv_split, gemv_whole; /* k split in 2 launches, or not */
   size_t vw4, vw1, wide_offsets, user_blocks, refused_blocks;
   size_t duplicates;
 } reached;
@@ -305,7 +308,10 @@ static void elementwise(void) {
 /* ---- gemm -------------------------------------------------------------- */
 
 static void count_gemm(const struct tb_gemm_plan *plan, const struct tb_case *c) {
-  if (plan->warpgroups != 0) {
+  if (plan->gemv != TB_GEMV_NONE) {
+    ++*(plan->gemv == TB_GEMV_ROWS ? &reached.gemv_rows : &reached.gemv_columns);
+    ++*(plan->k_splits > 1 ? &reached.gemv_split : &reached.gemv_whole);
+  } else if (plan->warpgroups != 0) {
     ++*(plan->block_n == 256 ? &reached.wgmma_256 : &reached.wgmma_128);
   } else if (plan->realization == TB_REALIZATION_SIMT) {
     ++*(plan->thread_n >= 4 ? &reached.simt_wide : &reached.simt_narrow);
@@ -324,10 +330,12 @@ static void count_gemm(const struct tb_gemm_plan *plan, const struct tb_case *c)
 }
 
 static void gemm(void) {
-  /* the brief's set, and a k long enough for 64-bit tile offsets */
+  /* the brief's set, a k long enough for 64-bit tile offsets, and
+   * matrix-vector products (m = 1, n = 1, both; k split or whole) */
   static const size_t gemm_shapes[][3] = {
-      {32, 32, 32},     {128, 128, 128},    {127, 193, 61},  {1999, 2999, 37},
-      {2048, 1536, 40}, {4096, 4096, 4096}, {1, 4096, 4096}, {64, 64, 70000000},
+      {32, 32, 32},       {128, 128, 128}, {127, 193, 61},     {1999, 2999, 37}, {2048, 1536, 40},
+      {4096, 4096, 4096}, {1, 4096, 4096}, {64, 64, 70000000}, {4096, 1, 4096},  {257, 1, 300},
+      {1, 300, 257},      {1, 1, 64},      {1, 1, 4096},
   };
   /* {0,0,0}: the planner's rule; the rest as --gemm-block M,N,K */
   static const struct tb_gemm_block blocks[] = {
@@ -496,14 +504,16 @@ static void check_coverage(void) {
       "streaming %zu, split row %zu, cluster row %zu (%zu cached, %zu streamed), subwarp rows %zu; "
       "register rows s=1 p>1 %zu, s=1 p=1 %zu, s 2..16 %zu, s>16 %zu; elementwise %zu; gemm: simt "
       "%zu + %zu "
-      "(thread n < 4), mma.sync tf32 %zu, 3xtf32 %zu, wgmma n128 %zu, n256 %zu; 4-float loads "
+      "(thread n < 4), mma.sync tf32 %zu, 3xtf32 %zu, wgmma n128 %zu, n256 %zu, matrix-vector "
+      "rows %zu, columns %zu (k split %zu, whole %zu); 4-float loads "
       "%zu, 1-float %zu; 64-bit tile offsets %zu; user blocks %zu (%zu refused, not entries)\n",
       generated.count, reached.duplicates, reached.mapping[TB_MAPPING_REGISTER_ROWS],
       reached.mapping[TB_MAPPING_BLOCK_STREAMING], reached.mapping[TB_MAPPING_SPLIT_ROW],
       reached.mapping[TB_MAPPING_CLUSTER_ROW], reached.cluster_cached, reached.cluster_streamed,
       reached.mapping[TB_MAPPING_SUBWARP_ROWS], reached.s1_packed, reached.s1_single,
       reached.s_small, reached.s_large, reached.elementwise, reached.simt_wide, reached.simt_narrow,
-      reached.mma_sync, reached.mma_sync_3xtf32, reached.wgmma_128, reached.wgmma_256, reached.vw4,
+      reached.mma_sync, reached.mma_sync_3xtf32, reached.wgmma_128, reached.wgmma_256,
+      reached.gemv_rows, reached.gemv_columns, reached.gemv_split, reached.gemv_whole, reached.vw4,
       reached.vw1, reached.wide_offsets, reached.user_blocks, reached.refused_blocks);
   const struct {
     const char *kind;
@@ -526,6 +536,10 @@ static void check_coverage(void) {
       {"gemm mma.sync 3xtf32", reached.mma_sync_3xtf32},
       {"gemm wgmma m64n128k8", reached.wgmma_128},
       {"gemm wgmma m64n256k8", reached.wgmma_256},
+      {"gemm matrix-vector rows (n = 1)", reached.gemv_rows},
+      {"gemm matrix-vector columns (m = 1)", reached.gemv_columns},
+      {"gemm matrix-vector, k split (two launches)", reached.gemv_split},
+      {"gemm matrix-vector, k whole (one launch)", reached.gemv_whole},
       {"gemm 4-float loads", reached.vw4},
       {"gemm 1-float loads", reached.vw1},
       {"gemm 64-bit tile offsets", reached.wide_offsets},

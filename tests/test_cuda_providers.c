@@ -148,13 +148,25 @@ static CUresult fake_module_unload(CUmodule m) {
 }
 
 /* The user source's softmax, run on the host below, and native's generated
- * entry point, which the fake loads but does not run. */
+ * entry points (tb_main, and tb_combine of a split matrix-vector product),
+ * which the fake loads but does not run: it logs their launches. */
 #define FAKE_NATIVE_MAIN ((CUfunction)(uintptr_t)0xF1)
+#define FAKE_NATIVE_COMBINE ((CUfunction)(uintptr_t)0xF2)
 static CUresult fake_get_function(CUfunction *f, CUmodule m, const char *name) {
-  bool native = strcmp(name, "tb_main") == 0;
-  *f = native ? FAKE_NATIVE_MAIN : (CUfunction)(uintptr_t)0xF0;
-  return native || strcmp(name, "tb_user_softmax") == 0 ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+  bool main_kernel = strcmp(name, "tb_main") == 0, combine = strcmp(name, "tb_combine") == 0;
+  *f = main_kernel ? FAKE_NATIVE_MAIN : combine ? FAKE_NATIVE_COMBINE : (CUfunction)(uintptr_t)0xF0;
+  return main_kernel || combine || strcmp(name, "tb_user_softmax") == 0 ? CUDA_SUCCESS
+                                                                        : CUDA_ERROR_NOT_FOUND;
 }
+
+/* native launches in order: the function, its grid and block, and the
+ * workspace argument it was given */
+static struct {
+  int count;
+  CUfunction function[8];
+  unsigned grid[8], block[8];
+  CUdeviceptr workspace[8];
+} native_launches;
 
 static CUresult fake_func_attribute(int *value, CUfunction_attribute a, CUfunction f) {
   *value = a == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024 : 0;
@@ -166,7 +178,12 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
                             unsigned by, unsigned bz, unsigned smem, CUstream stream, void **params,
                             void **extra) {
   fake_kernel.launches++;
-  if (f == FAKE_NATIVE_MAIN) {
+  if (f == FAKE_NATIVE_MAIN || f == FAKE_NATIVE_COMBINE) {
+    int i = native_launches.count++ % 8;
+    native_launches.function[i] = f;
+    native_launches.grid[i] = gx * gy * gz;
+    native_launches.block[i] = bx * by * bz;
+    native_launches.workspace[i] = *(CUdeviceptr *)params[5];
     return CUDA_SUCCESS;
   }
   fake_kernel.grid[0] = gx, fake_kernel.grid[1] = gy, fake_kernel.grid[2] = gz;
@@ -223,6 +240,7 @@ static void install_device(int cc_major, int cc_minor, int multiprocessors) {
       .cuLaunchKernel = fake_launch,
   };
   memset(&fake_kernel, 0, sizeof fake_kernel);
+  memset(&native_launches, 0, sizeof native_launches);
   tb_cuda_driver_install(&table);
 }
 
@@ -347,6 +365,60 @@ static void native_plans_gemm_for_its_device(void **state) {
   assert_non_null(strstr(plan.as.gemm.instruction, "mma.sync"));
   tb_provider_destroy(ampere);
   assert_everything_given_back();
+}
+
+/* A matrix-vector gemm whose k is split: one call is tb_main over the
+ * plan's blocks, then tb_combine over its combine blocks, both handed the
+ * same workspace; 1x1024x2048: 1 block of 1024 columns, k in 128 chunks of
+ * 16 rows (528 / 1 wanted, 2048 / 528 -> 4, at least 16), 128 blocks; 1024
+ * / 256 = 4 combine blocks. An n = 1 product with k whole is one launch. */
+static void native_launches_matrix_vector(void **state) {
+  const struct {
+    struct tb_shape shape;
+    int launches;
+    unsigned main_blocks, combine_blocks;
+  } cases[] = {{{1, 1024, 2048}, 2, 128, 4}, {{4096, 1, 64}, 1, 512, 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    struct tb_provider *p = native_on(9, 0, 132);
+    dev.l2_bytes = 64 << 10; /* few buffer sets */
+    struct tb_case c = case_of(TB_OP_GEMM, cases[i].shape, TB_REALIZATION_SIMT);
+    c.view = tb_view_for(TB_VIEW_PACKED, c.shape.n);
+    struct tb_case_data data;
+    struct tb_error err = {0};
+    assert_int_equal(tb_case_data_create(&c, 7, &data, &err), TB_OK);
+    struct tb_exec_plan plan;
+    assert_int_equal(p->ops->plan(p, &c, &plan, &err), TB_OK);
+    assert_int_equal(plan.as.gemm.gemv, cases[i].launches == 2 ? TB_GEMV_COLUMNS : TB_GEMV_ROWS);
+    enum tb_status st = p->ops->prepare(p, &c, &data, &plan, &err);
+    if (st == TB_ERR_UNAVAILABLE && strstr(err.message, "NVRTC") != NULL) {
+      tb_case_data_free(&data);
+      tb_provider_destroy(p);
+      skip(); /* no NVRTC here: native cannot prepare */
+    }
+    assert_int_equal(st, TB_OK);
+    assert_int_equal(p->ops->launches_per_call(p), cases[i].launches);
+    assert_int_equal(p->ops->launch(p, 1, &err), TB_OK);
+    assert_int_equal(native_launches.count, cases[i].launches);
+    assert_true(native_launches.function[0] == FAKE_NATIVE_MAIN);
+    assert_int_equal(native_launches.grid[0], cases[i].main_blocks);
+    assert_int_equal(native_launches.block[0], 256);
+    if (cases[i].launches == 2) {
+      assert_true(native_launches.function[1] == FAKE_NATIVE_COMBINE);
+      assert_int_equal(native_launches.grid[1], cases[i].combine_blocks);
+      assert_int_equal(native_launches.block[1], 256);
+      /* the partial sums tb_main leaves are what tb_combine reads */
+      assert_true(native_launches.workspace[0] != 0);
+      assert_true(native_launches.workspace[1] == native_launches.workspace[0]);
+    }
+    struct tb_provider_details details;
+    p->ops->details(p, &details);
+    assert_int_equal(details.as.cuda.kernel_count, cases[i].launches);
+    assert_string_equal(details.as.cuda.kernels[0].name, "tb_main");
+    p->ops->release(p);
+    tb_provider_destroy(p);
+    assert_everything_given_back();
+    tb_case_data_free(&data);
+  }
 }
 
 /* Elementwise: the fixed walk; a block the generator cannot build is
@@ -602,6 +674,7 @@ int main(void) {
       cmocka_unit_test(native_plans_reductions_for_its_device),
       cmocka_unit_test(native_buffers_are_defended),
       cmocka_unit_test(native_plans_gemm_for_its_device),
+      cmocka_unit_test(native_launches_matrix_vector),
       cmocka_unit_test(native_plans_elementwise_and_refuses_bad_blocks),
       cmocka_unit_test(cublas_is_its_own_provider),
       cmocka_unit_test(user_provider_runs_a_library_on_device_buffers),

@@ -672,6 +672,146 @@ static void gemm_tensor_rule(void **state) {
   assert_int_equal(p.shared_bytes, 4 * 3 * (64 * 36 + 32 * 72));
 }
 
+/* Matrix-vector plans (docs/gemm.md): m = 1 or n = 1 under simt and
+ * tensor-3xtf32 with the rule; `aligned` as the plan step gives it. */
+static struct tb_gemm_plan gemv_plan(size_t m, size_t n, size_t k, enum tb_realization r,
+                                     bool aligned) {
+  struct tb_gemm_plan p;
+  struct tb_error err = {0};
+  struct tb_gemm_block rule = {0, 0, 0};
+  assert_int_equal(tb_plan_gemm(m, n, k, r, rule, tb_gemm_target_h200(), aligned, &p, &err), TB_OK);
+  return p;
+}
+
+static void gemv_columns_rule(void **state) {
+  /* 1x4096x4096, aligned: a thread per 4 columns, 256 threads: 1024 columns
+   * a block, 4096 / 1024 = 4 blocks < 132, so k is split: wanted 4 x 132 /
+   * 4 = 132 chunks, 4096 / 132 = 31.03 -> 32 rows (a multiple of 4, >= 16),
+   * 4096 / 32 = 128 chunks; 4 x 128 = 512 blocks, 512 / 132 -> 4 waves;
+   * partials 128 x 4096 = 524288 floats, combined by 4096 / 256 = 16 blocks */
+  struct tb_gemm_plan p = gemv_plan(1, 4096, 4096, TB_REALIZATION_SIMT, true);
+  assert_int_equal(p.gemv, TB_GEMV_COLUMNS);
+  assert_string_equal(p.instruction, "fma");
+  assert_int_equal(p.threads, 256);
+  assert_int_equal(p.vector_width, 4);
+  assert_int_equal(p.block_m * 10000 + p.block_n, 11024);
+  assert_int_equal(p.thread_m * 10 + p.thread_n, 14);
+  assert_int_equal(p.grid_m * 10 + p.grid_n, 14);
+  assert_int_equal(p.k_chunk, 32);
+  assert_int_equal(p.block_k, 32);
+  assert_int_equal(p.k_splits, 128);
+  assert_int_equal(p.blocks, 512);
+  assert_int_equal(p.waves, 4);
+  assert_int_equal(p.launches, 2);
+  assert_int_equal(p.workspace_floats, 524288);
+  assert_int_equal(p.combine_blocks, 16);
+  assert_int_equal(p.stages + p.shared_bytes + p.barrier_sites, 0);
+  assert_int_equal(p.blocks_per_multiprocessor, 4);
+  assert_int_equal(p.pack_blocks + p.warpgroups, 0);
+  assert_false(p.block_from_user);
+  /* the strided view (not aligned): 1 column a thread, 256 a block, 16
+   * blocks: wanted 528 / 16 = 33 chunks, 4096 / 33 = 124.1 -> 125 -> 128
+   * rows, 32 chunks, 512 blocks */
+  p = gemv_plan(1, 4096, 4096, TB_REALIZATION_TENSOR_3XTF32, false);
+  assert_int_equal(p.gemv, TB_GEMV_COLUMNS);
+  assert_int_equal(p.vector_width, 1);
+  assert_int_equal(p.block_n, 256);
+  assert_int_equal(p.grid_n, 16);
+  assert_int_equal(p.k_chunk * 1000 + p.k_splits, 128032);
+  assert_int_equal(p.blocks, 512);
+  /* 1x300x257 (k % 4 != 0: not aligned): 2 blocks of 256 columns; wanted
+   * 528 / 2 = 264 chunks, 257 / 264 -> 1 -> 4 rows, below the 16 of 4
+   * granules: 16 rows, 257 / 16 = 16.06 -> 17 chunks (the last 1 row), 34
+   * blocks; partials 17 x 300 = 5100 floats, 300 / 256 -> 2 combine blocks */
+  p = gemv_plan(1, 300, 257, TB_REALIZATION_SIMT, false);
+  assert_int_equal(p.k_chunk * 1000 + p.k_splits, 16017);
+  assert_int_equal(p.blocks, 34);
+  assert_int_equal(p.workspace_floats, 5100);
+  assert_int_equal(p.combine_blocks, 2);
+  /* 1 x 40000 x 8, aligned: 40 blocks of 1024 columns; wanted 528 / 40 = 14
+   * chunks, 8 / 14 -> 1 -> 4, at least 16 rows >= k 8: no split, one launch
+   * of 40 blocks, no workspace, k_chunk the whole k */
+  p = gemv_plan(1, 40000, 8, TB_REALIZATION_SIMT, true);
+  assert_int_equal(p.k_chunk * 1000 + p.k_splits, 8001);
+  assert_int_equal(p.launches, 1);
+  assert_int_equal(p.workspace_floats + p.combine_blocks, 0);
+  /* 1 x 140000 x 64, not aligned: 547 blocks of 256 columns >= 132: no split */
+  p = gemv_plan(1, 140000, 64, TB_REALIZATION_SIMT, false);
+  assert_int_equal(p.blocks, 547);
+  assert_int_equal(p.k_splits, 1);
+}
+
+static void gemv_rows_rule(void **state) {
+  /* 4096x1x4096, aligned (B one contiguous column): a warp per row, 8 a
+   * block: 512 blocks >= 132: no split, one launch, 512 / 132 -> 4 waves */
+  struct tb_gemm_plan p = gemv_plan(4096, 1, 4096, TB_REALIZATION_SIMT, true);
+  assert_int_equal(p.gemv, TB_GEMV_ROWS);
+  assert_int_equal(p.vector_width, 4);
+  assert_int_equal(p.block_m * 10 + p.block_n, 81);
+  assert_int_equal(p.warps_m * 10 + p.warps_n, 81);
+  assert_int_equal(p.thread_m + p.thread_n, 0);
+  assert_int_equal(p.grid_m * 10 + p.grid_n, 5121);
+  assert_int_equal(p.k_chunk * 10 + p.k_splits, 40961);
+  assert_int_equal(p.blocks, 512);
+  assert_int_equal(p.waves, 4);
+  assert_int_equal(p.launches, 1);
+  assert_int_equal(p.workspace_floats, 0);
+  /* 257x1x300, not aligned: 33 blocks < 132; wanted 528 / 33 = 16 chunks,
+   * 300 / 16 -> 19 -> 32 (a granule is 32 x 1 values), below 4 granules:
+   * 128, 300 / 128 -> 3 chunks, 99 blocks; partials 3 x 257 = 771 floats,
+   * 257 / 256 -> 2 combine blocks */
+  p = gemv_plan(257, 1, 300, TB_REALIZATION_TENSOR_3XTF32, false);
+  assert_int_equal(p.gemv, TB_GEMV_ROWS);
+  assert_int_equal(p.k_chunk * 10 + p.k_splits, 1283);
+  assert_int_equal(p.blocks, 99);
+  assert_int_equal(p.workspace_floats, 771);
+  assert_int_equal(p.combine_blocks, 2);
+  /* the same aligned: a granule 32 x 4 = 128, at least 512 >= 300: no split */
+  p = gemv_plan(257, 1, 300, TB_REALIZATION_SIMT, true);
+  assert_int_equal(p.k_splits, 1);
+  assert_int_equal(p.blocks, 33);
+  /* 1x1x4096 (both m and n 1: rows), aligned: 1 block; wanted 528 chunks,
+   * 4096 / 528 -> 8 -> 128, at least 512: 8 chunks, 8 blocks, 8 partials, 1
+   * combine block */
+  p = gemv_plan(1, 1, 4096, TB_REALIZATION_SIMT, true);
+  assert_int_equal(p.gemv, TB_GEMV_ROWS);
+  assert_int_equal(p.k_chunk * 10 + p.k_splits, 5128);
+  assert_int_equal(p.workspace_floats * 10 + p.combine_blocks, 81);
+  /* 1x1x64: 512 >= 64, one chunk, one block of one launch */
+  p = gemv_plan(1, 1, 64, TB_REALIZATION_SIMT, true);
+  assert_int_equal(p.k_chunk * 10 + p.k_splits, 641);
+  assert_int_equal(p.blocks * 10 + p.launches, 11);
+}
+
+/* What keeps the tiled kernels: `tensor` (TF32 by contract), a user block,
+ * and shapes with neither m nor n 1; a tiled n = 1 never loads B as float4s
+ * whatever `aligned` says (a row of B is 1 float). */
+static void gemv_not_taken(void **state) {
+  struct tb_gemm_plan p = gemv_plan(1, 4096, 4096, TB_REALIZATION_TENSOR, true);
+  assert_int_equal(p.gemv, TB_GEMV_NONE);
+  assert_string_equal(p.instruction, "mma.sync.m16n8k8");
+  assert_int_equal(p.k_splits * 100000 + p.k_chunk, 104096);
+  assert_int_equal(p.combine_blocks, 0);
+  p = gemv_plan(2, 4096, 4096, TB_REALIZATION_SIMT, true);
+  assert_int_equal(p.gemv, TB_GEMV_NONE);
+  struct tb_error err = {0};
+  struct tb_gemm_block user = {64, 64, 16};
+  assert_int_equal(
+      tb_plan_gemm(1, 4096, 4096, TB_REALIZATION_SIMT, user, tb_gemm_target_h200(), true, &p, &err),
+      TB_OK);
+  assert_int_equal(p.gemv, TB_GEMV_NONE);
+  assert_true(p.block_from_user);
+  assert_int_equal(
+      tb_plan_gemm(64, 1, 64, TB_REALIZATION_SIMT, user, tb_gemm_target_h200(), true, &p, &err),
+      TB_OK);
+  assert_int_equal(p.vector_width, 1);
+  p = gemv_plan(64, 1, 64, TB_REALIZATION_TENSOR, true);
+  assert_int_equal(p.vector_width, 1);
+  assert_string_equal(tb_gemv_kind_name(TB_GEMV_ROWS), "rows");
+  assert_string_equal(tb_gemv_kind_name(TB_GEMV_COLUMNS), "columns");
+  assert_null(tb_gemv_kind_name(TB_GEMV_NONE));
+}
+
 static void gemm_refusals(void **state) {
   struct tb_gemm_plan p;
   struct tb_error err = {0};
@@ -730,6 +870,9 @@ int main(void) {
       cmocka_unit_test(gemm_simt_rule),
       cmocka_unit_test(gemm_tensor_rule),
       cmocka_unit_test(gemm_refusals),
+      cmocka_unit_test(gemv_columns_rule),
+      cmocka_unit_test(gemv_rows_rule),
+      cmocka_unit_test(gemv_not_taken),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -725,6 +725,97 @@ class GemmAuditTest(Corruptions, unittest.TestCase):
         self.assert_caught(self.RUN, m, "plan.vector_width")
 
 
+class GemvPlanAuditTest(unittest.TestCase):
+    """The audit's matrix-vector rule (docs/gemm.md) on the plans `tilebench plan --json`
+    writes (no GPU here, and the CPU backend plans no gemm): every fact re-derived, a
+    changed one named, and records of the tiled rule told apart."""
+
+    @classmethod
+    def setUpClass(cls):
+        import importlib.util
+        spec = importlib.util.spec_from_file_location("tilebench_audit", AUDIT)
+        cls.audit = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(cls.audit)
+
+    def plan(self, shape, realization="simt"):
+        r = run("plan", "--op", "gemm", "--shape", shape, "--matrix-realization", realization,
+                "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout)
+
+    def check(self, record, realization="simt", view="packed", kernels=None):
+        case = {"realization": realization, "input_view": {"kind": view}}
+        if kernels is not None:
+            case["provider_details"] = {"kernels": kernels}
+        a = self.audit.Audit()
+        self.audit.check_plan(a, record, "plan")
+        return self.audit.audit_gemm_plan(a, record, case, "9.0")
+
+    def assert_caught(self, record, field, **kw):
+        with self.assertRaises(self.audit.Discrepancy) as caught:
+            self.check(record, **kw)
+        self.assertIn(field, str(caught.exception))
+
+    def test_rule_passes(self):
+        for shape, kind, splits in (("1x4096x4096", "columns", 128), ("4096x1x4096", "rows", 1),
+                                    ("1x300x257", "columns", 17), ("257x1x300", "rows", 1),
+                                    ("1x1x64", "rows", 1), ("1x1x4096", "rows", 8)):
+            for realization in ("simt", "tensor-3xtf32"):
+                record = self.plan(shape, realization)
+                self.assertEqual((record["gemv"], record["k_splits"]), (kind, splits), shape)
+                self.assertEqual(self.check(record, realization)["barriers"], 0)
+        # k % 4 != 0: 1-float loads, as on a strided view
+        self.check(self.plan("1x300x257"), view="strided")
+
+    def test_tensor_and_user_blocks_stay_tiled(self):
+        record = self.plan("1x4096x4096", "tensor")
+        self.assertIsNone(record["gemv"])
+        self.check(record, "tensor")
+        record["gemv"] = "columns"
+        self.assert_caught(record, "plan.gemv", realization="tensor")
+        r = run("plan", "--op", "gemm", "--shape", "1x4096x4096", "--gemm-block", "64,64,16",
+                "--json")
+        tiled = json.loads(r.stdout)
+        self.assertIsNone(tiled["gemv"])
+        self.check(tiled)
+        tiled["k_splits"] = 2
+        self.assert_caught(tiled, "plan.k_splits")
+
+    def test_every_fact_tampered_is_caught(self):
+        changes = (("k_splits", 64), ("k_chunk", 64), ("combine_blocks", 8),
+                   ("workspace_floats", 4096), ("launches", 1), ("thread_blocks", 256),
+                   ("waves", 2), ("vector_width", 1), ("threads", 128), ("barrier_sites", 1),
+                   ("shared_bytes", 1024), ("stages", 3), ("instruction", "mma.sync.m16n8k8"),
+                   ("blocks_per_multiprocessor", 2), ("grid_n", 8), ("gemv", None))
+        for key, value in changes:
+            record = self.plan("1x4096x4096")
+            record[key] = value
+            self.assert_caught(record, f"plan.{key}")
+        for key, value in (("block_n", 512), ("block_k", 64), ("thread_n", 1)):
+            record = self.plan("1x4096x4096")
+            record["tile"][key] = value
+            self.assert_caught(record, "plan.tile")
+        record = self.plan("4096x1x4096")
+        record["gemv"] = "columns"
+        self.assert_caught(record, "plan.gemv")
+        record = self.plan("257x1x300")
+        self.assert_caught(record, "plan.vector_width", view="strided")
+        record = self.plan("1x4096x4096")
+        record["rule"] = "simt: 128x256x32 when its blocks fill at least 90 % of its waves"
+        self.assert_caught(record, "plan.rule")
+
+    def test_launched_kernels(self):
+        record = self.plan("1x4096x4096")
+        kernels = [{"name": "tb_main", "threads_per_block": 256, "blocks": 512},
+                   {"name": "tb_combine", "threads_per_block": 256, "blocks": 16}]
+        self.check(record, kernels=kernels)
+        self.assert_caught(record, "provider_details.kernels", kernels=kernels[:1])
+        kernels[1]["blocks"] = 15
+        self.assert_caught(record, "provider_details.kernels", kernels=kernels)
+        single = [{"name": "tb_main", "threads_per_block": 256, "blocks": 512}]
+        self.check(self.plan("4096x1x4096"), kernels=single)
+
+
 # compare has its own file: tests/test_compare.py.
 
 

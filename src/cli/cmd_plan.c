@@ -73,6 +73,40 @@ static void print_table(const struct tb_plan *plan) {
   }
 }
 
+/* A tiled gemm plan's tile, threads and (wgmma) packing launch. */
+static void print_tiled(const struct tb_gemm_plan *plan) {
+  printf("tile %ux%ux%u, %u threads, %s %ux%u, %u stages, %u-float loads, %s\n", plan->block_m,
+         plan->block_n, plan->block_k, plan->threads,
+         plan->realization == TB_REALIZATION_SIMT ? "outputs per thread"
+         : plan->warpgroups != 0                  ? "warpgroup tile"
+                                                  : "warp tile",
+         plan->thread_m, plan->thread_n, plan->stages, plan->vector_width, plan->instruction);
+  if (plan->launches > 1) {
+    printf("packing launch first: %llu blocks, %llu floats of workspace\n", plan->pack_blocks,
+           plan->workspace_floats);
+  }
+}
+
+/* A matrix-vector plan: who owns which outputs, the k split, the second
+ * launch. */
+static void print_gemv(const struct tb_gemm_plan *plan) {
+  if (plan->gemv == TB_GEMV_ROWS) {
+    printf("matrix-vector (rows): a warp per row of A, %u rows a block", plan->warps_m);
+  } else {
+    printf("matrix-vector (columns): a thread per %u column(s) of B, %u a block", plan->thread_n,
+           plan->block_n);
+  }
+  printf(", %u threads, %u-float loads, %s\n", plan->threads, plan->vector_width,
+         plan->instruction);
+  printf("k in %llu chunk(s) of %llu, a block each", plan->k_splits, plan->k_chunk);
+  if (plan->launches > 1) {
+    printf("; partial sums added in chunk order by a second launch: %llu blocks, %llu floats of "
+           "workspace",
+           plan->combine_blocks, plan->workspace_floats);
+  }
+  putchar('\n');
+}
+
 /* gemm: the tile rule for a packed, 16-byte aligned case on the default
  * device (132 multiprocessors), as `tilebench run` would record it. */
 static int plan_gemm(struct tb_shape shape, const char *realization_text, const char *block_text,
@@ -81,7 +115,7 @@ static int plan_gemm(struct tb_shape shape, const char *realization_text, const 
   struct tb_gemm_block block = {0, 0, 0};
   struct tb_gemm_plan plan;
   struct tb_device_limits limits = tb_device_limits_default();
-  bool aligned = shape.k % 4 == 0 && shape.n % 4 == 0;
+  bool aligned = shape.k % 4 == 0 && (shape.n % 4 == 0 || shape.n == 1); /* packed */
   if (tb_realization_parse(realization_text, &realization, err) != TB_OK ||
       (block_text != NULL && tb_gemm_block_parse(block_text, &block, err) != TB_OK) ||
       tb_plan_gemm(shape.m, shape.n, shape.k, realization, block, tb_gemm_target_h200(), aligned,
@@ -96,18 +130,17 @@ static int plan_gemm(struct tb_shape shape, const char *realization_text, const 
   } else {
     printf("gemm %zux%zux%zu, realization %s (%s), packed inputs, %s\n", shape.m, shape.n, shape.k,
            tb_realization_name(realization), tb_realization_precision(realization), limits.source);
-    printf("tile %ux%ux%u, %u threads, %s %ux%u, %u stages, %u-float loads, %s\n", plan.block_m,
-           plan.block_n, plan.block_k, plan.threads,
-           realization == TB_REALIZATION_SIMT ? "outputs per thread"
-           : plan.warpgroups != 0             ? "warpgroup tile"
-                                              : "warp tile",
-           plan.thread_m, plan.thread_n, plan.stages, plan.vector_width, plan.instruction);
-    if (plan.launches > 1) {
-      printf("packing launch first: %llu blocks, %llu floats of workspace\n", plan.pack_blocks,
-             plan.workspace_floats);
+    if (plan.gemv != TB_GEMV_NONE) {
+      print_gemv(&plan);
+    } else {
+      print_tiled(&plan);
     }
-    printf("grid %llu x %llu = %llu blocks, %llu wave(s) over %u multiprocessors, %u B shared\n",
-           plan.grid_m, plan.grid_n, plan.blocks, plan.waves, plan.multiprocessors,
+    char chunks[48] = ""; /* a matrix-vector plan's blocks also run along k */
+    if (plan.gemv != TB_GEMV_NONE) {
+      snprintf(chunks, sizeof chunks, " x %llu chunk(s) of k", plan.k_splits);
+    }
+    printf("grid %llu x %llu%s = %llu blocks, %llu wave(s) over %u multiprocessors, %u B shared\n",
+           plan.grid_m, plan.grid_n, chunks, plan.blocks, plan.waves, plan.multiprocessors,
            plan.shared_bytes);
     printf("rule: %s\n", plan.rule);
   }

@@ -2,8 +2,8 @@
  * leading dimension SB), fp32, from a tb_gemm_plan. The shape and the tile
  * are compile-time constants of the source, so each case's kernel is
  * specialised; every global access is guarded, so any M, N, K and leading
- * dimension work. Two generators: SIMT (this file) and tensor cores
- * (gemm_tensor.c). */
+ * dimension work. Generators: SIMT (this file), tensor cores
+ * (gemm_tensor.c, gemm_wgmma.c) and matrix-vector products (gemv.c). */
 #include <string.h>
 
 #include "codegen/emit.h"
@@ -85,6 +85,9 @@ enum tb_status tb_codegen_gemm(const struct tb_gemm_plan *plan, const struct tb_
   if (!c->op->is_matmul || plan->m != c->shape.m || plan->n != c->shape.n ||
       plan->k != c->shape.k) {
     return tb_fail(err, TB_ERR_RUN, "gemm plan does not belong to the case");
+  }
+  if (plan->gemv != TB_GEMV_NONE) {
+    return tb_codegen_gemv(plan, c, g, err);
   }
   if (plan->warpgroups != 0) {
     return tb_codegen_gemm_wgmma(plan, c, g, err);

@@ -22,5 +22,8 @@ extern const char tb_kernel_block_streaming[];
 extern const char tb_kernel_split_row[];
 extern const char tb_kernel_cluster_row[];
 extern const char tb_kernel_subwarp_rows[];
+/* gemm with m = 1 or n = 1: the matrix-vector kernels (codegen/gemv.c) */
+extern const char tb_kernel_gemv[];
+extern const char tb_kernel_gemv_combine[]; /* the second launch, where k is split */
 
 #endif

@@ -5,8 +5,10 @@
 bool tb_gemm_operands_aligned(const struct tb_case *c) {
   size_t sa = tb_view_for(c->view.kind, c->shape.k).row_stride;
   size_t sb = tb_view_for(c->view.kind, c->shape.n).row_stride;
-  return c->shape.k % 4 == 0 && c->shape.n % 4 == 0 && sa % 4 == 0 && sb % 4 == 0 &&
-         c->view.offset % 4 == 0;
+  /* B's rows on 16 bytes, or B one contiguous column (a matrix-vector
+   * product's vector, read 4 floats at once) */
+  bool b_rows = (c->shape.n % 4 == 0 && sb % 4 == 0) || (c->shape.n == 1 && sb == 1);
+  return c->shape.k % 4 == 0 && sa % 4 == 0 && b_rows && c->view.offset % 4 == 0;
 }
 
 static enum tb_status plan_gemm_case(const struct tb_case *c, const struct tb_plan_target *t,

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "planner/gemv.h"
+
 static void take_user_block(struct tb_gemm_plan *p, struct tb_gemm_block user) {
   p->block_m = user.m;
   p->block_n = user.n;
@@ -183,13 +185,20 @@ enum tb_status tb_plan_gemm(size_t m, size_t n, size_t k, enum tb_realization re
   p->realization = realization;
   p->multiprocessors = target.multiprocessors;
   p->rule = "--gemm-block (given by the user)";
+  p->k_splits = 1;
+  p->k_chunk = k;
+  if (user.m == 0 && tb_gemv_applies(m, n, realization)) {
+    tb_plan_gemv(p, aligned);
+    return TB_OK;
+  }
   enum tb_status st = realization == TB_REALIZATION_SIMT
                           ? simt_shape(p, user, err)
                           : tensor_shape(p, user, target.warpgroup_mma, err);
   if (st != TB_OK) {
     return st;
   }
-  p->vector_width = aligned ? 4 : 1;
+  /* a tile's B rows are float4s only where n is a multiple of 4 */
+  p->vector_width = aligned && n % 4 == 0 ? 4 : 1;
   p->grid_m = (m + p->block_m - 1) / p->block_m;
   p->grid_n = (n + p->block_n - 1) / p->block_n;
   p->blocks = p->grid_m * p->grid_n;

@@ -10,14 +10,31 @@
 #include "cases/case_params.h"
 #include "core/error.h"
 
+/* A gemm with m == 1 or n == 1 under an fp32 realization is a
+ * matrix-vector product, memory-bound: its own kernels stream the matrix
+ * operand once (gemv.h, docs/gemm.md). */
+enum tb_gemv_kind {
+  TB_GEMV_NONE = 0, /* a tiled gemm */
+  TB_GEMV_COLUMNS,  /* m == 1: y = x.B, a thread per vector_width columns of B */
+  TB_GEMV_ROWS,     /* n == 1: y = A.x, a warp per row of A */
+};
+
+/* "columns", "rows" (the plan record's `gemv`), NULL for TB_GEMV_NONE. */
+const char *tb_gemv_kind_name(enum tb_gemv_kind kind);
+
 struct tb_gemm_plan {
   size_t m, n, k;
   enum tb_realization realization;
-  unsigned block_m, block_n, block_k; /* output tile of a block; k per pipeline step */
-  /* simt: outputs per thread (thread_m x thread_n); tensor: the warp tile */
+  /* output tile of a block; k per pipeline step (matrix-vector: k_chunk, the
+   * k a block covers) */
+  unsigned block_m, block_n, block_k;
+  /* simt: outputs per thread (thread_m x thread_n); tensor: the warp tile;
+   * matrix-vector columns: 1 x vector_width, rows: 0 (a warp per output) */
   unsigned thread_m, thread_n;
-  unsigned warps_m, warps_n; /* mma.sync: warps over the block tile (simt, wgmma: 0) */
-  unsigned warpgroups;       /* wgmma: warpgroups of 128 threads along m (else 0) */
+  /* mma.sync: warps over the block tile; matrix-vector rows: 8 x 1, a warp
+   * per row (simt, wgmma, columns: 0) */
+  unsigned warps_m, warps_n;
+  unsigned warpgroups; /* wgmma: warpgroups of 128 threads along m (else 0) */
   /* blocks an SM is meant to hold (__launch_bounds__' minimum: the registers
    * ptxas may give a thread) */
   unsigned blocks_per_multiprocessor;
@@ -33,6 +50,13 @@ struct tb_gemm_plan {
   unsigned long long pack_blocks;      /* wgmma: blocks of the packing launch */
   unsigned long long workspace_floats; /* wgmma: the packed, TF32-rounded operands */
   unsigned multiprocessors;
+  /* matrix-vector plans (else TB_GEMV_NONE, k_splits 1, k_chunk k,
+   * combine_blocks 0): k is cut into k_splits chunks of k_chunk, one block
+   * each; with more than one, the first launch writes every chunk's partial
+   * sums to the workspace and a second of combine_blocks adds them in chunk
+   * order */
+  enum tb_gemv_kind gemv;
+  unsigned long long k_splits, k_chunk, combine_blocks;
   bool block_from_user; /* --gemm-block, not the rule */
   const char *rule;
 };
@@ -49,9 +73,13 @@ struct tb_gemm_target {
 struct tb_gemm_target tb_gemm_target_h200(void);
 
 /* Plans C (m x n) = A (m x k) . B (k x n). `aligned`: both operands' rows
- * start on 16 bytes (k, n, both leading dimensions and the view offset are
- * multiples of 4). A user block (non-zero) replaces the rule's, within the
- * shapes the generator supports; TB_ERR_USAGE otherwise. */
+ * start on 16 bytes (k, both leading dimensions and the view offset are
+ * multiples of 4, and n is, or B is one contiguous column: n and its leading
+ * dimension 1). The tiled kernels load 4 floats at once only where n is a
+ * multiple of 4 too. m == 1 or n == 1 under simt or tensor-3xtf32 without a
+ * user block is planned as a matrix-vector product (gemv.h). A user block
+ * (non-zero) replaces the rule's tile, within the shapes the generator
+ * supports; TB_ERR_USAGE otherwise. */
 enum tb_status tb_plan_gemm(size_t m, size_t n, size_t k, enum tb_realization realization,
                             struct tb_gemm_block user, struct tb_gemm_target target, bool aligned,
                             struct tb_gemm_plan *p, struct tb_error *err);

@@ -156,6 +156,11 @@ static json_t *gemm_plan_json(const struct tb_gemm_plan *p) {
   json_object_set_new(j, "pack_blocks", json_integer((json_int_t)p->pack_blocks));
   json_object_set_new(j, "workspace_floats", json_integer((json_int_t)p->workspace_floats));
   json_object_set_new(j, "barrier_sites", json_integer(p->barrier_sites));
+  const char *gemv = tb_gemv_kind_name(p->gemv);
+  json_object_set_new(j, "gemv", gemv != NULL ? json_string(gemv) : json_null());
+  json_object_set_new(j, "k_splits", json_integer((json_int_t)p->k_splits));
+  json_object_set_new(j, "k_chunk", json_integer((json_int_t)p->k_chunk));
+  json_object_set_new(j, "combine_blocks", json_integer((json_int_t)p->combine_blocks));
   json_object_set_new(j, "rule", json_string(p->rule));
   return j;
 }

@@ -672,6 +672,15 @@ def check_plan(a, record, field):
         member(a, record, field, "profile", "str")
         member(a, record, field, "rule", "str")
         member(a, record, field, "stages", "int")
+        if "gemv" in record:  # recorded since the matrix-vector rule, with its facts
+            member(a, record, field, "gemv", "str|null")
+            for key in ("k_splits", "k_chunk"):
+                member(a, record, field, key, "positive")
+            for key in ("combine_blocks", "workspace_floats", "pack_blocks", "launches",
+                        "warpgroups", "blocks_per_multiprocessor", "shared_bytes", "barrier_sites",
+                        "grid_m", "grid_n", "thread_blocks", "waves", "threads", "vector_width"):
+                member(a, record, field, key, "count")
+            member(a, record, field, "instruction", "str")
         tile = member(a, record, field, "tile", "object")
         for key in ("block_m", "block_n", "block_k"):
             member(a, tile, f"{field}.tile", key, "positive")
@@ -1680,13 +1689,107 @@ def mma_sync_facts(a, record, bm, bn, bk):
             "per_sm": 1 if split and threads == 256 else 2}
 
 
+# docs/gemm.md, "Matrix-vector plans" (src/planner/gemv.h's constants)
+GEMV_THREADS = 256          # threads of a block, both kernels
+GEMV_ROWS_PER_BLOCK = 8     # n = 1: a warp per row of A
+GEMV_BLOCKS_PER_SM = 4      # what a k split aims at
+GEMV_MIN_GRANULES = 4       # the shortest chunk of k a split gives a block
+GEMV_COLUMN_GRANULE = 4     # m = 1: rows of B a chunk is a multiple of
+GEMV_COMBINE_THREADS = 256  # the second launch: a thread per output
+
+
+def gemv_expected(record):
+    """The matrix-vector kind the rule gives: rows for n = 1, columns for m = 1, under the
+    fp32 realizations (simt, tensor-3xtf32) and the rule's block; None for a tiled plan."""
+    m, n = record["m"], record["n"]
+    if record["profile"] != "rule" or record["realization"] not in ("simt", "tensor-3xtf32"):
+        return None
+    return "rows" if n == 1 else "columns" if m == 1 else None
+
+
+def gemv_split(k, grid, granule, sms):
+    """k whole where the outputs' blocks give every multiprocessor one; else chunks of whole
+    granules, at least GEMV_MIN_GRANULES, for about GEMV_BLOCKS_PER_SM blocks an SM."""
+    chunk = k
+    if grid < sms:
+        wanted = ceil_div(GEMV_BLOCKS_PER_SM * sms, grid)
+        chunk = max(ceil_div(ceil_div(k, wanted), granule) * granule, GEMV_MIN_GRANULES * granule)
+    chunk = min(chunk, k)
+    return chunk, ceil_div(k, chunk)
+
+
+def audit_gemv_kernels(a, case, launches, blocks, combine_blocks):
+    """The kernels the native provider recorded launching: tb_main over the plan's blocks,
+    then, where k is split, tb_combine over its combine blocks."""
+    kernels = (case.get("provider_details") or {}).get("kernels")
+    if kernels is None:
+        return
+    expected = [("tb_main", GEMV_THREADS, blocks)]
+    if launches == 2:
+        expected.append(("tb_combine", GEMV_COMBINE_THREADS, combine_blocks))
+    a.same("provider_details.kernels (name, threads, blocks)",
+           [[kr.get("name"), kr.get("threads_per_block"), kr.get("blocks")] for kr in kernels],
+           [list(e) for e in expected])
+
+
+def audit_gemv_plan(a, record, case, kind):
+    """A matrix-vector plan, every fact re-derived from the shape, the view and the
+    multiprocessors: rows (n = 1): a warp per row of A, 8 rows a block, granules of 32 x
+    vector_width values of a row; columns (m = 1): a thread per vector_width columns of B,
+    granules of 4 rows; no shared memory, no barrier; a k split adds a second launch."""
+    m, n, k, sms = record["m"], record["n"], record["k"], record["multiprocessors"]
+    packed = case["input_view"]["kind"] == "packed"
+    # 4-float loads where the matrix's rows start on 16 bytes and, for rows, the vector (B's
+    # column) is contiguous: packed, k % 4 == 0, n % 4 == 0 or n == 1
+    vw = 4 if packed and k % 4 == 0 and (n % 4 == 0 or n == 1) else 1
+    a.same("plan.rule (the matrix-vector rule)", "matrix-vector" in record["rule"], True)
+    if kind == "rows":
+        bm, bn, grid_m, grid_n = GEMV_ROWS_PER_BLOCK, 1, ceil_div(m, GEMV_ROWS_PER_BLOCK), 1
+        thread, warps, granule, outputs = (0, 0), (GEMV_ROWS_PER_BLOCK, 1), 32 * vw, m
+    else:
+        bm, bn, grid_m = 1, GEMV_THREADS * vw, 1
+        grid_n = ceil_div(n, bn)
+        thread, warps, granule, outputs = (1, vw), (0, 0), GEMV_COLUMN_GRANULE, n
+    chunk, splits = gemv_split(k, grid_m * grid_n, granule, sms)
+    blocks = grid_m * grid_n * splits
+    launches = 2 if splits > 1 else 1
+    a.same("plan.vector_width", record["vector_width"], vw)
+    a.same("plan.tile", record["tile"], {"block_m": bm, "block_n": bn, "block_k": chunk,
+                                         "thread_m": thread[0], "thread_n": thread[1],
+                                         "warps_m": warps[0], "warps_n": warps[1]})
+    a.same("plan.k_chunk", record["k_chunk"], chunk)
+    a.same("plan.k_splits", record["k_splits"], splits)
+    for key, value in (("instruction", "fma"), ("threads", GEMV_THREADS), ("stages", 0),
+                       ("shared_bytes", 0), ("barrier_sites", 0), ("warpgroups", 0),
+                       ("blocks_per_multiprocessor", GEMV_BLOCKS_PER_SM), ("grid_m", grid_m),
+                       ("grid_n", grid_n), ("thread_blocks", blocks),
+                       ("waves", ceil_div(blocks, sms)), ("launches", launches),
+                       ("pack_blocks", 0),
+                       ("workspace_floats", splits * outputs if launches == 2 else 0),
+                       ("combine_blocks",
+                        ceil_div(outputs, GEMV_COMBINE_THREADS) if launches == 2 else 0)):
+        a.same(f"plan.{key}", record[key], value)
+    audit_gemv_kernels(a, case, launches, blocks, record["combine_blocks"])
+    return {"mapping": "gemm", "barriers": 0}
+
+
 def audit_gemm_plan(a, record, case, device_capability):
     """The tile rule of each realization, re-derived with every derived fact.
     Records from before the wgmma kernel carry no `instruction`: their tensor
     plans are mma.sync's whatever the device. Fields a kernel generation did
-    not record yet are not asked of it."""
+    not record yet are not asked of it: records made before the matrix-vector
+    rule carry no `gemv` and were planned tiled whatever their m and n."""
     m, n, k, realization = record["m"], record["n"], record["k"], record["realization"]
     a.same("plan.realization", realization, case.get("realization"))
+    if "gemv" in record:
+        kind = gemv_expected(record)
+        a.same("plan.gemv", record["gemv"], kind)
+        if kind is not None:
+            return audit_gemv_plan(a, record, case, kind)
+        # a tiled plan: each block covers the whole k, one launch's or the packing's
+        a.same("plan.k_splits", record["k_splits"], 1)
+        a.same("plan.k_chunk", record["k_chunk"], k)
+        a.same("plan.combine_blocks", record["combine_blocks"], 0)
     warpgroup_mma = "instruction" in record and device_capability == "9.0"
     bm, bn, bk = gemm_rule_tile(record, warpgroup_mma)
     wgmma = warpgroup_mma and realization == "tensor" and is_wgmma_tile(bm, bn, bk)

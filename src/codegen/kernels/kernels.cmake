@@ -1,9 +1,10 @@
-# The CUDA templates of the row-reduction generator (src/codegen/kernels/*.cuh)
+# The CUDA templates of the generators (src/codegen/kernels/*.cuh)
 # embedded into tb_codegen as C strings at build time (embed.cmake), so the
 # binary carries them and a template edit rebuilds only this file.
 set(TB_KERNEL_TEMPLATES
     prelude row_common sum softmax rmsnorm layernorm
-    streaming register_rows block_streaming split_row cluster_row subwarp_rows)
+    streaming register_rows block_streaming split_row cluster_row subwarp_rows gemv
+    gemv_combine)
 list(TRANSFORM TB_KERNEL_TEMPLATES PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
 list(TRANSFORM TB_KERNEL_TEMPLATES APPEND .cuh)
 set(TB_KERNEL_TEMPLATES_C ${CMAKE_CURRENT_BINARY_DIR}/codegen_kernel_templates.c)

@@ -1,0 +1,41 @@
+// The CUDA built-ins the matrix-vector kernels use, emulated on the host so
+// that a generated source (src/codegen/kernels/gemv.cuh) compiles as C++ and
+// runs: a std::thread per CUDA thread of a block, warp shuffles exchanged
+// through a per-warp barrier (every lane of a warp shuffles, or none: the
+// kernels return whole warps only). Checks arithmetic and indexing, not
+// speed or memory ordering. Used by check.sh; not part of CI.
+#include <barrier>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+struct tb_emulated_dim { unsigned x, y, z; };
+static thread_local tb_emulated_dim threadIdx, blockIdx;
+struct float4 { float x, y, z, w; };
+static inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
+template <class T> static inline T __ldcs(const T *p) { return *p; }
+static inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
+
+struct tb_emulated_warp {
+  std::barrier<> exchange{32};
+  float lanes[32];
+};
+static thread_local tb_emulated_warp *tb_my_warp;
+
+static inline float __shfl_xor_sync(unsigned, float v, int offset) {
+  const int lane = threadIdx.x % 32;
+  tb_my_warp->lanes[lane] = v;
+  tb_my_warp->exchange.arrive_and_wait();
+  const float r = tb_my_warp->lanes[lane ^ offset];
+  tb_my_warp->exchange.arrive_and_wait();  // nobody overwrites before all have read
+  return r;
+}
+
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
