@@ -360,7 +360,8 @@ static void fuzz_profile_name(const char *text) {
   struct tb_error err = {0};
   enum tb_status st = tb_planner_profile_check(text, &err);
   bool known = strcmp(text, TB_PLANNER_PROFILE_ANALYTIC) == 0 ||
-               strcmp(text, TB_PLANNER_PROFILE_CALIBRATED) == 0;
+               strcmp(text, TB_PLANNER_PROFILE_CALIBRATED) == 0 ||
+               strcmp(text, TB_PLANNER_PROFILE_CALIBRATED_2) == 0;
   TB_FUZZ_CHECK((st == TB_OK) == known, "'%s' gave %d", text, (int)st);
   if (st != TB_OK) {
     check_refusal(st, &err);

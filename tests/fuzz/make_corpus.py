@@ -288,7 +288,7 @@ OPTIONS = {
     "l": ["packed", "strided", "pack"],
     "m": ["reference", "candidate", "automatic"],
     "n": ["simt", "tensor", "tensor-3xtf32"],
-    "o": ["analytic", "calibrated"],
+    "o": ["analytic", "calibrated", "calibrated-2"],
     "p": ["native", "torch", "torch-compile", "cublas"],
     "q": ["sum,gemm,37x769,4x4x4,packed,strided,simt,tensor,reference,native"],
     "r": ["--op\nsoftmax\n--shape\n37x769",
