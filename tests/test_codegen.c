@@ -278,6 +278,30 @@ static void elementwise(void **state) {
 /* gemm: odd sizes in every dimension, both views (leading dimensions k+3,
  * n+3), every realization, on devices with and without wgmma; the tile
  * follows the planner's rule. */
+/* A native gemm case of the planner's rule (no user block). */
+static struct tb_case gemm_case(size_t m, size_t n, size_t k, enum tb_view_kind view,
+                                enum tb_realization r) {
+  struct tb_case c = {.op = tb_op_info(TB_OP_GEMM),
+                      .shape = {m, n, k},
+                      .view = tb_view_for(view, n),
+                      .provider = "native",
+                      .variant = TB_VARIANT_AUTOMATIC,
+                      .realization = r};
+  return c;
+}
+
+/* The rule's plan of case c for target (planned as the CUDA provider's plan step does). */
+static struct tb_gemm_plan rule_plan(const struct tb_case *c, struct tb_gemm_target target,
+                                     bool aligned) {
+  struct tb_gemm_plan plan;
+  struct tb_error err = {0};
+  struct tb_gemm_block rule = {0, 0, 0};
+  assert_int_equal(tb_plan_gemm(c->shape.m, c->shape.n, c->shape.k, c->realization, rule, target,
+                                aligned, &plan, &err),
+                   TB_OK);
+  return plan;
+}
+
 static void gemm_kernels(void **state) {
   const size_t gemm_shapes[][3] = {{32, 32, 32}, {127, 193, 61},    {4096, 4096, 4096},
                                    {1, 1, 1},    {2048, 1536, 512}, {1999, 2999, 37}};
@@ -286,18 +310,11 @@ static void gemm_kernels(void **state) {
       struct tb_gemm_target target = {132, view >= TB_VIEW_COUNT};
       for (int r = 0; r < TB_REALIZATION_COUNT; ++r) {
         size_t m = gemm_shapes[s][0], n = gemm_shapes[s][1], k = gemm_shapes[s][2];
-        struct tb_case c = {.op = tb_op_info(TB_OP_GEMM),
-                            .shape = {m, n, k},
-                            .view = tb_view_for((enum tb_view_kind)(view % TB_VIEW_COUNT), n),
-                            .provider = "native",
-                            .variant = TB_VARIANT_AUTOMATIC,
-                            .realization = (enum tb_realization)r};
+        struct tb_case c =
+            gemm_case(m, n, k, (enum tb_view_kind)(view % TB_VIEW_COUNT), (enum tb_realization)r);
         bool aligned = c.view.kind == TB_VIEW_PACKED && k % 4 == 0 && n % 4 == 0;
-        struct tb_gemm_plan plan;
+        struct tb_gemm_plan plan = rule_plan(&c, target, aligned);
         struct tb_error err = {0};
-        struct tb_gemm_block rule = {0, 0, 0};
-        assert_int_equal(tb_plan_gemm(m, n, k, c.realization, rule, target, aligned, &plan, &err),
-                         TB_OK);
         if (plan.gemv != TB_GEMV_NONE) { /* 1x1x1 under fp32: gemv_kernels below */
           assert_true(m == 1 && r != TB_REALIZATION_TENSOR);
           continue;
@@ -343,20 +360,11 @@ static void gemv_kernels(void **state) {
     for (int view = 0; view < TB_VIEW_COUNT; ++view) {
       for (int r = 0; r < TB_REALIZATION_COUNT; ++r) {
         size_t m = gemv_shapes[s][0], n = gemv_shapes[s][1], k = gemv_shapes[s][2];
-        struct tb_case c = {.op = tb_op_info(TB_OP_GEMM),
-                            .shape = {m, n, k},
-                            .view = tb_view_for((enum tb_view_kind)view, n),
-                            .provider = "native",
-                            .variant = TB_VARIANT_AUTOMATIC,
-                            .realization = (enum tb_realization)r};
+        struct tb_case c = gemm_case(m, n, k, (enum tb_view_kind)view, (enum tb_realization)r);
         /* the plan step's test: packed, k % 4 == 0, n % 4 == 0 or n == 1 */
         bool aligned = view == TB_VIEW_PACKED && k % 4 == 0 && (n % 4 == 0 || n == 1);
-        struct tb_gemm_plan plan;
+        struct tb_gemm_plan plan = rule_plan(&c, tb_gemm_target_h200(), aligned);
         struct tb_error err = {0};
-        struct tb_gemm_block rule = {0, 0, 0};
-        assert_int_equal(
-            tb_plan_gemm(m, n, k, c.realization, rule, tb_gemm_target_h200(), aligned, &plan, &err),
-            TB_OK);
         if (r == TB_REALIZATION_TENSOR) {
           assert_int_equal(plan.gemv, TB_GEMV_NONE);
           continue;
@@ -401,18 +409,9 @@ static void gemm_wide_tile_offsets(void **state) {
     const size_t sizes[][3] = {{64, 64, 70000000}, {64, 64, 4096}};
     for (size_t i = 0; i < 2; ++i) {
       size_t m = sizes[i][0], n = sizes[i][1], k = sizes[i][2];
-      struct tb_case c = {.op = tb_op_info(TB_OP_GEMM),
-                          .shape = {m, n, k},
-                          .view = tb_view_for(TB_VIEW_PACKED, n),
-                          .provider = "native",
-                          .variant = TB_VARIANT_AUTOMATIC,
-                          .realization = (enum tb_realization)r};
-      struct tb_gemm_plan plan;
+      struct tb_case c = gemm_case(m, n, k, TB_VIEW_PACKED, (enum tb_realization)r);
+      struct tb_gemm_plan plan = rule_plan(&c, tb_gemm_target_h200(), true);
       struct tb_error err = {0};
-      struct tb_gemm_block rule = {0, 0, 0};
-      assert_int_equal(
-          tb_plan_gemm(m, n, k, c.realization, rule, tb_gemm_target_h200(), true, &plan, &err),
-          TB_OK);
       struct tb_generated g;
       assert_int_equal(tb_codegen_gemm(&plan, &c, &g, &err), TB_OK);
       bool wide = (unsigned long long)plan.block_m * k >= (1ULL << 31);
