@@ -2,7 +2,7 @@
 # Everything GPU-side in one call (run on the GPU machine, from the repo root,
 # after scripts/gpu-pack.sh here; the device tool carries .device/):
 #   scripts/gpu.sh [tests] [validate] [sanitize] [perf] [floor] [replay] [torch] [torch-all]
-#                  [probe-gaps] [batch] [gemm] [gemm-tiles] [ab] [cupti-variants] [ncu]
+#                  [probe-gaps] [batch] [gemm] [gemm-blocks] [gemm-tiles] [ab] [cupti-variants] [ncu]
 #                  [user-kernels] [stopping] [devices] [regret] [replay-dumps]
 #   (default: tests validate sanitize perf)
 # Writes full results under $OUT (bundled: the tool returns few files) and
@@ -321,20 +321,33 @@ if has gemm; then
     --matrix-realization simt --gemm-block 32,32,32 --providers native --input-views packed \
     --samples 5 --warmup-ms 20 --quiet --out "$WORK/gemm/gemv-tiled" > "$WORK/gemm/gemv-tiled.log" 2>&1
   note "gemm 1x4096x4096 tiled 32,32,32: $(grep -E '^gemm' "$WORK/gemm/gemv-tiled.log" || tail -1 "$WORK/gemm/gemv-tiled.log")"
-  # Tiles at 4096^3 (SIMT's by default, GEMM_BLOCK_REALIZATION=tensor for
-  # the tensor kernels'), for the planner's rules (docs/gemm.md).
-  for block in ${GEMM_BLOCKS:-128,128,32 128,256,16 128,128,16 128,64,32}; do
-    timeout 60 "$BIN/tilebench" run --backend cuda --ops gemm --shapes 4096x4096x4096 \
-      --matrix-realization "${GEMM_BLOCK_REALIZATION:-simt}" --gemm-block "$block" --providers native --input-views packed \
-      --samples 5 --warmup-ms 20 --quiet --out "$WORK/gemm/block-$block" > "$WORK/gemm/block-$block.log" 2>&1
-    note "gemm ${GEMM_BLOCK_REALIZATION:-simt} block $block: $(grep -E '^gemm' "$WORK/gemm/block-$block.log" || tail -1 "$WORK/gemm/block-$block.log")"
-  done
   for run in "$WORK"/gemm/*/; do
     [[ -f "$run/results.json" ]] &&
       python3 "$ROOT/tools/audit/tilebench_audit.py" "$run" --receipt "$run/receipt.json" 2>&1 |
       tail -1 | tee -a "$SUMMARY"
   done
   tar -C "$WORK" -czf "$OUT/gemm.tgz" gemm
+fi
+
+if has gemm-blocks; then
+  # The gemm tile rules' evidence (docs/gemm.md): every GEMM_BLOCKS entry, REALIZATION:BLOCK
+  # (BLOCK as --gemm-block takes it, or "rule" for the rule's own pick), on GEMM_BLOCK_SHAPES,
+  # native only, one run each, audited.
+  mkdir -p "$WORK/gemm-blocks"
+  for entry in ${GEMM_BLOCKS:-simt:rule simt:128,128,32 simt:128,256,16 simt:128,128,16 simt:128,64,32}; do
+    real=${entry%%:*} block=${entry#*:} opt=()
+    [[ $block != rule ]] && opt=(--gemm-block "$block")
+    run=$WORK/gemm-blocks/$real-$block
+    timeout 100 "$BIN/tilebench" run --backend cuda --ops gemm \
+      --shapes "${GEMM_BLOCK_SHAPES:-4096x4096x4096}" --matrix-realization "$real" "${opt[@]}" \
+      --providers native --input-views packed --samples 5 --warmup-ms 20 --quiet --out "$run" \
+      > "$run.log" 2>&1
+    note "gemm $real block $block (exit $?):"
+    grep -E '^gemm' "$run.log" | tee -a "$SUMMARY"
+    [[ -f "$run/results.json" ]] &&
+      python3 "$ROOT/tools/audit/tilebench_audit.py" "$run" 2>&1 | tail -1 | tee -a "$SUMMARY"
+  done
+  tar -C "$WORK" -czf "$OUT/gemm-blocks.tgz" gemm-blocks
 fi
 
 if has gemm-tiles; then

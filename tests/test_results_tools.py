@@ -563,6 +563,15 @@ class EvidenceTest(unittest.TestCase):
         runs += [os.path.join("2026-12-01-h200-replay-same-inputs/batch-call3/batch", s)
                  for s in ("8x65536", "1024x1024", "64x4096")]
         runs += ["2026-12-01-h200-replay-same-inputs/diagnostics-call4/run"]
+        gemv = "2026-12-02-h200-matrix-vector-gemm"
+        runs += [os.path.join(gemv, r)
+                 for r in ("gemm/run", "gemm/strided", "gemm/gemv", "gemm/gemv-tiled", "ncu/run-1",
+                           "ncu/run-2") + ab]
+        runs += [os.path.join(gemv, "sanitizer", "run-%s-gemm-%s" % (tool, case))
+                 for tool in ("memcheck", "racecheck")
+                 for case in ("1x300x257-automatic-simt", "257x1x300-automatic-simt",
+                              "1x4096x4096-automatic-tensor-3xtf32",
+                              "4096x1x4096-automatic-tensor-3xtf32")]
         runs += [os.path.join("2026-11-29-h200-final-4/gemm", r)
                  for r in ("run", "strided", "block-128,128,32", "block-128,256,16",
                            "block-128,128,16", "block-128,64,32")]

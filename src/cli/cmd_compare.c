@@ -367,9 +367,38 @@ static void print_unpaired(const struct tb_results_model *a, const struct tb_res
   }
 }
 
-static const char *first_mapping(const struct tb_model_case *c) {
-  const char *m = json_string_value(json_object_get(json_array_get(c->plans, 0), "mapping"));
-  return m != NULL ? m : "?";
+/* A gemm plan has no mapping: its tile (or matrix-vector kind), k split and instruction name it. */
+static void gemm_plan_label(const json_t *plan, char *out, size_t size) {
+  const char *gemv = json_string_value(json_object_get(plan, "gemv"));
+  const char *instruction = json_string_value(json_object_get(plan, "instruction"));
+  long long splits = json_integer_value(json_object_get(plan, "k_splits"));
+  const json_t *tile = json_object_get(plan, "tile");
+  int n = gemv != NULL ? snprintf(out, size, "matrix-vector %s", gemv)
+                       : snprintf(out, size, "tile %lldx%lldx%lld",
+                                  json_integer_value(json_object_get(tile, "block_m")),
+                                  json_integer_value(json_object_get(tile, "block_n")),
+                                  json_integer_value(json_object_get(tile, "block_k")));
+  if (n >= 0 && (size_t)n < size && splits > 1) {
+    n += snprintf(out + n, size - (size_t)n, ", k in %lld chunks", splits);
+  }
+  if (n >= 0 && (size_t)n < size && instruction != NULL) {
+    snprintf(out + n, size - (size_t)n, " (%s)", instruction);
+  }
+}
+
+/* The first plan's mapping, or a gemm plan's label; "?" where the record has neither. */
+static const char *first_mapping(const struct tb_model_case *c, char *buf, size_t size) {
+  const json_t *plan = json_array_get(c->plans, 0);
+  const char *m = json_string_value(json_object_get(plan, "mapping"));
+  const char *kind = json_string_value(json_object_get(plan, "kind"));
+  if (m != NULL) {
+    return m;
+  }
+  if (kind != NULL && strcmp(kind, "gemm") == 0) {
+    gemm_plan_label(plan, buf, size);
+    return buf;
+  }
+  return "?";
 }
 
 /* Under --across-plans: the paired cases whose plans differ, with their
@@ -385,7 +414,9 @@ static void print_plan_changes(const struct tb_results_model *a, const struct tb
       printf("\ncompared across different plans (--across-plans), mapping A -> B:\n");
       headed = true;
     }
-    printf("  %s: %s -> %s\n", ca->id, first_mapping(ca), first_mapping(cb));
+    char label_a[128], label_b[128];
+    printf("  %s: %s -> %s\n", ca->id, first_mapping(ca, label_a, sizeof label_a),
+           first_mapping(cb, label_b, sizeof label_b));
   }
 }
 
