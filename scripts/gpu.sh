@@ -453,7 +453,11 @@ if has replay-dumps; then
   # Issue 18: why one capture of a torch.compile function replays at its kernels' time and
   # another ~0.3-0.4 us a kernel above it. The worker's graphs and the independent check's
   # (kept, dropped, prefilled, TB_CHECK_RECAPTURES more) written as Graphviz text, their nodes
-  # summarised by tests/gpu/graph_dot_summary.py; then the check's usual table.
+  # summarised by tests/gpu/graph_dot_summary.py; then the check's usual table. Both sides also
+  # write each graph's output addresses (<dot name>-addresses.json: distinct blocks, their bytes,
+  # how far apart one block is rewritten), set side by side in the summary; the check's kept
+  # graphs are also timed behind tilebench's hold (TB_CHECK_TIMING_LIB), to tell the timing
+  # method from the graphs.
   mkdir -p "$WORK/replay-dumps/dots/worker" "$WORK/replay-dumps/dots/check"
   TILEBENCH_TORCH_GRAPH_DUMP=$WORK/replay-dumps/dots/worker timeout 240 "$BIN/tilebench" run \
     --backend cuda --providers torch-compile --ops "${REPLAY_DUMP_OPS:-softmax,layernorm}" \
@@ -461,11 +465,15 @@ if has replay-dumps; then
     --warmup-ms 20 --quiet --out "$WORK/replay-dumps/run" > "$WORK/replay-dumps/run.log" 2>&1
   note "replay-dumps run (exit $?): $(grep -E 'cases valid' "$WORK/replay-dumps/run.log" || tail -1 "$WORK/replay-dumps/run.log")"
   TB_CHECK_GRAPH_DUMP=$WORK/replay-dumps/dots/check TB_CHECK_RECAPTURES=${REPLAY_DUMP_RECAPTURES:-4} \
+    TB_CHECK_TIMING_LIB=$BIN/libtilebench_timing.so.2 \
     timeout 300 python3 "$ROOT/tests/gpu/graph_replay_check.py" "$WORK/replay-dumps/check.json" \
     "$WORK/replay-dumps/run/" > "$WORK/replay-dumps/check.log" 2>&1
   grep -E '^(PASS|FAIL)' "$WORK/replay-dumps/check.log" | tee -a "$SUMMARY"
+  # the per-case comparisons and address facts (not the per-file listing) to the summary
   python3 "$ROOT/tests/gpu/graph_dot_summary.py" "$WORK/replay-dumps/dots" 2>&1 |
-    tee "$WORK/replay-dumps/dots/summary.txt" | tail -n 30 | tee -a "$SUMMARY"
+    tee "$WORK/replay-dumps/dots/summary.txt" |
+    grep -E '^([a-z_]+-[0-9]+x[0-9]+[: ]|  (worker graph|check) |no \*-addresses|graph_dot_summary)' |
+    tee -a "$SUMMARY"
   tar -C "$WORK" -czf "$OUT/replay-dumps.tgz" replay-dumps
 fi
 

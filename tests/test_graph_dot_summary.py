@@ -1,28 +1,113 @@
 """tests/gpu/graph_dot_summary.py on Graphviz text in the layout cudaGraphDebugDotPrint writes
-(a cluster per graph, a record label per node naming its type, kernels with their function and
-launch shape): nodes counted by type, kernels by launch shape, a worker's and a check's capture
-of one case compared; bad usage exits 2."""
+(through torch's CUDAGraph.debug_dump: a cluster per graph, a record label per node naming its
+type, a kernel's function and launch shape as name\<\<\<grid,block,shared\>\>\>, its topoId and
+handles; an excerpt of a real H200 dump below): nodes counted by type, kernels by launch shape, a
+call's launch sequence, a worker's and a check's capture of one case compared, the output
+addresses both captures record (*-addresses.json) set side by side; bad usage exits 2. Also the
+two copies of the address facts (the torch worker's and tests/gpu/graph_replay_check.py's, kept
+apart on purpose) agree, without torch."""
+import ast
+import json
 import os
 import subprocess
 import sys
 import tempfile
 import unittest
 
-SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpu", "graph_dot_summary.py")
+HERE = os.path.dirname(os.path.abspath(__file__))
+SCRIPT = os.path.join(HERE, "gpu", "graph_dot_summary.py")
+CHECK = os.path.join(HERE, "gpu", "graph_replay_check.py")
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+from tilebench import torch_worker  # noqa: E402 (standard library only until main() imports torch)
+
+# The first call (three kernels) of the worker's graph of layernorm/8x65536, 64 calls, from
+# scripts/gpu.sh replay-dumps on an H200 (worker-layernorm-8x65536-64-0.dot), verbatim but
+# for the 189 nodes cut after these three.
+REAL_EXCERPT = r"""digraph dot {
+subgraph cluster_10 {
+label="graph_10" graph[style="dashed"];
+"graph_10_node_0"[style="bold" shape="record" label="{KERNEL
+| {ID | 0 (topoId: 191) | triton_red_fused_native_layer_norm_0\<\<\<64,512,192\>\>\>}
+| {{node handle | func handle} | {0x000000002C73F958 | 0x000000002CA48AC0}}
+| {accessPolicyWindow | {base_ptr | num_bytes | hitRatio | hitProp | missProp} | {0x0000000000000000 | 0 | 0.000000 | N | N}}
+| {cooperative | 0}
+| {priority | 0}
+}"];
+
+"graph_10_node_1"[style="bold" shape="record" label="{KERNEL
+| {ID | 1 (topoId: 190) | triton_per_fused_native_layer_norm_1\<\<\<1,64,32\>\>\>}
+| {{node handle | func handle} | {0x000000002C73F1F0 | 0x000000002CB91630}}
+| {accessPolicyWindow | {base_ptr | num_bytes | hitRatio | hitProp | missProp} | {0x0000000000000000 | 0 | 0.000000 | N | N}}
+| {cooperative | 0}
+| {priority | 0}
+}"];
+
+"graph_10_node_2"[style="bold" shape="record" label="{KERNEL
+| {ID | 2 (topoId: 189) | triton_poi_fused_native_layer_norm_2\<\<\<512,128,0\>\>\>}
+| {{node handle | func handle} | {0x000000002C73EA88 | 0x000000002D466340}}
+| {accessPolicyWindow | {base_ptr | num_bytes | hitRatio | hitProp | missProp} | {0x0000000000000000 | 0 | 0.000000 | N | N}}
+| {cooperative | 0}
+| {priority | 0}
+}"];
+
+"graph_10_node_0" -> "graph_10_node_1" [headlabel=0];
+"graph_10_node_1" -> "graph_10_node_2" [headlabel=0];
+}
+}
+"""
 
 
-def kernel(i, grid):
-    return (f'"graph_1_node_{i}"[style="solid" shape="record" label="{{{i}\\nKERNEL\\n| '
-            f'{{ID | node handle}} | {{func | triton_red_fused_0}} | {{gridDim | {{{grid}, 1, 1}}}} | '
-            f'{{blockDim | {{256, 1, 1}}}} | {{sharedMemBytes | 0}}}}"];\n')
+def kernel(i, name, grid, block=32, shared=0, graph=1):
+    """A kernel node exactly as the runtime writes one (REAL_EXCERPT), topoId counting down."""
+    return (f'"graph_{graph}_node_{i}"[style="bold" shape="record" label="{{KERNEL\n'
+            f'| {{ID | {i} (topoId: {99 - i}) | {name}\\<\\<\\<{grid},{block},{shared}\\>\\>\\>}}\n'
+            f'| {{{{node handle | func handle}} | {{0x{0x1000 + i:016X} | 0x00000000290E8950}}}}\n'
+            f'| {{accessPolicyWindow | {{base_ptr | num_bytes | hitRatio | hitProp | missProp}} | '
+            f'{{0x0000000000000000 | 0 | 0.000000 | N | N}}}}\n'
+            f'| {{cooperative | 0}}\n| {{priority | 0}}\n}}"];\n\n')
 
 
-def dot(nodes, memset=False):
-    body = "".join(kernel(i, grid) for i, grid in enumerate(nodes))
+def dot(grids, memset=False, names=None):
+    names = names or ["triton_red_fused_0"] * len(grids)
+    body = "".join(kernel(i, name, grid) for i, (name, grid) in enumerate(zip(names, grids)))
     if memset:
-        body += '"graph_1_node_9"[style="solid" shape="record" label="{9\\nMEMSET\\n| {value | 0}}"];\n'
-    edges = "".join(f'"graph_1_node_{i}" -> "graph_1_node_{i + 1}";\n' for i in range(len(nodes) - 1))
-    return 'digraph dot {\nsubgraph cluster_1 {\nlabel="graph_1"\n' + body + edges + "}\n}\n"
+        body += ('"graph_1_node_9"[style="bold" shape="record" label="{MEMSET\n| {ID | 9 (topoId: 90)}\n'
+                 '| {{node handle} | {0x0000000000000009}}\n| {value | 0}\n}"];\n\n')
+    edges = "".join(f'"graph_1_node_{i}" -> "graph_1_node_{i + 1}" [headlabel=0];\n'
+                    for i in range(len(grids) - 1))
+    return ('digraph dot {\nsubgraph cluster_1 {\nlabel="graph_1" graph[style="dashed"];\n'
+            + body + edges + "}\n}\n")
+
+
+def check_copy_of_facts():
+    """graph_replay_check.py's output_address_facts (and what it calls), taken from its source
+    alone (the script imports torch at once)."""
+    with open(CHECK) as f:
+        tree = ast.parse(f.read())
+    wanted = ("output_address_facts", "alignment", "input_address_facts")
+    nodes = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in wanted]
+    scope = {}
+    exec(compile(ast.Module(body=nodes, type_ignores=[]), CHECK, "exec"), scope)
+    return scope["output_address_facts"]
+
+
+MIB4 = 4 << 20
+
+
+def kept_outputs(sets, calls, base=0x7F0000000000):
+    """What the caching allocator does with results kept per set in one capture: a fresh block
+    for each set's first call, one more, then each call the block the call before freed."""
+    blocks, held, free, out = [], {}, [], []
+    for k in range(calls):
+        s = k % sets
+        block = free.pop() if free else base + len(blocks) * MIB4
+        if block not in blocks:
+            blocks.append(block)
+        out.append((block, MIB4))
+        if s in held:
+            free.append(held[s])
+        held[s] = block
+    return out
 
 
 class GraphDotSummaryTest(unittest.TestCase):
@@ -33,25 +118,425 @@ class GraphDotSummaryTest(unittest.TestCase):
                     f.write(text)
             return subprocess.run([sys.executable, SCRIPT, tmp], capture_output=True, text=True)
 
+    def test_real_excerpt(self):
+        r = self.run_on({"worker-layernorm-8x65536-64-0.dot": REAL_EXCERPT})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("worker-layernorm-8x65536-64-0.dot: 3 nodes (KERNEL 3), 2 edges (a chain), "
+                      "topoId 189..191, 3 distinct node handles", r.stdout)
+        self.assertIn("1 x triton_red_fused_native_layer_norm_0 grid 64 block 512 shared 192 "
+                      "(1 func handle)", r.stdout)
+        self.assertIn("1 x triton_per_fused_native_layer_norm_1 grid 1 block 64 shared 32", r.stdout)
+        self.assertIn("1 x triton_poi_fused_native_layer_norm_2 grid 512 block 128 shared 0", r.stdout)
+        self.assertIn("order: 1 x [triton_red_fused_native_layer_norm_0, "
+                      "triton_per_fused_native_layer_norm_1, triton_poi_fused_native_layer_norm_2]",
+                      r.stdout)
+        self.assertNotIn("None", r.stdout)
+
     def test_counts_and_comparison(self):
         r = self.run_on({"worker-softmax-8x65536-64-0.dot": dot([8, 8, 32]),
                          "check-softmax-8x65536-kept-64.dot": dot([8, 8, 32], memset=True)})
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("worker-softmax-8x65536-64-0.dot: 3 nodes (KERNEL 3), 2 edges", r.stdout)
-        self.assertIn("check-softmax-8x65536-kept-64.dot: 4 nodes (KERNEL 3, MEMSET 1), 2 edges", r.stdout)
-        self.assertIn("2 x triton_red_fused_0 grid 8,1,1 block 256,1,1 shared 0", r.stdout)
+        self.assertIn("worker-softmax-8x65536-64-0.dot: 3 nodes (KERNEL 3), 2 edges (a chain)", r.stdout)
+        self.assertIn("check-softmax-8x65536-kept-64.dot: 4 nodes (KERNEL 3, MEMSET 1), 2 edges (not a chain)",
+                      r.stdout)
+        self.assertIn("2 x triton_red_fused_0 grid 8 block 32 shared 0", r.stdout)
         self.assertIn("softmax-8x65536: node kinds differ, kernels and launch shapes the same", r.stdout)
+        self.assertIn("no *-addresses.json beside the graphs", r.stdout)
 
-    def test_other_launch_shapes_differ(self):
+    def test_other_launch_shapes_or_order_differ(self):
         r = self.run_on({"worker-layernorm-1024x1024-64-0.dot": dot([1024]),
                          "check-layernorm-1024x1024-kept-64.dot": dot([512])})
         self.assertIn("layernorm-1024x1024: node kinds the same, kernels and launch shapes differ",
                       r.stdout)
+        r = self.run_on({"worker-softmax-8x65536-64-0.dot": dot([8, 64], names=["a_0", "b_1"]),
+                         "check-softmax-8x65536-kept-64.dot": dot([64, 8], names=["b_1", "a_0"])})
+        self.assertIn("softmax-8x65536: node kinds the same, kernels and launch shapes the same, "
+                      "order differs, edges the same (worker against check, 1 x 1 graphs)", r.stdout)
+
+    def test_launch_shapes_in_three_dimensions(self):
+        r = self.run_on({"check-gemm-64x64-kept-1.dot": dot(["(8,2,1)"])})
+        self.assertIn("1 x triton_red_fused_0 grid 8,2,1 block 32 shared 0", r.stdout)
+
+    def test_address_facts_side_by_side(self):
+        def facts(tool, mode, outputs, sets=30):
+            return json.dumps({"tool": tool, "case": "softmax-1024x1024", "mode": mode, "graph": 0,
+                               "sets": sets, "first_set": 0, "input_sets_read": min(sets, 64),
+                               "input_bytes_read": min(sets, 64) * MIB4, "l2_bytes": 60 << 20,
+                               **torch_worker.output_address_facts(outputs),
+                               "outputs": [{"call": k, "address": a, "bytes": n}
+                                           for k, (a, n) in enumerate(outputs)]})
+        dropped = [(0x1000 + (k % 2) * MIB4, MIB4) for k in range(64)]
+        r = self.run_on({"worker-softmax-1024x1024-64-0.dot": dot([1024]),
+                         "check-softmax-1024x1024-kept-64.dot": dot([1024]),
+                         "worker-softmax-1024x1024-64-0-addresses.json": facts("worker", "worker",
+                                                                              kept_outputs(30, 64)),
+                         "check-softmax-1024x1024-kept-64-addresses.json": facts("check", "kept",
+                                                                                 kept_outputs(30, 64)),
+                         "check-softmax-1024x1024-dropped-64-addresses.json": facts("check", "dropped",
+                                                                                    dropped)})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        head = lines.index("softmax-1024x1024 output addresses a graph (L2 60.0 MiB):")
+        self.assertEqual(lines[head + 1],
+                         "  worker graph 0: 64 calls over 30 of 30 sets (first 0; inputs 120.0 MiB), "
+                         "31 distinct output addresses (124.0 MiB), 64 calls write bytes another call "
+                         "of the graph writes, fewest calls between two writes of one address 31; "
+                         "outputs aligned to 4 MiB")
+        self.assertTrue(lines[head + 2].startswith("  check dropped: 64 calls"), lines[head + 2])
+        self.assertIn("2 distinct output addresses (8.0 MiB), 64 calls write bytes another call of "
+                      "the graph writes, fewest calls between two writes of one address 2", lines[head + 2])
+        self.assertIn("check kept: 64 calls over 30 of 30 sets (first 0; inputs 120.0 MiB), 31 distinct",
+                      lines[head + 3])
 
     def test_bad_usage_exits_2(self):
         self.assertEqual(self.run_on({}).returncode, 2)  # a folder without .dot files
         r = subprocess.run([sys.executable, SCRIPT], capture_output=True, text=True)
         self.assertEqual(r.returncode, 2)
+        self.assertIn("graph_dot_summary.py DOTS_DIR", r.stderr)
+
+
+class OutputAddressFactsTest(unittest.TestCase):
+    """The facts the worker (TILEBENCH_TORCH_GRAPH_DUMP) and the check record per graph."""
+    COPIES = (("worker", torch_worker.output_address_facts), ("check", check_copy_of_facts()))
+
+    def test_kept_dropped_and_distinct(self):
+        cases = {
+            # 64 calls over 30 sets, results kept per set (softmax/1024x1024 on the H200):
+            # 31 blocks, each written twice or three times, 31 calls apart
+            "kept": (kept_outputs(30, 64), 31, 31 * MIB4, 64, 31),
+            # dropped at once: the call's output freed as the next returns, two blocks in turn
+            "dropped": ([(0x1000 + (k % 2) * MIB4, MIB4) for k in range(64)], 2, 2 * MIB4, 64, 2),
+            # a preallocated output per set, more sets than calls: nothing written twice
+            "distinct": ([(0x1000 + k * MIB4, MIB4) for k in range(8)], 8, 8 * MIB4, 0, None),
+            # overlapping, not equal: the second starts inside the first
+            "overlap": ([(0, 100), (50, 100), (400, 10)], 3, 160, 2, None),
+            "none": ([], 0, 0, 0, None),
+        }
+        for who, facts in self.COPIES:
+            for name, (outputs, distinct, union, sharing, gap) in cases.items():
+                with self.subTest(who=who, case=name):
+                    f = facts(outputs)
+                    self.assertEqual(f["calls"], len(outputs))
+                    self.assertEqual(f["distinct_output_addresses"], distinct)
+                    self.assertEqual(f["distinct_output_bytes"], union)
+                    self.assertEqual(f["calls_sharing_output_bytes"], sharing)
+                    self.assertEqual(f["fewest_calls_between_writes_of_one_address"], gap)
+
+    def test_alignment(self):
+        # an input 4 KiB into its allocation (the worker's guard zone) against one at a block's start
+        self.assertEqual(torch_worker.alignment([0x7F0000200000 + 4096, 0x7F0000600000 + 4096]), 4096)
+        self.assertEqual(torch_worker.alignment([0x7F0000200000, 0x7F0000600000]), 2 << 20)
+        self.assertIsNone(torch_worker.alignment([]))
+        self.assertEqual(torch_worker.input_address_facts([[0x1000, 0x3000], [0x1000, 0x5000]]),
+                         {"distinct_input_addresses": 3, "input_alignment_bytes": 4096})
+
+    def test_kept_model_of_the_allocator(self):
+        # 8x65536 (60 sets of 2 MiB outputs): 61 blocks, the last 3 calls rewrite 3 of them
+        f = torch_worker.output_address_facts(kept_outputs(60, 64))
+        self.assertEqual((f["distinct_output_addresses"], f["calls_sharing_output_bytes"]), (61, 6))
+
+
+class RecordingTest(unittest.TestCase):
+    def test_records_integers_only_and_returns_the_result(self):
+        class FakeTensor:
+            def __init__(self, address):
+                self.address = address
+
+            def data_ptr(self):
+                return self.address
+
+            def numel(self):
+                return 1024
+
+            def element_size(self):
+                return 4
+
+        outputs, results = [], [FakeTensor(0x100), FakeTensor(0x2000)]
+        call = torch_worker.recording(lambda s: results[s], outputs)
+        self.assertIs(call(1), results[1])
+        self.assertIs(call(0), results[0])
+        self.assertIsNone(torch_worker.recording(lambda s: None, outputs)(0))  # not a tensor: not recorded
+        self.assertEqual(outputs, [(0x2000, 4096), (0x100, 4096)])
+
+
+class FakeAllocator:
+    """A caching allocator's essentials for one block size: a free list per pool, a block back
+    on its pool's list the moment its last tensor goes (CPython frees at once); allocations in a
+    capture come from the graph's own pool, as torch's private pools do."""
+    def __init__(self):
+        self.pools = {"eager": ([], [0x10000000]), }
+        self.current = "eager"
+
+    def alloc(self, nbytes):
+        free, top = self.pools[self.current]
+        if free:
+            return FakeTensor(self, self.current, free.pop(), nbytes)
+        address = top[0]
+        top[0] += nbytes
+        return FakeTensor(self, self.current, address, nbytes)
+
+
+class FakeTensor:
+    def __init__(self, allocator, pool, address, nbytes):
+        self.allocator, self.pool, self.address, self.nbytes = allocator, pool, address, nbytes
+
+    def __del__(self):
+        self.allocator.pools[self.pool][0].append(self.address)
+
+    def data_ptr(self):
+        return self.address
+
+    def numel(self):
+        return self.nbytes // 4
+
+    def element_size(self):
+        return 4
+
+
+class FakeTorch:
+    """torch as torch_worker.Worker.graph_of uses it, on no GPU."""
+    def __init__(self, allocator):
+        torch = self
+        self.captures = 0
+
+        class Graph:
+            def __init__(self, keep_graph=False):
+                self.keep_graph = keep_graph
+
+            def enable_debug_mode(self):
+                pass
+
+            def instantiate(self):
+                pass
+
+            def debug_dump(self, path):
+                with open(path, "w") as f:
+                    f.write("digraph dot {\n}\n")
+
+            def replay(self):
+                pass
+
+        class GraphContext:
+            def __init__(self, graph):
+                self.pool = f"graph-{torch.captures}"
+                torch.captures += 1
+
+            def __enter__(self):
+                allocator.pools[self.pool] = ([], [0x70000000 + 0x10000000 * torch.captures])
+                allocator.current = self.pool
+
+            def __exit__(self, *exc):
+                allocator.current = "eager"
+
+        class Cuda:
+            CUDAGraph = Graph
+            graph = GraphContext
+
+            @staticmethod
+            def is_available():
+                return False
+
+        self.cuda = Cuda
+
+
+class WorkerAddressDumpTest(unittest.TestCase):
+    """The worker's graph_of with TILEBENCH_TORCH_GRAPH_DUMP set (torch faked: no GPU here):
+    one <dot name>-addresses.json per captured graph; recording keeps no output alive (the
+    fake allocator reuses a freed block, so a kept reference would show as more addresses)."""
+    def worker(self, sets, out_bytes=MIB4):
+        allocator = FakeAllocator()
+        w = torch_worker.Worker(FakeTorch(allocator))
+        w.label = "softmax-1024x1024"
+        w.sets = [{"x": allocator.alloc(MIB4)} for _ in range(sets)]
+        w.storages = [{"x": s["x"]} for s in w.sets]
+        for s in w.sets:  # the eager samples' results, as the worker's sets hold them
+            s["result"] = allocator.alloc(out_bytes)
+        w.fn = lambda s: allocator.alloc(out_bytes)
+        return w
+
+    def dump(self, sets, calls, cursor=0):
+        w = self.worker(sets)
+        w.cursor = cursor
+        fn = w.fn
+        with tempfile.TemporaryDirectory() as tmp:
+            saved, torch_worker.GRAPH_DUMP = torch_worker.GRAPH_DUMP, tmp
+            try:
+                w.graph_of(calls)
+            finally:
+                torch_worker.GRAPH_DUMP = saved
+            self.assertIs(w.fn, fn)  # the recording wrapper is gone after the capture
+            names = sorted(os.listdir(tmp))
+            facts = {}
+            for name in names:
+                if name.endswith("-addresses.json"):
+                    with open(os.path.join(tmp, name)) as f:
+                        facts[name] = json.load(f)
+            return names, facts
+
+    def test_one_graph_of_64_calls_over_30_sets(self):
+        names, facts = self.dump(30, 64, cursor=7)
+        self.assertEqual(names, ["worker-softmax-1024x1024-64-0-addresses.json",
+                                 "worker-softmax-1024x1024-64-0.dot"])
+        f = facts["worker-softmax-1024x1024-64-0-addresses.json"]
+        self.assertEqual((f["tool"], f["case"], f["graph"], f["calls"], f["sets"], f["first_set"]),
+                         ("worker", "softmax-1024x1024", 0, 64, 30, 7))
+        self.assertEqual((f["input_sets_read"], f["input_bytes_read"], f["l2_bytes"]), (30, 30 * MIB4, 0))
+        self.assertEqual(f["distinct_output_addresses"], 31)
+        self.assertEqual(f["distinct_output_bytes"], 31 * MIB4)
+        self.assertEqual(f["fewest_calls_between_writes_of_one_address"], 31)
+        self.assertEqual([o["set"] for o in f["outputs"][:3]], [7, 8, 9])
+        self.assertEqual(f["outputs"][0]["inputs"], [0x10000000 + 7 * MIB4])  # set 7's x
+        self.assertEqual((f["distinct_input_addresses"], f["input_alignment_bytes"]), (30, MIB4))
+        self.assertEqual(f["output_alignment_bytes"], MIB4)
+        self.assertEqual(len(f["outputs"]), 64)
+
+    def test_graphs_that_walk_the_sets(self):
+        names, facts = self.dump(5, 2)
+        self.assertEqual(len(facts), 3)  # ceil(5 / 2) graphs
+        self.assertEqual([facts[f"worker-softmax-1024x1024-2-{i}-addresses.json"]["first_set"]
+                          for i in range(3)], [0, 2, 4])
+        for f in facts.values():
+            self.assertEqual((f["distinct_output_addresses"], f["calls_sharing_output_bytes"]), (2, 0))
+
+    def test_nothing_written_without_the_variable(self):
+        w = self.worker(4)
+        fn = w.fn
+        with tempfile.TemporaryDirectory() as tmp:
+            saved, torch_worker.GRAPH_DUMP = torch_worker.GRAPH_DUMP, None
+            cwd = os.getcwd()
+            os.chdir(tmp)
+            try:
+                w.graph_of(4)
+            finally:
+                torch_worker.GRAPH_DUMP = saved
+                os.chdir(cwd)
+            self.assertEqual(os.listdir(tmp), [])
+        self.assertIs(w.fn, fn)
+
+
+def load_check_with(fake):
+    """tests/gpu/graph_replay_check.py imported with `fake` as torch (no torch, no GPU here)."""
+    import importlib.util
+    import types
+    modules = {"torch": fake, "torch.nn": types.ModuleType("torch.nn"),
+               "torch.nn.functional": types.ModuleType("torch.nn.functional")}
+    modules["torch.nn"].functional = modules["torch.nn.functional"]
+    fake.nn = modules["torch.nn"]
+    saved = {name: sys.modules.get(name) for name in modules}
+    sys.modules.update(modules)
+    try:
+        spec = importlib.util.spec_from_file_location("graph_replay_check_under_test", CHECK)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        for name, old in saved.items():
+            if old is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = old
+    return module
+
+
+class CheckAddressesTest(unittest.TestCase):
+    """graph_replay_check.graph_per_call_ns's address facts in each mode, torch faked: the
+    allocator model gives kept and prefilled 31 output blocks (64 calls, 30 sets), dropped 2."""
+    def setUp(self):
+        import types
+        self.allocator = FakeAllocator()
+        fake = FakeTorch(self.allocator)
+        cuda = fake.cuda
+
+        class Stream:
+            def wait_stream(self, other):
+                pass
+
+        class Nothing:
+            def __init__(self, *args, **kwargs):
+                pass
+
+            def __enter__(self):
+                pass
+
+            def __exit__(self, *exc):
+                pass
+
+        class Event:
+            def __init__(self, enable_timing=False):
+                pass
+
+            def record(self):
+                pass
+
+            def synchronize(self):
+                pass
+
+            def elapsed_time(self, other):
+                return 0.25  # ms
+
+        cuda.Stream, cuda.stream, cuda.Event = Stream, Nothing, Event
+        cuda.current_stream = staticmethod(lambda: Stream())
+        cuda.synchronize = staticmethod(lambda: None)
+        cuda._sleep = staticmethod(lambda cycles: None)
+        cuda.get_device_properties = staticmethod(lambda i: types.SimpleNamespace(L2_cache_size=60 << 20))
+        self.check = load_check_with(fake)
+
+    def sets(self, count):
+        return [{"x": self.allocator.alloc(MIB4)} for _ in range(count)]
+
+    def test_modes(self):
+        fn = lambda s: self.allocator.alloc(MIB4)  # noqa: E731
+        sets = self.sets(30)
+        with tempfile.TemporaryDirectory() as tmp:
+            os.environ["TB_CHECK_GRAPH_DUMP"] = tmp
+            try:
+                kept = self.check.graph_per_call_ns(fn, sets, 64, 1000, label="softmax-1024x1024-kept")
+                dropped = self.check.graph_per_call_ns(fn, sets, 64, 1000, keep=False, mode="dropped",
+                                                       label="softmax-1024x1024-dropped")
+                prefilled = self.check.graph_per_call_ns(fn, sets, 64, 1000, prefill=True, mode="prefilled",
+                                                         label="softmax-1024x1024-prefilled")
+            finally:
+                del os.environ["TB_CHECK_GRAPH_DUMP"]
+            with open(os.path.join(tmp, "check-softmax-1024x1024-dropped-64-addresses.json")) as f:
+                dumped = json.load(f)
+        self.assertEqual(kept[0], 0.25 * 1e6 / 64)
+        facts = {name: r[3] for name, r in (("kept", kept), ("dropped", dropped), ("prefilled", prefilled))}
+        for name, graphs in facts.items():
+            self.assertEqual(len(graphs), 1, name)
+            self.assertEqual((graphs[0]["mode"], graphs[0]["calls"], graphs[0]["sets"]), (name, 64, 30))
+        self.assertEqual(facts["kept"][0]["first_set"], 3)  # after the three warm-up calls
+        self.assertEqual(facts["prefilled"][0]["first_set"], 0)  # after one pass over the sets
+        self.assertEqual([facts[m][0]["distinct_output_addresses"] for m in ("kept", "dropped", "prefilled")],
+                         [31, 2, 31])
+        self.assertEqual(facts["dropped"][0]["fewest_calls_between_writes_of_one_address"], 2)
+        self.assertEqual((dumped["tool"], dumped["case"], dumped["mode"], dumped["l2_bytes"]),
+                         ("check", "softmax-1024x1024", "dropped", 60 << 20))
+        self.assertEqual(len(dumped["outputs"]), 64)
+        self.assertEqual(dumped["first_set"], 3)
+        self.assertEqual(dumped["outputs"][0]["inputs"], [sets[3]["x"].data_ptr()])
+        self.assertEqual(dumped["distinct_input_addresses"], 30)
+        clause = self.check.addresses_clause(facts)
+        self.assertEqual(clause, "outputs a graph: kept 31 addresses 124.0 MiB, 64 of 64 calls share, "
+                                 "rewritten 31 calls apart, dropped 2 addresses 8.0 MiB, 64 of 64 calls "
+                                 "share, rewritten 2 calls apart, prefilled 31 addresses 124.0 MiB, "
+                                 "64 of 64 calls share, rewritten 31 calls apart")
+
+    def test_printed_line(self):
+        facts = {"kept": [self.check.output_address_facts([(0, MIB4), (MIB4, MIB4)])]}
+        facts["kept"][0]["calls"] = 2
+        row = {"case": "softmax/1024x1024/packed/torch-compile", "within_5_percent": False,
+               "tilebench_graph_ns": 3936.0, "independent_graph_ns": 4296.0, "ratio": 0.916,
+               "independent_results_dropped_ns": 3896.0, "independent_every_set_prefilled_ns": 4291.0,
+               "independent_kernel_sum_per_call_ns": 3961.0, "independent_profiled_kernels_per_call": 1.0,
+               "tilebench_graph_probe_kernel_sum_per_call_ns": 3915.0, "independent_recaptured_ns": [],
+               "independent_graphs_timed_by_tilebench_hold_ns": None,
+               "tilebench_graph_probe_kernels_per_call": 1.0, "independent_kernels_per_call": 1,
+               "independent_output_addresses": facts}
+        text = self.check.line(row)
+        self.assertTrue(text.startswith("FAIL softmax/1024x1024/packed/torch-compile: "
+                                        "tilebench graph 3.936 µs"), text)
+        self.assertTrue(text.endswith("; outputs a graph: kept 2 addresses 8.0 MiB, 0 of 2 calls share, "
+                                      "none rewritten)"), text)
+
 
 
 if __name__ == "__main__":

@@ -32,7 +32,9 @@ HOLD_TIMEOUT_NS = 5_000_000_000
 MAX_GRAPHS = 64
 # Diagnostics (tests/gpu/graph_replay_check.py): a folder where every captured
 # graph is written as Graphviz text (CUDAGraph.debug_dump), its nodes and
-# their launch parameters, to set beside another capture of the same calls.
+# their launch parameters, to set beside another capture of the same calls;
+# with it, where each captured call's output lies (<dot name>-addresses.json,
+# output_address_facts), for tests/gpu/graph_dot_summary.py.
 GRAPH_DUMP = os.environ.get("TILEBENCH_TORCH_GRAPH_DUMP")
 TB_TIMING_E_CUDA = -7
 RMSNORM_EPS = 1e-6
@@ -46,6 +48,51 @@ USER_SIGNATURES = {
 }
 
 
+def output_address_facts(outputs):
+    """Where the outputs of one captured graph's calls lie (issue 18): `outputs` is a
+    list of (address, bytes), one per call in call order. Distinct start addresses,
+    the bytes of their union, how many calls write bytes another call of the same
+    graph writes (overlap, not only equal addresses), and the fewest calls between
+    two writes of one address (None when no address is written twice). The same
+    computation as tests/gpu/graph_replay_check.py's, kept apart: that check uses
+    none of tilebench's code."""
+    spans = sorted((a, a + n, k) for k, (a, n) in enumerate(outputs))
+    shared, union, reach = set(), 0, None  # reach: the furthest end of the spans before
+    for i, (start, end, k) in enumerate(spans):
+        if reach is not None and start < reach:
+            shared.add(k)  # an earlier span reaches past this one's start
+        if i + 1 < len(spans) and spans[i + 1][0] < end:
+            shared.add(k)  # the next span starts inside this one
+        union += max(0, end - max(start, reach if reach is not None else start))
+        reach = end if reach is None else max(reach, end)
+    last, gap = {}, None
+    for k, (a, _) in enumerate(outputs):
+        if a in last:
+            gap = k - last[a] if gap is None else min(gap, k - last[a])
+        last[a] = k
+    return {"calls": len(outputs), "distinct_output_addresses": len({a for a, _ in outputs}),
+            "distinct_output_bytes": union, "calls_sharing_output_bytes": len(shared),
+            "fewest_calls_between_writes_of_one_address": gap,
+            "output_alignment_bytes": alignment([a for a, _ in outputs])}
+
+
+def alignment(addresses):
+    """The largest power of two, up to 1 GiB, dividing every address (None for none)."""
+    if not addresses:
+        return None
+    a = 1 << 30
+    for x in addresses:
+        while x % a:
+            a >>= 1
+    return a
+
+
+def input_address_facts(inputs):
+    """`inputs`: per call, the addresses of the tensors it reads."""
+    flat = [a for call in inputs for a in call]
+    return {"distinct_input_addresses": len(set(flat)), "input_alignment_bytes": alignment(flat)}
+
+
 class CallableError(Exception):
     """The user's callable raised, or returned something that is not the output."""
 
@@ -53,6 +100,20 @@ class CallableError(Exception):
 def reply(**fields):
     sys.stdout.write(json.dumps(fields) + "\n")
     sys.stdout.flush()
+
+
+def recording(fn, outputs, inputs=None):
+    """fn, appending each call's output (address, bytes) to `outputs` and the addresses of
+    the set's inputs to `inputs`: integers only, never the tensor, so no output lives a
+    moment longer than it would unrecorded."""
+    def call(s):
+        result = fn(s)
+        if hasattr(result, "data_ptr"):
+            outputs.append((result.data_ptr(), result.numel() * result.element_size()))
+        if inputs is not None:
+            inputs.append([t.data_ptr() for role, t in s.items() if role not in ("out", "result")])
+        return result
+    return call
 
 
 class Worker:
@@ -279,17 +340,26 @@ class Worker:
             # the one its last eager call returned (timed_outputs reads them)
             kept = [(s.get("result"), self.last) for s in self.sets]
             self.capturing = True
+            fn = self.fn
             try:
                 for _ in range(count):
                     graph = self.dumped_graph() if GRAPH_DUMP else self.torch.cuda.CUDAGraph()
                     first = self.cursor
+                    outputs, inputs = [], []
+                    if GRAPH_DUMP:
+                        self.fn = recording(fn, outputs, inputs)
                     with self.torch.cuda.graph(graph):
                         self.calls(calls)
+                    self.fn = fn
                     if GRAPH_DUMP:
                         graph.instantiate()
-                        graph.debug_dump(os.path.join(GRAPH_DUMP, f"worker-{self.label}-{calls}-{len(graphs)}.dot"))
+                        name = os.path.join(GRAPH_DUMP, f"worker-{self.label}-{calls}-{len(graphs)}")
+                        graph.debug_dump(name + ".dot")
+                        self.dump_addresses(name + "-addresses.json", first, calls, len(graphs),
+                                            outputs, inputs)
                     graphs.append((first, graph))
             except Exception:
+                self.fn = fn
                 for s, (result, last) in zip(self.sets, kept):
                     s.pop("result", None)
                     if result is not None:
@@ -306,6 +376,23 @@ class Worker:
         first, graph = min(self.graphs[calls], key=lambda g: (g[0] - self.cursor) % sets)
         self.cursor = (first + calls) % sets
         return graph
+
+    def dump_addresses(self, path, first, calls, index, outputs, inputs):
+        """Diagnostics (TILEBENCH_TORCH_GRAPH_DUMP): one captured graph's output
+        addresses and their facts (output_address_facts), the buffer sets its calls
+        read and the L2 size, as JSON beside the graph's Graphviz text."""
+        sets = len(self.sets)
+        read = sorted({(first + k) % sets for k in range(calls)})
+        input_bytes = sum(st.numel() * st.element_size() for st in self.storages[0].values())
+        l2 = self.torch.cuda.get_device_properties(0).L2_cache_size if self.cuda else 0
+        with open(path, "w") as f:
+            json.dump({"tool": "worker", "case": self.label, "mode": "worker", "graph": index,
+                       "calls": calls, "sets": sets, "first_set": first,
+                       "input_sets_read": len(read), "input_bytes_read": len(read) * input_bytes,
+                       "l2_bytes": l2, **output_address_facts(outputs), **input_address_facts(inputs),
+                       "outputs": [{"call": k, "set": (first + k) % sets, "address": a, "bytes": n,
+                                    "inputs": inputs[k] if k < len(inputs) else []}
+                                   for k, (a, n) in enumerate(outputs)]}, f, indent=1)
 
     def dumped_graph(self):
         """A graph that keeps its captured form for debug_dump: without keep_graph the

@@ -17,12 +17,18 @@ every set (a result kept in each before the capture, as the worker's eager
 samples leave them), and the kernels' summed GPU time from one profiled replay
 beside tilebench's graph probe (torch.profiler only after every case's timed
 replays, so that no timed replay follows the profiler's first use). It prints, per case, tilebench's graph figure,
-this one and their ratio (PASS within 5 %), and writes them as JSON.
+this one and their ratio (PASS within 5 %), and writes them as JSON. Per mode (kept, dropped,
+prefilled) and graph, where its calls' outputs lie (recorded during the capture: distinct
+addresses, their bytes, calls writing bytes another call of the graph writes, the fewest calls
+between two writes of one address) goes in the JSON row and a clause of the printed line; with
+TB_CHECK_GRAPH_DUMP=DIR the first graph of each is also written there as Graphviz text and
+<name>-addresses.json (tests/gpu/graph_dot_summary.py sets them beside the worker's).
 
     python3 graph_replay_check.py OUT.json RESULTS_DIR...
 """
 import json
 import os
+import re
 import statistics
 import sys
 
@@ -116,20 +122,80 @@ def kernel_time_of_replay(graph, calls):
     return sum(e.time_range.elapsed_us() for e in kernels) * 1e3 / calls, len(kernels) / calls
 
 
+def output_address_facts(outputs):
+    """Where the outputs of one captured graph's calls lie: `outputs` is a list of
+    (address, bytes), one per call in call order. Distinct start addresses, the bytes
+    of their union, how many calls write bytes another call of the same graph writes
+    (overlap, not only equal addresses), and the fewest calls between two writes of
+    one address (None when no address is written twice). Written here again, not
+    imported: this check uses none of tilebench's code (the worker has its own)."""
+    spans = sorted((a, a + n, k) for k, (a, n) in enumerate(outputs))
+    shared, union, reach = set(), 0, None  # reach: the furthest end of the spans before
+    for i, (start, end, k) in enumerate(spans):
+        if reach is not None and start < reach:
+            shared.add(k)
+        if i + 1 < len(spans) and spans[i + 1][0] < end:
+            shared.add(k)
+        union += max(0, end - max(start, reach if reach is not None else start))
+        reach = end if reach is None else max(reach, end)
+    last, gap = {}, None
+    for k, (a, _) in enumerate(outputs):
+        if a in last:
+            gap = k - last[a] if gap is None else min(gap, k - last[a])
+        last[a] = k
+    return {"calls": len(outputs), "distinct_output_addresses": len({a for a, _ in outputs}),
+            "distinct_output_bytes": union, "calls_sharing_output_bytes": len(shared),
+            "fewest_calls_between_writes_of_one_address": gap,
+            "output_alignment_bytes": alignment([a for a, _ in outputs])}
+
+
+def alignment(addresses):
+    """The largest power of two, up to 1 GiB, dividing every address (None for none)."""
+    if not addresses:
+        return None
+    a = 1 << 30
+    for x in addresses:
+        while x % a:
+            a >>= 1
+    return a
+
+
+def input_address_facts(inputs):
+    """`inputs`: per call, the addresses of the tensors it reads."""
+    flat = [a for call in inputs for a in call]
+    return {"distinct_input_addresses": len(set(flat)), "input_alignment_bytes": alignment(flat)}
+
+
+def graph_facts(outputs, inputs, calls, sets, first, input_bytes, mode, index):
+    """One graph's address facts (output_address_facts, input_address_facts) with the sets
+    its calls read."""
+    read = {(first + k) % sets for k in range(calls)}
+    return {"mode": mode, "graph": index, "calls": calls, "sets": sets, "first_set": first,
+            "input_sets_read": len(read), "input_bytes_read": len(read) * input_bytes,
+            **output_address_facts(outputs), **input_address_facts(inputs)}
+
+
 def graph_per_call_ns(fn, sets, calls, cycles, keep=True, lib=None, prefill=False, label="graph",
-                      keep_first=False):
+                      keep_first=False, mode="kept"):
     """Per call of one replay behind a sleep (median of REPLAYS), over as
     many graphs as one pass over the sets takes (at most 64), replayed in
     turn: cold like an eager batch. keep: each result lives until its set's
     next call. prefill: before the capture, one eager pass over every set
     keeps a result in each, as the worker's eager samples leave them.
-    keep_first: the first graph is returned, kept for kernel_time_of_replay."""
+    keep_first: the first graph is returned, kept for kernel_time_of_replay.
+    Also returned: per graph, where its calls' outputs lie (graph_facts), recorded
+    during the capture as integers (never a tensor: no output lives longer for it)."""
     cursor = [0]
+    recorded = [None]  # during a capture: the list of (address, bytes) it appends to
+    read = [None]  # and the list of each call's input addresses
 
     def run(k):
         for _ in range(k):
             s = sets[cursor[0]]
             result = fn(s)
+            if recorded[0] is not None:
+                recorded[0].append((result.data_ptr(), result.numel() * result.element_size()))
+                read[0].append([t.data_ptr() for role, t in s.items() if role != "result"])
             if keep:
                 s["result"] = result
             cursor[0] = (cursor[0] + 1) % len(sets)
@@ -139,7 +205,8 @@ def graph_per_call_ns(fn, sets, calls, cycles, keep=True, lib=None, prefill=Fals
     with torch.cuda.stream(side):  # warm-up off the capture, as torch.cuda.graph asks
         run(len(sets) if prefill else 3)
     torch.cuda.current_stream().wait_stream(side)
-    graphs = []
+    graphs, facts = [], []
+    input_bytes = sum(t.numel() * t.element_size() for role, t in sets[0].items() if role != "result")
     dump = os.environ.get("TB_CHECK_GRAPH_DUMP")  # diagnostics: the first graph as Graphviz text
     for _ in range(min(64, -(-len(sets) // calls))):
         dumped = dump and not graphs
@@ -148,11 +215,24 @@ def graph_per_call_ns(fn, sets, calls, cycles, keep=True, lib=None, prefill=Fals
         graph = torch.cuda.CUDAGraph(keep_graph=True) if dumped else torch.cuda.CUDAGraph()
         if dumped:
             graph.enable_debug_mode()
+        first, outputs, inputs = cursor[0], [], []
+        recorded[0], read[0] = outputs, inputs
         with torch.cuda.graph(graph):
             run(calls)
+        recorded[0] = read[0] = None
+        facts.append(graph_facts(outputs, inputs, calls, len(sets), first, input_bytes, mode,
+                                 len(graphs)))
         if dumped:
             graph.instantiate()
             graph.debug_dump(os.path.join(dump, f"check-{label}-{calls}.dot"))
+            with open(os.path.join(dump, f"check-{label}-{calls}-addresses.json"), "w") as f:
+                case = re.match(r"[a-z_]+-\d+x\d+", label)
+                json.dump({"tool": "check", "case": case.group(0) if case else label,
+                           "l2_bytes": torch.cuda.get_device_properties(0).L2_cache_size,
+                           **facts[-1], "outputs": [{"call": k, "set": (first + k) % len(sets),
+                                                     "address": a, "bytes": n, "inputs": inputs[k]}
+                                                    for k, (a, n) in enumerate(outputs)]},
+                          f, indent=1)
         graphs.append(graph)
     for graph in graphs:
         graph.replay()
@@ -169,7 +249,7 @@ def graph_per_call_ns(fn, sets, calls, cycles, keep=True, lib=None, prefill=Fals
     held = held_per_call_ns(lib, graphs, calls) if lib is not None else None
     for s in sets:
         s.pop("result", None)
-    return statistics.median(times), held, graphs[0] if keep_first else None
+    return statistics.median(times), held, graphs[0] if keep_first else None, facts
 
 
 def recaptures(fn, sets, calls, cycles, count, label):
@@ -180,7 +260,7 @@ def recaptures(fn, sets, calls, cycles, count, label):
     for i in range(count):
         torch._dynamo.reset()
         figures.append(graph_per_call_ns(torch.compile(fn, dynamic=False), sets, calls, cycles,
-                                         label=f"{label}-recaptured-{i}")[0])
+                                         label=f"{label}-recaptured-{i}", mode=f"recaptured-{i}")[0])
     return figures
 
 
@@ -246,11 +326,12 @@ def check_case(case, seed, cycles, lib, recapture_times):
     compiled = torch.compile(fn, dynamic=False)
     sets = buffer_sets(op, m, n, seed)  # ValueError: the regenerated inputs are not tilebench's
     label = f"{op}-{m}x{n}"
-    mine, held, graph = graph_per_call_ns(compiled, sets, calls, cycles, lib=lib,
-                                          label=f"{label}-kept", keep_first=True)
-    dropped = graph_per_call_ns(compiled, sets, calls, cycles, keep=False, label=f"{label}-dropped")[0]
-    prefilled = graph_per_call_ns(compiled, sets, calls, cycles, prefill=True,
-                                  label=f"{label}-prefilled")[0]
+    mine, held, graph, kept_facts = graph_per_call_ns(compiled, sets, calls, cycles, lib=lib,
+                                                      label=f"{label}-kept", keep_first=True)
+    dropped, _, _, dropped_facts = graph_per_call_ns(compiled, sets, calls, cycles, keep=False,
+                                                     label=f"{label}-dropped", mode="dropped")
+    prefilled, _, _, prefilled_facts = graph_per_call_ns(compiled, sets, calls, cycles, prefill=True,
+                                                         label=f"{label}-prefilled", mode="prefilled")
     row = {"case": case["id"], "calls": calls, "tilebench_graph_ns": theirs,
            "independent_graph_ns": mine, "ratio": theirs / mine,
            "within_5_percent": abs(theirs / mine - 1.0) <= TOLERANCE,
@@ -259,7 +340,11 @@ def check_case(case, seed, cycles, lib, recapture_times):
            "independent_recaptured_ns": recaptures(fn, sets, calls, cycles, recapture_times, label),
            "tilebench_graph_probe_kernel_sum_per_call_ns": tilebench_kernel_sum(case),
            "independent_graphs_timed_by_tilebench_hold_ns": held,
-           "tilebench_graph_probe_kernels_per_call": tilebench_kernels_per_call(case)}
+           "tilebench_graph_probe_kernels_per_call": tilebench_kernels_per_call(case),
+           # diagnostics (issue 18): per mode, per graph, where its calls' outputs lie
+           "independent_output_addresses": {"kept": kept_facts, "dropped": dropped_facts,
+                                            "prefilled": prefilled_facts},
+           "l2_bytes": torch.cuda.get_device_properties(0).L2_cache_size}
     return row, (graph, calls, compiled, sets[0])
 
 
@@ -287,7 +372,27 @@ def line(row):
                if recaptured else "")
             + (f"; these graphs behind tilebench's hold: {held / 1e3:.3f} µs" if held is not None else "")
             + f"; kernels a call: tilebench {row['tilebench_graph_probe_kernels_per_call']}, "
-              f"here {row['independent_kernels_per_call']})")
+              f"here {row['independent_kernels_per_call']}"
+            + (f"; {addresses_clause(row['independent_output_addresses'])}"
+               if row.get("independent_output_addresses") else "")
+            + ")")
+
+
+def addresses_clause(by_mode):
+    """'outputs a graph: kept 31 addresses 124.0 MiB, 64 of 64 calls share, rewritten 31 calls
+    apart, ...' (the first graph of each mode; the JSON row has every graph)."""
+    parts = []
+    for mode in ("kept", "dropped", "prefilled"):
+        graphs = by_mode.get(mode) or []
+        if graphs:
+            g = graphs[0]
+            gap = g["fewest_calls_between_writes_of_one_address"]
+            parts.append(f"{mode} {g['distinct_output_addresses']} addresses "
+                         f"{g['distinct_output_bytes'] / 2**20:.1f} MiB, "
+                         f"{g['calls_sharing_output_bytes']} of {g['calls']} calls share, "
+                         + (f"rewritten {gap} calls apart" if gap is not None else "none rewritten")
+                         + (f" ({len(graphs)} graphs)" if len(graphs) > 1 else ""))
+    return "outputs a graph: " + ", ".join(parts)
 
 
 def main(argv):
