@@ -70,7 +70,8 @@ if has sanitize; then
   # One case of every kernel kind under memcheck and racecheck (probe off:
   # compute-sanitizer is a CUPTI client itself).
   mkdir -p "$WORK/sanitizer"
-  SAN=(--backend cuda --probe off --samples 1 --warmup-ms 1 --sample-ms 1 --quiet --input-views strided)
+  SAN=(--backend cuda --probe off --samples 1 --warmup-ms 1 --sample-ms 1 --quiet
+       --input-views "${SANITIZE_VIEWS:-strided}")
   for tool in memcheck racecheck; do
     # op shape variant [gemm realization]; SANITIZE_SPECS (';'-separated) replaces the list
     specs=("softmax 37x769 automatic" "rmsnorm 64x258 reference" "layernorm 256x1024 candidate"
@@ -294,33 +295,42 @@ fi
 if has gemm; then
   # Issue 8: native SIMT and tensor-core gemm against cuBLAS and torch.matmul,
   # every realization (TF32 matched on all three providers), oracle-validated.
+  # GEMM_PARTS picks among: matrix (GEMM_SHAPES, packed), strided (odd shapes),
+  # gemv (matrix-vector plans and the tiled plan before them); GEMM_PROVIDERS.
   mkdir -p "$WORK/gemm"
-  timeout "${GEMM_TIMEOUT_S:-300}" "$BIN/tilebench" run --backend cuda --ops gemm \
-    --shapes "${GEMM_SHAPES:-32x32x32,128x128x128,127x193x61,1024x1024x1024,1999x2999x37,2048x1536x512,4096x4096x4096}" \
-    --matrix-realization simt,tensor,tensor-3xtf32 --providers native,cublas,torch \
-    --input-views "${GEMM_VIEWS:-packed}" --samples 5 --warmup-ms 20 --quiet --out "$WORK/gemm/run" \
-    > "$WORK/gemm/run.log" 2>&1
-  note "gemm (exit $?): $(grep -E 'cases valid' "$WORK/gemm/run.log" || tail -2 "$WORK/gemm/run.log")"
-  grep -E '^gemm' "$WORK/gemm/run.log" | tee -a "$SUMMARY"
-  # Strided views (leading dimensions k+3 and n+3, offset 1: unaligned) on odd shapes.
-  timeout 150 "$BIN/tilebench" run --backend cuda --ops gemm \
-    --shapes 1x1x1,3x5x7,32x32x32,127x193x61,1000x1000x1000,1999x2999x37 --input-views strided \
-    --matrix-realization simt,tensor,tensor-3xtf32 --providers native,cublas,torch \
-    --samples 3 --warmup-ms 5 --quiet --out "$WORK/gemm/strided" > "$WORK/gemm/strided.log" 2>&1
-  note "gemm strided (exit $?): $(grep -E 'cases valid' "$WORK/gemm/strided.log" || tail -2 "$WORK/gemm/strided.log")"
-  # Matrix-vector plans (m = 1 or n = 1; docs/gemm.md), k split and whole,
-  # both views, against cuBLAS; and 1x4096x4096 on the tiled kernel the rule
-  # planned before (32x32x32, as a user block) for the A/B of the change.
-  timeout 150 "$BIN/tilebench" run --backend cuda --ops gemm \
-    --shapes "${GEMV_SHAPES:-1x4096x4096,4096x1x4096,1x300x257,257x1x300,1x1x64,1x1x4096}" \
-    --input-views packed,strided --matrix-realization simt,tensor-3xtf32 --providers native,cublas \
-    --samples 5 --warmup-ms 20 --quiet --out "$WORK/gemm/gemv" > "$WORK/gemm/gemv.log" 2>&1
-  note "gemm matrix-vector (exit $?): $(grep -E 'cases valid' "$WORK/gemm/gemv.log" || tail -2 "$WORK/gemm/gemv.log")"
-  grep -E '^gemm' "$WORK/gemm/gemv.log" | tee -a "$SUMMARY"
-  timeout 60 "$BIN/tilebench" run --backend cuda --ops gemm --shapes 1x4096x4096 \
-    --matrix-realization simt --gemm-block 32,32,32 --providers native --input-views packed \
-    --samples 5 --warmup-ms 20 --quiet --out "$WORK/gemm/gemv-tiled" > "$WORK/gemm/gemv-tiled.log" 2>&1
-  note "gemm 1x4096x4096 tiled 32,32,32: $(grep -E '^gemm' "$WORK/gemm/gemv-tiled.log" || tail -1 "$WORK/gemm/gemv-tiled.log")"
+  parts=" ${GEMM_PARTS:-matrix strided gemv} " providers=${GEMM_PROVIDERS:-native,cublas,torch}
+  if [[ $parts == *" matrix "* ]]; then
+    timeout "${GEMM_TIMEOUT_S:-300}" "$BIN/tilebench" run --backend cuda --ops gemm \
+      --shapes "${GEMM_SHAPES:-32x32x32,128x128x128,127x193x61,1024x1024x1024,1999x2999x37,2048x1536x512,4096x4096x4096}" \
+      --matrix-realization simt,tensor,tensor-3xtf32 --providers "$providers" \
+      --input-views "${GEMM_VIEWS:-packed}" --samples 5 --warmup-ms 20 --quiet --out "$WORK/gemm/run" \
+      > "$WORK/gemm/run.log" 2>&1
+    note "gemm (exit $?): $(grep -E 'cases valid' "$WORK/gemm/run.log" || tail -2 "$WORK/gemm/run.log")"
+    grep -E '^gemm' "$WORK/gemm/run.log" | tee -a "$SUMMARY"
+  fi
+  if [[ $parts == *" strided "* ]]; then
+    # Strided views (leading dimensions k+3 and n+3, offset 1: unaligned) on odd shapes.
+    timeout 150 "$BIN/tilebench" run --backend cuda --ops gemm \
+      --shapes "${GEMM_STRIDED_SHAPES:-1x1x1,3x5x7,32x32x32,127x193x61,1000x1000x1000,1999x2999x37}" \
+      --input-views strided --matrix-realization simt,tensor,tensor-3xtf32 --providers "$providers" \
+      --samples 3 --warmup-ms 5 --quiet --out "$WORK/gemm/strided" > "$WORK/gemm/strided.log" 2>&1
+    note "gemm strided (exit $?): $(grep -E 'cases valid' "$WORK/gemm/strided.log" || tail -2 "$WORK/gemm/strided.log")"
+  fi
+  if [[ $parts == *" gemv "* ]]; then
+    # Matrix-vector plans (m = 1 or n = 1; docs/gemm.md), k split and whole,
+    # both views, against cuBLAS; and 1x4096x4096 on the tiled kernel the rule
+    # planned before (32x32x32, as a user block) for the A/B of the change.
+    timeout 150 "$BIN/tilebench" run --backend cuda --ops gemm \
+      --shapes "${GEMV_SHAPES:-1x4096x4096,4096x1x4096,1x300x257,257x1x300,1x1x64,1x1x4096}" \
+      --input-views packed,strided --matrix-realization simt,tensor-3xtf32 --providers native,cublas \
+      --samples 5 --warmup-ms 20 --quiet --out "$WORK/gemm/gemv" > "$WORK/gemm/gemv.log" 2>&1
+    note "gemm matrix-vector (exit $?): $(grep -E 'cases valid' "$WORK/gemm/gemv.log" || tail -2 "$WORK/gemm/gemv.log")"
+    grep -E '^gemm' "$WORK/gemm/gemv.log" | tee -a "$SUMMARY"
+    timeout 60 "$BIN/tilebench" run --backend cuda --ops gemm --shapes 1x4096x4096 \
+      --matrix-realization simt --gemm-block 32,32,32 --providers native --input-views packed \
+      --samples 5 --warmup-ms 20 --quiet --out "$WORK/gemm/gemv-tiled" > "$WORK/gemm/gemv-tiled.log" 2>&1
+    note "gemm 1x4096x4096 tiled 32,32,32: $(grep -E '^gemm' "$WORK/gemm/gemv-tiled.log" || tail -1 "$WORK/gemm/gemv-tiled.log")"
+  fi
   for run in "$WORK"/gemm/*/; do
     [[ -f "$run/results.json" ]] &&
       python3 "$ROOT/tools/audit/tilebench_audit.py" "$run" --receipt "$run/receipt.json" 2>&1 |

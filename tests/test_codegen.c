@@ -292,7 +292,7 @@ static struct tb_case gemm_case(size_t m, size_t n, size_t k, enum tb_view_kind 
 
 /* The rule's plan of case c for target (planned as the CUDA provider's plan step does). */
 static struct tb_gemm_plan rule_plan(const struct tb_case *c, struct tb_gemm_target target,
-                                     bool aligned) {
+                                     struct tb_gemm_alignment aligned) {
   struct tb_gemm_plan plan;
   struct tb_error err = {0};
   struct tb_gemm_block rule = {0, 0, 0};
@@ -303,8 +303,9 @@ static struct tb_gemm_plan rule_plan(const struct tb_case *c, struct tb_gemm_tar
 }
 
 static void gemm_kernels(void **state) {
-  const size_t gemm_shapes[][3] = {{32, 32, 32}, {127, 193, 61},    {4096, 4096, 4096},
-                                   {1, 1, 1},    {2048, 1536, 512}, {1999, 2999, 37}};
+  const size_t gemm_shapes[][3] = {{32, 32, 32},  {127, 193, 61},    {4096, 4096, 4096},
+                                   {1, 1, 1},     {2048, 1536, 512}, {1999, 2999, 37},
+                                   {256, 512, 13}};
   for (size_t s = 0; s < sizeof gemm_shapes / sizeof gemm_shapes[0]; ++s) {
     for (int view = 0; view < TB_VIEW_COUNT * 2; ++view) {
       struct tb_gemm_target target = {132, view >= TB_VIEW_COUNT};
@@ -312,21 +313,24 @@ static void gemm_kernels(void **state) {
         size_t m = gemm_shapes[s][0], n = gemm_shapes[s][1], k = gemm_shapes[s][2];
         struct tb_case c =
             gemm_case(m, n, k, (enum tb_view_kind)(view % TB_VIEW_COUNT), (enum tb_realization)r);
-        bool aligned = c.view.kind == TB_VIEW_PACKED && k % 4 == 0 && n % 4 == 0;
+        bool packed = c.view.kind == TB_VIEW_PACKED;
+        struct tb_gemm_alignment aligned = {packed && k % 4 == 0, packed && n % 4 == 0};
         struct tb_gemm_plan plan = rule_plan(&c, target, aligned);
         struct tb_error err = {0};
         if (plan.gemv != TB_GEMV_NONE) { /* 1x1x1 under fp32: gemv_kernels below */
           assert_true(m == 1 && r != TB_REALIZATION_TENSOR);
           continue;
         }
-        assert_int_equal(plan.vector_width, aligned ? 4 : 1);
+        /* each operand as wide as its own rows allow: k = 13 keeps B's loads wide */
+        assert_int_equal(plan.vector_width, aligned.b_rows ? 4 : 1);
+        assert_int_equal(plan.a_vector_width, aligned.a_rows ? 4 : 1);
         assert_int_equal(plan.blocks, ((m + plan.block_m - 1) / plan.block_m) *
                                           ((n + plan.block_n - 1) / plan.block_n));
         struct tb_generated g;
         assert_int_equal(tb_codegen_gemm(&plan, &c, &g, &err), TB_OK);
         bool wgmma = plan.warpgroups != 0;
-        /* wgmma: the large tensor tiles on a device that has it, only */
-        assert_int_equal(wgmma, target.warpgroup_mma && r == TB_REALIZATION_TENSOR &&
+        /* wgmma: the large tensor tiles past small k on a device that has it, only */
+        assert_int_equal(wgmma, target.warpgroup_mma && r == TB_REALIZATION_TENSOR && k > 48 &&
                                     ((m + 127) / 128) * ((n + 127) / 128) >= 132);
         assert_int_equal(g.barrier_sites, plan.barrier_sites);
         assert_int_equal(g.barrier_sites, wgmma ? 3 : 1);
@@ -363,7 +367,8 @@ static void gemv_kernels(void **state) {
         struct tb_case c = gemm_case(m, n, k, (enum tb_view_kind)view, (enum tb_realization)r);
         /* the plan step's test: packed, k % 4 == 0, n % 4 == 0 or n == 1 */
         bool aligned = view == TB_VIEW_PACKED && k % 4 == 0 && (n % 4 == 0 || n == 1);
-        struct tb_gemm_plan plan = rule_plan(&c, tb_gemm_target_h200(), aligned);
+        struct tb_gemm_plan plan =
+            rule_plan(&c, tb_gemm_target_h200(), aligned ? TB_GEMM_ALIGNED : TB_GEMM_UNALIGNED);
         struct tb_error err = {0};
         if (r == TB_REALIZATION_TENSOR) {
           assert_int_equal(plan.gemv, TB_GEMV_NONE);
@@ -410,7 +415,7 @@ static void gemm_wide_tile_offsets(void **state) {
     for (size_t i = 0; i < 2; ++i) {
       size_t m = sizes[i][0], n = sizes[i][1], k = sizes[i][2];
       struct tb_case c = gemm_case(m, n, k, TB_VIEW_PACKED, (enum tb_realization)r);
-      struct tb_gemm_plan plan = rule_plan(&c, tb_gemm_target_h200(), true);
+      struct tb_gemm_plan plan = rule_plan(&c, tb_gemm_target_h200(), TB_GEMM_ALIGNED);
       struct tb_error err = {0};
       struct tb_generated g;
       assert_int_equal(tb_codegen_gemm(&plan, &c, &g, &err), TB_OK);
@@ -439,7 +444,7 @@ static void gemm_user_blocks(void **state) {
     struct tb_gemm_plan plan;
     struct tb_error err = {0};
     assert_int_equal(tb_plan_gemm(4096, 4096, 4096, TB_REALIZATION_SIMT, user,
-                                  tb_gemm_target_h200(), true, &plan, &err),
+                                  tb_gemm_target_h200(), TB_GEMM_ALIGNED, &plan, &err),
                      TB_OK);
     assert_true(plan.block_from_user);
     assert_int_equal(plan.thread_m * plan.thread_n * plan.threads, blocks[i][0] * blocks[i][1]);
@@ -457,7 +462,7 @@ static void gemm_user_blocks(void **state) {
     struct tb_gemm_plan plan;
     struct tb_error err = {0};
     assert_int_equal(tb_plan_gemm(64, 64, 64, TB_REALIZATION_SIMT, user, tb_gemm_target_h200(),
-                                  true, &plan, &err),
+                                  TB_GEMM_ALIGNED, &plan, &err),
                      TB_ERR_USAGE);
     assert_non_null(strstr(err.message, "--gemm-block"));
   }

@@ -84,7 +84,7 @@ static struct {
   size_t simt_wide, simt_narrow; /* outputs per thread along n >= 4, < 4 */
   size_t mma_sync, mma_sync_3xtf32, wgmma_128, wgmma_256;
   size_t gemv_rows, gemv_columns, gemv_split, gemv_whole; /* k split in 2 launches, or not */
-  size_t vw4, vw1, wide_offsets, user_blocks, refused_blocks;
+  size_t vw4, vw1, vw_mixed, small_k, wide_offsets, user_blocks, refused_blocks;
   size_t duplicates;
 } reached;
 
@@ -320,6 +320,8 @@ static void count_gemm(const struct tb_gemm_plan *plan, const struct tb_case *c)
                                                           : &reached.mma_sync);
   }
   ++*(plan->vector_width == 4 ? &reached.vw4 : &reached.vw1);
+  reached.vw_mixed += plan->a_vector_width == 1 && plan->vector_width == 4; /* k % 4 != 0 */
+  reached.small_k += !plan->block_from_user && c->shape.k <= 48;
   size_t sa = tb_view_for(c->view.kind, c->shape.k).row_stride;
   size_t sb = tb_view_for(c->view.kind, c->shape.n).row_stride;
   if ((unsigned long long)plan->block_m * sa >= (1ULL << 31) ||
@@ -335,7 +337,7 @@ static void gemm(void) {
   static const size_t gemm_shapes[][3] = {
       {32, 32, 32},       {128, 128, 128}, {127, 193, 61},     {1999, 2999, 37}, {2048, 1536, 40},
       {4096, 4096, 4096}, {1, 4096, 4096}, {64, 64, 70000000}, {4096, 1, 4096},  {257, 1, 300},
-      {1, 300, 257},      {1, 1, 64},      {1, 1, 4096},
+      {1, 300, 257},      {1, 1, 64},      {1, 1, 4096},       {4096, 4096, 13},
   };
   /* {0,0,0}: the planner's rule; the rest as --gemm-block M,N,K */
   static const struct tb_gemm_block blocks[] = {
@@ -360,7 +362,7 @@ static void gemm(void) {
                                 .variant = TB_VARIANT_AUTOMATIC,
                                 .realization = (enum tb_realization)r,
                                 .gemm_block = blocks[b]};
-            bool aligned = tb_gemm_operands_aligned(&c); /* the plan step's test */
+            struct tb_gemm_alignment aligned = tb_gemm_operands_alignment(&c); /* the plan step's */
             struct tb_gemm_plan plan;
             struct tb_error err = {0};
             if (tb_plan_gemm(m, n, k, c.realization, c.gemm_block, targets[t].target, aligned,
@@ -506,7 +508,8 @@ static void check_coverage(void) {
       "%zu + %zu "
       "(thread n < 4), mma.sync tf32 %zu, 3xtf32 %zu, wgmma n128 %zu, n256 %zu, matrix-vector "
       "rows %zu, columns %zu (k split %zu, whole %zu); 4-float loads "
-      "%zu, 1-float %zu; 64-bit tile offsets %zu; user blocks %zu (%zu refused, not entries)\n",
+      "%zu, 1-float %zu, A 1 and B 4 %zu; small-k rule %zu; 64-bit tile offsets %zu; user blocks "
+      "%zu (%zu refused, not entries)\n",
       generated.count, reached.duplicates, reached.mapping[TB_MAPPING_REGISTER_ROWS],
       reached.mapping[TB_MAPPING_BLOCK_STREAMING], reached.mapping[TB_MAPPING_SPLIT_ROW],
       reached.mapping[TB_MAPPING_CLUSTER_ROW], reached.cluster_cached, reached.cluster_streamed,
@@ -514,7 +517,8 @@ static void check_coverage(void) {
       reached.s_small, reached.s_large, reached.elementwise, reached.simt_wide, reached.simt_narrow,
       reached.mma_sync, reached.mma_sync_3xtf32, reached.wgmma_128, reached.wgmma_256,
       reached.gemv_rows, reached.gemv_columns, reached.gemv_split, reached.gemv_whole, reached.vw4,
-      reached.vw1, reached.wide_offsets, reached.user_blocks, reached.refused_blocks);
+      reached.vw1, reached.vw_mixed, reached.small_k, reached.wide_offsets, reached.user_blocks,
+      reached.refused_blocks);
   const struct {
     const char *kind;
     size_t count;
@@ -542,6 +546,8 @@ static void check_coverage(void) {
       {"gemm matrix-vector, k whole (one launch)", reached.gemv_whole},
       {"gemm 4-float loads", reached.vw4},
       {"gemm 1-float loads", reached.vw1},
+      {"gemm A 1-float loads, B 4-float (k % 4 != 0)", reached.vw_mixed},
+      {"gemm small-k rule (k <= 48)", reached.small_k},
       {"gemm 64-bit tile offsets", reached.wide_offsets},
       {"gemm user blocks", reached.user_blocks},
   };

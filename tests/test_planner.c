@@ -588,7 +588,7 @@ static struct tb_gemm_plan gemm_plan_for(size_t m, size_t n, size_t k, enum tb_r
   struct tb_error err = {0};
   struct tb_gemm_block rule = {0, 0, 0};
   struct tb_gemm_target target = {132, warpgroup_mma};
-  assert_int_equal(tb_plan_gemm(m, n, k, r, rule, target, true, &p, &err), TB_OK);
+  assert_int_equal(tb_plan_gemm(m, n, k, r, rule, target, TB_GEMM_ALIGNED, &p, &err), TB_OK);
   return p;
 }
 
@@ -609,7 +609,7 @@ static void gemm_simt_rule(void **state) {
   /* 2048 x 2048: 16 x 8 = 128 blocks of 128x256 fill 128 of one wave's 132
    * (97 %); 3072 x 3072: 24 x 12 = 288 fill 288 of three waves' 396 (73 %), so
    * 128x128 (576 blocks >= 132) */
-  p = gemm_plan(2048, 2048, 64, TB_REALIZATION_SIMT);
+  p = gemm_plan(2048, 2048, 128, TB_REALIZATION_SIMT);
   assert_int_equal(p.block_m * 1000 + p.block_n, 128256);
   p = gemm_plan(3072, 3072, 3072, TB_REALIZATION_SIMT);
   assert_int_equal(p.block_m * 1000 + p.block_n, 128128);
@@ -626,6 +626,63 @@ static void gemm_simt_rule(void **state) {
   assert_int_equal(p.block_k, 32);
   assert_int_equal(p.blocks, 28);
   assert_int_equal(p.thread_m * p.thread_n, 4);
+}
+
+/* Small k (simt k <= 64, tensor k <= 48; docs/gemm.md): no one-block-an-SM
+ * tile, the k step padding k least, mma.sync where wgmma would be taken. */
+static void gemm_small_k_rule(void **state) {
+  /* simt 4096^2: 128x128 (1024 blocks, two an SM), not 128x256, up to k = 64 */
+  const size_t ks[][2] = {{8, 8},  {13, 16}, {16, 16}, {17, 8}, {32, 32},
+                          {37, 8}, {40, 8},  {48, 16}, {64, 32}};
+  for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) {
+    struct tb_gemm_plan p = gemm_plan(4096, 4096, ks[i][0], TB_REALIZATION_SIMT);
+    assert_int_equal(p.block_m * 1000 + p.block_n, 128128);
+    assert_int_equal(p.block_k, ks[i][1]);
+    assert_int_equal(p.blocks_per_multiprocessor, 2);
+    assert_non_null(strstr(p.rule, "small k"));
+  }
+  struct tb_gemm_plan p = gemm_plan(4096, 4096, 65, TB_REALIZATION_SIMT);
+  assert_int_equal(p.block_m * 1000 + p.block_n * 10 + p.block_k / 16, 130562);
+  /* 64x64 tiles take steps of 32 or 16 (64 x 8 floats are not whole float4s a thread) */
+  p = gemm_plan(1024, 1024, 8, TB_REALIZATION_SIMT);
+  assert_int_equal(p.block_m * 1000 + p.block_n * 10 + p.block_k / 16, 64641);
+  p = gemm_plan(1024, 1024, 40, TB_REALIZATION_SIMT);
+  assert_int_equal(p.block_k, 16);
+  /* tensor: mma.sync 128x128x16 up to k = 48 on a device with wgmma, wgmma from 49 */
+  p = gemm_plan(4096, 4096, 13, TB_REALIZATION_TENSOR);
+  assert_string_equal(p.instruction, "mma.sync.m16n8k8");
+  assert_int_equal(p.block_m * 1000 + p.block_n * 10 + p.block_k / 16, 129281);
+  assert_int_equal(p.launches, 1);
+  p = gemm_plan(4096, 4096, 48, TB_REALIZATION_TENSOR);
+  assert_string_equal(p.instruction, "mma.sync.m16n8k8");
+  p = gemm_plan(4096, 4096, 49, TB_REALIZATION_TENSOR);
+  assert_string_equal(p.instruction, "wgmma.m64n256k8");
+  p = gemm_plan(127, 193, 13, TB_REALIZATION_TENSOR_3XTF32);
+  assert_int_equal(p.block_m * 1000 + p.block_n * 10 + p.block_k / 16, 64641);
+  assert_int_equal(p.shared_bytes, 4 * 3 * (64 * 20 + 16 * 72));
+}
+
+/* Each operand at its own width: A's rows unaligned (k = 13) leave B's loads
+ * and the output's stores 4 floats wide. */
+static void gemm_operand_widths(void **state) {
+  struct tb_gemm_plan p;
+  struct tb_error err = {0};
+  struct tb_gemm_block rule = {0, 0, 0};
+  const struct tb_gemm_alignment cases[] = {
+      {false, true}, {true, false}, {true, true}, {false, false}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    assert_int_equal(tb_plan_gemm(4096, 4096, 13, TB_REALIZATION_SIMT, rule, tb_gemm_target_h200(),
+                                  cases[i], &p, &err),
+                     TB_OK);
+    assert_int_equal(p.a_vector_width, cases[i].a_rows ? 4 : 1);
+    assert_int_equal(p.vector_width, cases[i].b_rows ? 4 : 1);
+  }
+  /* n not a multiple of 4: B's tile rows are not float4s, whatever the flag says */
+  assert_int_equal(tb_plan_gemm(64, 6, 64, TB_REALIZATION_TENSOR, rule, tb_gemm_target_h200(),
+                                TB_GEMM_ALIGNED, &p, &err),
+                   TB_OK);
+  assert_int_equal(p.vector_width, 1);
+  assert_int_equal(p.a_vector_width, 4);
 }
 
 static void gemm_tensor_rule(void **state) {
@@ -679,7 +736,9 @@ static struct tb_gemm_plan gemv_plan(size_t m, size_t n, size_t k, enum tb_reali
   struct tb_gemm_plan p;
   struct tb_error err = {0};
   struct tb_gemm_block rule = {0, 0, 0};
-  assert_int_equal(tb_plan_gemm(m, n, k, r, rule, tb_gemm_target_h200(), aligned, &p, &err), TB_OK);
+  assert_int_equal(tb_plan_gemm(m, n, k, r, rule, tb_gemm_target_h200(),
+                                aligned ? TB_GEMM_ALIGNED : TB_GEMM_UNALIGNED, &p, &err),
+                   TB_OK);
   return p;
 }
 
@@ -796,14 +855,14 @@ static void gemv_not_taken(void **state) {
   assert_int_equal(p.gemv, TB_GEMV_NONE);
   struct tb_error err = {0};
   struct tb_gemm_block user = {64, 64, 16};
-  assert_int_equal(
-      tb_plan_gemm(1, 4096, 4096, TB_REALIZATION_SIMT, user, tb_gemm_target_h200(), true, &p, &err),
-      TB_OK);
+  assert_int_equal(tb_plan_gemm(1, 4096, 4096, TB_REALIZATION_SIMT, user, tb_gemm_target_h200(),
+                                TB_GEMM_ALIGNED, &p, &err),
+                   TB_OK);
   assert_int_equal(p.gemv, TB_GEMV_NONE);
   assert_true(p.block_from_user);
-  assert_int_equal(
-      tb_plan_gemm(64, 1, 64, TB_REALIZATION_SIMT, user, tb_gemm_target_h200(), true, &p, &err),
-      TB_OK);
+  assert_int_equal(tb_plan_gemm(64, 1, 64, TB_REALIZATION_SIMT, user, tb_gemm_target_h200(),
+                                TB_GEMM_ALIGNED, &p, &err),
+                   TB_OK);
   assert_int_equal(p.vector_width, 1);
   p = gemv_plan(64, 1, 64, TB_REALIZATION_TENSOR, true);
   assert_int_equal(p.vector_width, 1);
@@ -816,22 +875,23 @@ static void gemm_refusals(void **state) {
   struct tb_gemm_plan p;
   struct tb_error err = {0};
   struct tb_gemm_block wrong = {96, 128, 32};
-  assert_int_equal(
-      tb_plan_gemm(64, 64, 64, TB_REALIZATION_TENSOR, wrong, tb_gemm_target_h200(), true, &p, &err),
-      TB_ERR_USAGE);
+  assert_int_equal(tb_plan_gemm(64, 64, 64, TB_REALIZATION_TENSOR, wrong, tb_gemm_target_h200(),
+                                TB_GEMM_ALIGNED, &p, &err),
+                   TB_ERR_USAGE);
   assert_non_null(strstr(err.message, "--gemm-block for tensor"));
   /* wgmma's 128x256 tile: the H200 takes it, a device without wgmma and the
    * 3xTF32 split (mma.sync) refuse it */
   struct tb_gemm_block wide = {128, 256, 32};
   struct tb_gemm_target ampere = {108, false};
-  assert_int_equal(
-      tb_plan_gemm(64, 64, 64, TB_REALIZATION_TENSOR, wide, tb_gemm_target_h200(), true, &p, &err),
-      TB_OK);
+  assert_int_equal(tb_plan_gemm(64, 64, 64, TB_REALIZATION_TENSOR, wide, tb_gemm_target_h200(),
+                                TB_GEMM_ALIGNED, &p, &err),
+                   TB_OK);
   assert_string_equal(p.instruction, "wgmma.m64n256k8");
-  assert_int_equal(tb_plan_gemm(64, 64, 64, TB_REALIZATION_TENSOR, wide, ampere, true, &p, &err),
-                   TB_ERR_USAGE);
+  assert_int_equal(
+      tb_plan_gemm(64, 64, 64, TB_REALIZATION_TENSOR, wide, ampere, TB_GEMM_ALIGNED, &p, &err),
+      TB_ERR_USAGE);
   assert_int_equal(tb_plan_gemm(64, 64, 64, TB_REALIZATION_TENSOR_3XTF32, wide,
-                                tb_gemm_target_h200(), true, &p, &err),
+                                tb_gemm_target_h200(), TB_GEMM_ALIGNED, &p, &err),
                    TB_ERR_USAGE);
   struct tb_gemm_block text;
   assert_int_equal(tb_gemm_block_parse("128,64", &text, &err), TB_ERR_USAGE);
@@ -868,6 +928,8 @@ int main(void) {
       cmocka_unit_test(register_budget_on_the_h200),
       cmocka_unit_test(refusals),
       cmocka_unit_test(gemm_simt_rule),
+      cmocka_unit_test(gemm_small_k_rule),
+      cmocka_unit_test(gemm_operand_widths),
       cmocka_unit_test(gemm_tensor_rule),
       cmocka_unit_test(gemm_refusals),
       cmocka_unit_test(gemv_columns_rule),

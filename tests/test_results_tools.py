@@ -734,10 +734,9 @@ class GemmAuditTest(Corruptions, unittest.TestCase):
         self.assert_caught(self.RUN, m, "plan.vector_width")
 
 
-class GemvPlanAuditTest(unittest.TestCase):
-    """The audit's matrix-vector rule (docs/gemm.md) on the plans `tilebench plan --json`
-    writes (no GPU here, and the CPU backend plans no gemm): every fact re-derived, a
-    changed one named, and records of the tiled rule told apart."""
+class GemmPlanRecords:
+    """The audit's gemm plan checks on the plans `tilebench plan --json` writes (no GPU
+    here, and the CPU backend plans no gemm)."""
 
     @classmethod
     def setUpClass(cls):
@@ -764,6 +763,11 @@ class GemvPlanAuditTest(unittest.TestCase):
         with self.assertRaises(self.audit.Discrepancy) as caught:
             self.check(record, **kw)
         self.assertIn(field, str(caught.exception))
+
+
+class GemvPlanAuditTest(GemmPlanRecords, unittest.TestCase):
+    """The audit's matrix-vector rule (docs/gemm.md): every fact re-derived, a changed one
+    named, and records of the tiled rule told apart."""
 
     def test_rule_passes(self):
         for shape, kind, splits in (("1x4096x4096", "columns", 128), ("4096x1x4096", "rows", 1),
@@ -823,6 +827,53 @@ class GemvPlanAuditTest(unittest.TestCase):
         self.assert_caught(record, "provider_details.kernels", kernels=kernels)
         single = [{"name": "tb_main", "threads_per_block": 256, "blocks": 512}]
         self.check(self.plan("4096x1x4096"), kernels=single)
+
+
+class SmallKPlanAuditTest(GemmPlanRecords, unittest.TestCase):
+    """The audit's small-k tile rule and per-operand load widths (docs/gemm.md), with
+    records from before either told apart."""
+
+    def test_small_k_tiles_re_derive(self):
+        for shape, realization, tile in (("4096x4096x13", "simt", (128, 128, 16)),
+                                         ("4096x4096x37", "simt", (128, 128, 8)),
+                                         ("4096x4096x64", "simt", (128, 128, 32)),
+                                         ("4096x4096x65", "simt", (128, 256, 32)),
+                                         ("4096x4096x13", "tensor", (128, 128, 16)),
+                                         ("4096x4096x64", "tensor", (128, 256, 32)),
+                                         ("1000x1000x40", "tensor-3xtf32", (64, 64, 16))):
+            record = self.plan(shape, realization)
+            t = record["tile"]
+            self.assertEqual((t["block_m"], t["block_n"], t["block_k"]), tile, shape)
+            self.check(record, realization)
+
+    def test_small_k_facts_tampered_are_caught(self):
+        record = self.plan("4096x4096x13")
+        record["tile"]["block_k"] = 32
+        self.assert_caught(record, "plan.tile")
+        tensor = self.plan("4096x4096x13", "tensor")
+        self.assertEqual(tensor["instruction"], "mma.sync.m16n8k8")
+        tensor["instruction"] = "wgmma.m64n256k8"
+        self.assert_caught(tensor, "plan.instruction", realization="tensor")
+        # a record without "small k" in its rule is re-derived by the rule before it:
+        # 128x256x32, one block an SM
+        old = self.plan("4096x4096x13")
+        old["rule"] = old["rule"].replace("small k", "short k")
+        self.assert_caught(old, "plan.blocks_per_multiprocessor")
+
+    def test_operand_widths(self):
+        record = self.plan("4096x4096x13")  # A's rows 13 floats: A scalar, B and the output wide
+        self.assertEqual((record["a_vector_width"], record["vector_width"]), (1, 4))
+        self.check(record)
+        strided = self.plan("4096x4096x13")  # a strided view's rows are aligned for neither
+        self.assert_caught(strided, "plan.vector_width", view="strided")
+        record["a_vector_width"] = 4
+        self.assert_caught(record, "plan.a_vector_width")
+        # without a_vector_width, the one width of before: 4 only where k and n both are
+        legacy = self.plan("4096x4096x13")
+        del legacy["a_vector_width"]
+        self.assert_caught(legacy, "plan.vector_width")
+        legacy["vector_width"] = 1
+        self.check(legacy)
 
 
 # compare has its own file: tests/test_compare.py.

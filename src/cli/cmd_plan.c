@@ -75,12 +75,13 @@ static void print_table(const struct tb_plan *plan) {
 
 /* A tiled gemm plan's tile, threads and (wgmma) packing launch. */
 static void print_tiled(const struct tb_gemm_plan *plan) {
-  printf("tile %ux%ux%u, %u threads, %s %ux%u, %u stages, %u-float loads, %s\n", plan->block_m,
-         plan->block_n, plan->block_k, plan->threads,
+  printf("tile %ux%ux%u, %u threads, %s %ux%u, %u stages, %u-float loads of A, %u of B, %s\n",
+         plan->block_m, plan->block_n, plan->block_k, plan->threads,
          plan->realization == TB_REALIZATION_SIMT ? "outputs per thread"
          : plan->warpgroups != 0                  ? "warpgroup tile"
                                                   : "warp tile",
-         plan->thread_m, plan->thread_n, plan->stages, plan->vector_width, plan->instruction);
+         plan->thread_m, plan->thread_n, plan->stages, plan->a_vector_width, plan->vector_width,
+         plan->instruction);
   if (plan->launches > 1) {
     printf("packing launch first: %llu blocks, %llu floats of workspace\n", plan->pack_blocks,
            plan->workspace_floats);
@@ -115,7 +116,8 @@ static int plan_gemm(struct tb_shape shape, const char *realization_text, const 
   struct tb_gemm_block block = {0, 0, 0};
   struct tb_gemm_plan plan;
   struct tb_device_limits limits = tb_device_limits_default();
-  bool aligned = shape.k % 4 == 0 && (shape.n % 4 == 0 || shape.n == 1); /* packed */
+  struct tb_gemm_alignment aligned = {shape.k % 4 == 0,
+                                      shape.n % 4 == 0 || shape.n == 1}; /* packed */
   if (tb_realization_parse(realization_text, &realization, err) != TB_OK ||
       (block_text != NULL && tb_gemm_block_parse(block_text, &block, err) != TB_OK) ||
       tb_plan_gemm(shape.m, shape.n, shape.k, realization, block, tb_gemm_target_h200(), aligned,

@@ -12,16 +12,17 @@ void tb_emit_gemm_constants(struct tb_strbuf *b, const struct tb_gemm_plan *plan
   size_t sb = tb_view_for(c->view.kind, c->shape.n).row_stride;
   char what[200];
   snprintf(what, sizeof what,
-           "gemm %zux%zux%zu (leading dimensions %zu, %zu), %s %ux%ux%u, %u-float loads",
+           "gemm %zux%zux%zu (leading dimensions %zu, %zu), %s %ux%ux%u, %u-float loads of A, "
+           "%u of B",
            c->shape.m, c->shape.n, c->shape.k, sa, sb, tb_realization_name(plan->realization),
-           plan->block_m, plan->block_n, plan->block_k, plan->vector_width);
+           plan->block_m, plan->block_n, plan->block_k, plan->a_vector_width, plan->vector_width);
   tb_emit_prelude(b, what, c->op->op);
   tb_strbuf_printf(b,
                    "#define M %zuLL\n#define N %zuLL\n#define K %zuLL\n#define SA %zuLL\n"
                    "#define SB %zuLL\n#define BM %u\n#define BN %u\n#define BK %u\n"
-                   "#define THREADS %u\n#define VW %u\n",
+                   "#define THREADS %u\n#define VW %u\n#define VW_A %u\n",
                    c->shape.m, c->shape.n, c->shape.k, sa, sb, plan->block_m, plan->block_n,
-                   plan->block_k, plan->threads, plan->vector_width);
+                   plan->block_k, plan->threads, plan->vector_width, plan->a_vector_width);
   bool wide = (unsigned long long)plan->block_m * sa >= (1ULL << 31) ||
               (unsigned long long)plan->block_k * sb >= (1ULL << 31);
   tb_strbuf_printf(b, "#define TILE_OFFSET %s\n", wide ? "long long" : "int");
@@ -30,17 +31,18 @@ void tb_emit_gemm_constants(struct tb_strbuf *b, const struct tb_gemm_plan *plan
 void tb_emit_gemm_stage_loader(struct tb_strbuf *b) {
   tb_strbuf_printf(
       b,
+      "/* W floats (4 or 1) from global to shared memory; A and B each at their own width */\n"
+      "template <int W>\n"
       "static __device__ __forceinline__ void copy_async(float *dst, const float *src, "
       "bool valid) {\n"
       "  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);\n"
-      "  const int bytes = valid ? VW * 4 : 0; /* 0: the destination is zero-filled */\n"
-      "#if VW == 4\n"
-      "  asm volatile(\"cp.async.cg.shared.global [%%0], [%%1], 16, %%2;\\n\" :: \"r\"(d), "
+      "  const int bytes = valid ? W * 4 : 0; /* 0: the destination is zero-filled */\n"
+      "  if (W == 4)\n"
+      "    asm volatile(\"cp.async.cg.shared.global [%%0], [%%1], 16, %%2;\\n\" :: \"r\"(d), "
       "\"l\"(src), \"r\"(bytes));\n"
-      "#else\n"
-      "  asm volatile(\"cp.async.ca.shared.global [%%0], [%%1], 4, %%2;\\n\" :: \"r\"(d), "
+      "  else\n"
+      "    asm volatile(\"cp.async.ca.shared.global [%%0], [%%1], 4, %%2;\\n\" :: \"r\"(d), "
       "\"l\"(src), \"r\"(bytes));\n"
-      "#endif\n"
       "}\n"
       "/* One stage: the block's A tile (BM x BK) and B tile (BK x BN); rows or\n"
       " * columns past the matrix are zero-filled, the source clamped to x or y.\n"
@@ -54,15 +56,16 @@ void tb_emit_gemm_stage_loader(struct tb_strbuf *b) {
       "  const int rows_a = (int)(M - bm * BM < BM ? M - bm * BM : BM);\n"
       "  const int ks = (int)(K - k0 < BK ? K - k0 : BK);\n"
       "  const int cols_b = (int)(N - bn * BN < BN ? N - bn * BN : BN);\n"
-      "  _Pragma(\"unroll\") for (int c = tid; c < BM * BK / VW; c += THREADS) {\n"
-      "    const int r = c / (BK / VW), col = (c %% (BK / VW)) * VW;\n"
+      "  _Pragma(\"unroll\") for (int c = tid; c < BM * BK / VW_A; c += THREADS) {\n"
+      "    const int r = c / (BK / VW_A), col = (c %% (BK / VW_A)) * VW_A;\n"
       "    const bool ok = r < rows_a && col < ks;\n"
-      "    copy_async(as + r * AS_STRIDE + col, ok ? xa + (TILE_OFFSET)r * SA + col : x, ok);\n"
+      "    copy_async<VW_A>(as + r * AS_STRIDE + col, ok ? xa + (TILE_OFFSET)r * SA + col : x, "
+      "ok);\n"
       "  }\n"
       "  _Pragma(\"unroll\") for (int c = tid; c < BK * BN / VW; c += THREADS) {\n"
       "    const int r = c / (BN / VW), col = (c %% (BN / VW)) * VW;\n"
       "    const bool ok = r < ks && col < cols_b;\n"
-      "    copy_async(bs + r * BS_STRIDE + col, ok ? yb + (TILE_OFFSET)r * SB + col : y, ok);\n"
+      "    copy_async<VW>(bs + r * BS_STRIDE + col, ok ? yb + (TILE_OFFSET)r * SB + col : y, ok);\n"
       "  }\n"
       "  asm volatile(\"cp.async.commit_group;\\n\" ::);\n"
       "}\n");

@@ -91,7 +91,7 @@ static void emit_pack_kernel(struct tb_strbuf *b) {
       "      const long long row = bm * BM + r, col = t * BK + k;\n"
       "      const float *const p = x + row * SA + col;\n"
       "      float4 v = make_float4(0.f, 0.f, 0.f, 0.f);\n"
-      "#if VW == 4\n"
+      "#if VW_A == 4\n"
       "      if (row < M && col < K) v = *reinterpret_cast<const float4 *>(p);\n"
       "#else\n"
       "      if (row < M) {\n"

@@ -2,20 +2,21 @@
 
 #include <string.h>
 
-bool tb_gemm_operands_aligned(const struct tb_case *c) {
+struct tb_gemm_alignment tb_gemm_operands_alignment(const struct tb_case *c) {
   size_t sa = tb_view_for(c->view.kind, c->shape.k).row_stride;
   size_t sb = tb_view_for(c->view.kind, c->shape.n).row_stride;
+  bool offset = c->view.offset % 4 == 0;
   /* B's rows on 16 bytes, or B one contiguous column (a matrix-vector
    * product's vector, read 4 floats at once) */
   bool b_rows = (c->shape.n % 4 == 0 && sb % 4 == 0) || (c->shape.n == 1 && sb == 1);
-  return c->shape.k % 4 == 0 && sa % 4 == 0 && b_rows && c->view.offset % 4 == 0;
+  return (struct tb_gemm_alignment){c->shape.k % 4 == 0 && sa % 4 == 0 && offset, b_rows && offset};
 }
 
 static enum tb_status plan_gemm_case(const struct tb_case *c, const struct tb_plan_target *t,
                                      struct tb_exec_plan *plan, struct tb_error *err) {
   plan->kind = TB_PLAN_GEMM;
   return tb_plan_gemm(c->shape.m, c->shape.n, c->shape.k, c->realization, c->gemm_block, t->gemm,
-                      tb_gemm_operands_aligned(c), &plan->as.gemm, err);
+                      tb_gemm_operands_alignment(c), &plan->as.gemm, err);
 }
 
 static enum tb_status plan_reduction_case(const struct tb_case *c, const struct tb_plan_target *t,

@@ -47,9 +47,8 @@ struct tb_plan_target {
 enum tb_status tb_plan_case(const struct tb_case *c, const struct tb_plan_target *target,
                             struct tb_exec_plan *plan, struct tb_error *err);
 
-/* Whether both gemm operands' rows start on 16 bytes: k, both leading
- * dimensions and the view offset are multiples of 4 floats, and n is (or B
- * is one contiguous column, n and its leading dimension 1). */
-bool tb_gemm_operands_aligned(const struct tb_case *c);
+/* Which gemm operands' rows start on 16 bytes (struct tb_gemm_alignment) in
+ * the case's view. */
+struct tb_gemm_alignment tb_gemm_operands_alignment(const struct tb_case *c);
 
 #endif

@@ -17,6 +17,32 @@ static unsigned long long grid_of(const struct tb_gemm_plan *p, unsigned bm, uns
   return ((p->m + bm - 1) / bm) * ((p->n + bn - 1) / bn);
 }
 
+/* Small k: the output's stores, not the multiply-adds, are most of the work
+ * (4096 x 4096 x 13 writes 67 MB and reads 0.4 MB), so a kernel needs other
+ * blocks' loads and products on the SM while one block stores: no one-block-
+ * an-SM tile (simt 128x256) and, for tensor, mma.sync's two blocks an SM
+ * rather than wgmma's 128x256 (docs/gemm.md). */
+#define TB_GEMM_SIMT_SMALL_K 64
+#define TB_GEMM_TENSOR_SMALL_K 48
+
+/* The k step of a small-k simt tile: of 32, 16 and 8, the one that pads k
+ * least (a step past k multiplies zeros), the larger on a tie (fewer
+ * barriers), among those whose loads are whole float4s for the tile. */
+static unsigned small_k_step(size_t k, unsigned block_m, unsigned block_n) {
+  static const unsigned steps[] = {32, 16, 8};
+  unsigned best = 0;
+  size_t best_padded = 0;
+  for (size_t i = 0; i < sizeof steps / sizeof steps[0]; ++i) {
+    unsigned s = steps[i];
+    size_t padded = (k + s - 1) / s * s;
+    if (block_m * s >= 1024 && block_n * s >= 1024 && (best == 0 || padded < best_padded)) {
+      best = s;
+      best_padded = padded;
+    }
+  }
+  return best;
+}
+
 /* simt: 256 threads, each (block_m/16) x (block_n/16) outputs; a tile side
  * is 32, 64 or 128 and the k step 8, 16 or 32, with at least 4 floats of A
  * and of B per thread and step (block_m * block_k and block_n * block_k of
@@ -45,17 +71,20 @@ static enum tb_status simt_shape(struct tb_gemm_plan *p, struct tb_gemm_block us
     static const unsigned tiles[][3] = {
         {128, 256, 32}, {128, 128, 32}, {128, 64, 32}, {64, 64, 16}, {32, 32, 32}};
     unsigned long long wide = grid_of(p, 128, 256), sms = p->multiprocessors;
-    size_t t = 10 * wide >= 9 * ((wide + sms - 1) / sms) * sms ? 0 : 1;
+    bool small_k = p->k <= TB_GEMM_SIMT_SMALL_K;
+    size_t t = !small_k && 10 * wide >= 9 * ((wide + sms - 1) / sms) * sms ? 0 : 1;
     while (t > 0 && t < 4 && grid_of(p, tiles[t][0], tiles[t][1]) < sms) {
       ++t;
     }
     p->block_m = tiles[t][0];
     p->block_n = tiles[t][1];
-    p->block_k = tiles[t][2];
-    p->rule = "simt: 128x256x32 when its blocks fill at least 90 % of its waves (one block per "
-              "multiprocessor), else the first of 128x128x32, 128x64x32, 64x64x16, 32x32x32 "
-              "whose grid has at least one block per multiprocessor (else 32x32x32); 256 "
-              "threads, (tile m/16) x (tile n/16) outputs each; 3 stages of cp.async";
+    p->block_k = small_k ? small_k_step(p->k, p->block_m, p->block_n) : tiles[t][2];
+    p->rule = "simt: 128x256x32 when k > 64 and its blocks fill at least 90 % of its waves (one "
+              "block per multiprocessor), else the first of 128x128x32, 128x64x32, 64x64x16, "
+              "32x32x32 whose grid has at least one block per multiprocessor (else 32x32x32); "
+              "small k (k <= 64): the k step of 32, 16, 8 that pads k least (the larger on a "
+              "tie) with whole float4 loads; 256 threads, (tile m/16) x (tile n/16) outputs "
+              "each; 3 stages of cp.async";
   }
   p->thread_m = p->block_m / 16;
   p->thread_n = p->block_n / 16;
@@ -150,18 +179,20 @@ static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block 
     take_user_block(p, user);
   } else {
     bool large = grid_of(p, 128, 128) >= p->multiprocessors;
-    wgmma = wgmma && large;
+    bool small_k = p->k <= TB_GEMM_TENSOR_SMALL_K;
+    wgmma = wgmma && large && !small_k;
     p->block_m = large ? 128 : 64;
     p->block_n = !large ? 64 : wgmma && grid_of(p, 128, 256) >= p->multiprocessors ? 256 : 128;
-    p->block_k = 32;
+    p->block_k = small_k ? 16 : 32;
     p->rule = wgmma ? "tensor with wgmma: 128x256 tiles when their grid has at least one block "
                       "per multiprocessor, else 128x128 (same test), else mma.sync 64x64; a "
                       "packing launch rounds A and B to TF32 in the stages' layout; k step 32; 2 "
                       "warpgroups of wgmma.m64nNk8 TF32; 4 stages (128x256) or 3 (128x128, two "
-                      "blocks an SM) filled by bulk copies"
+                      "blocks an SM) filled by bulk copies; small k (k <= 48): mma.sync, k step 16"
                     : "tensor: 128x128 tiles when their grid has at least one block per "
-                      "multiprocessor, else 64x64; k step 32; warps 2 x (4 for 128 columns, else "
-                      "2); 3 stages of cp.async; mma.sync m16n8k8 TF32";
+                      "multiprocessor, else 64x64; k step 32, small k (k <= 48) 16 (and mma.sync "
+                      "where wgmma exists); warps 2 x (4 for 128 columns, else 2); 3 stages of "
+                      "cp.async; mma.sync m16n8k8 TF32";
   }
   if (wgmma) {
     wgmma_shape(p);
@@ -176,8 +207,9 @@ struct tb_gemm_target tb_gemm_target_h200(void) {
 }
 
 enum tb_status tb_plan_gemm(size_t m, size_t n, size_t k, enum tb_realization realization,
-                            struct tb_gemm_block user, struct tb_gemm_target target, bool aligned,
-                            struct tb_gemm_plan *p, struct tb_error *err) {
+                            struct tb_gemm_block user, struct tb_gemm_target target,
+                            struct tb_gemm_alignment align, struct tb_gemm_plan *p,
+                            struct tb_error *err) {
   memset(p, 0, sizeof *p);
   p->m = m;
   p->n = n;
@@ -188,7 +220,7 @@ enum tb_status tb_plan_gemm(size_t m, size_t n, size_t k, enum tb_realization re
   p->k_splits = 1;
   p->k_chunk = k;
   if (user.m == 0 && tb_gemv_applies(m, n, realization)) {
-    tb_plan_gemv(p, aligned);
+    tb_plan_gemv(p, align.a_rows && align.b_rows);
     return TB_OK;
   }
   enum tb_status st = realization == TB_REALIZATION_SIMT
@@ -197,8 +229,9 @@ enum tb_status tb_plan_gemm(size_t m, size_t n, size_t k, enum tb_realization re
   if (st != TB_OK) {
     return st;
   }
-  /* a tile's B rows are float4s only where n is a multiple of 4 */
-  p->vector_width = aligned && n % 4 == 0 ? 4 : 1;
+  /* a tile's B rows (and the output's) are float4s only where n is a multiple of 4 */
+  p->vector_width = align.b_rows && n % 4 == 0 ? 4 : 1;
+  p->a_vector_width = align.a_rows ? 4 : 1;
   p->grid_m = (m + p->block_m - 1) / p->block_m;
   p->grid_n = (n + p->block_n - 1) / p->block_n;
   p->blocks = p->grid_m * p->grid_n;

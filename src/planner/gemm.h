@@ -42,7 +42,11 @@ struct tb_gemm_plan {
   unsigned threads;
   unsigned stages;        /* tiles in flight through shared memory */
   unsigned barrier_sites; /* __syncthreads() in the kernel's source */
-  unsigned vector_width;  /* floats per global load: 4 when every row start is 16-byte aligned */
+  /* floats per global load of B and store of the output (tiled), or of the
+   * matrix (matrix-vector): 4 where those rows start on 16 bytes */
+  unsigned vector_width;
+  unsigned
+      a_vector_width; /* tiled: floats per global load of A, 4 where its rows start on 16 bytes */
   unsigned long long grid_m, grid_n, blocks;
   unsigned shared_bytes;               /* per block, all stages */
   unsigned long long waves;            /* ceil(blocks / multiprocessors) */
@@ -72,16 +76,26 @@ struct tb_gemm_target {
 /* The H200: 132 multiprocessors, wgmma (what `tilebench plan` describes). */
 struct tb_gemm_target tb_gemm_target_h200(void);
 
-/* Plans C (m x n) = A (m x k) . B (k x n). `aligned`: both operands' rows
- * start on 16 bytes (k, both leading dimensions and the view offset are
- * multiples of 4, and n is, or B is one contiguous column: n and its leading
- * dimension 1). The tiled kernels load 4 floats at once only where n is a
- * multiple of 4 too. m == 1 or n == 1 under simt or tensor-3xtf32 without a
+/* Which operands' rows start on 16 bytes: A's where k, its leading dimension
+ * and the view offset are multiples of 4 floats; B's where n, its leading
+ * dimension and the offset are, or B is one contiguous column (n and its
+ * leading dimension 1). Each operand is loaded 4 floats at once where its own
+ * rows are aligned: a k of 13 leaves B's loads and the output's stores wide. */
+struct tb_gemm_alignment {
+  bool a_rows, b_rows;
+};
+#define TB_GEMM_ALIGNED ((struct tb_gemm_alignment){true, true})
+#define TB_GEMM_UNALIGNED ((struct tb_gemm_alignment){false, false})
+
+/* Plans C (m x n) = A (m x k) . B (k x n), `align` as above (the tiled
+ * kernels load B 4 floats at once only where n is a multiple of 4 too).
+ * m == 1 or n == 1 under simt or tensor-3xtf32 without a
  * user block is planned as a matrix-vector product (gemv.h). A user block
  * (non-zero) replaces the rule's tile, within the shapes the generator
  * supports; TB_ERR_USAGE otherwise. */
 enum tb_status tb_plan_gemm(size_t m, size_t n, size_t k, enum tb_realization realization,
-                            struct tb_gemm_block user, struct tb_gemm_target target, bool aligned,
-                            struct tb_gemm_plan *p, struct tb_error *err);
+                            struct tb_gemm_block user, struct tb_gemm_target target,
+                            struct tb_gemm_alignment align, struct tb_gemm_plan *p,
+                            struct tb_error *err);
 
 #endif

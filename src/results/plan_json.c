@@ -143,6 +143,9 @@ static json_t *gemm_plan_json(const struct tb_gemm_plan *p) {
   json_object_set_new(j, "threads", json_integer(p->threads));
   json_object_set_new(j, "stages", json_integer(p->stages));
   json_object_set_new(j, "vector_width", json_integer(p->vector_width));
+  if (p->gemv == TB_GEMV_NONE) { /* a tiled kernel loads A at its own width */
+    json_object_set_new(j, "a_vector_width", json_integer(p->a_vector_width));
+  }
   json_object_set_new(j, "grid_m", json_integer((json_int_t)p->grid_m));
   json_object_set_new(j, "grid_n", json_integer((json_int_t)p->grid_n));
   json_object_set_new(j, "thread_blocks", json_integer((json_int_t)p->blocks));

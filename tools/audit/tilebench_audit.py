@@ -681,6 +681,8 @@ def check_plan(a, record, field):
                         "grid_m", "grid_n", "thread_blocks", "waves", "threads", "vector_width"):
                 member(a, record, field, key, "count")
             member(a, record, field, "instruction", "str")
+        if "a_vector_width" in record:  # tiled plans, since A is loaded at its own width
+            member(a, record, field, "a_vector_width", "count")
         tile = member(a, record, field, "tile", "object")
         for key in ("block_m", "block_n", "block_k"):
             member(a, tile, f"{field}.tile", key, "positive")
@@ -1610,13 +1612,31 @@ def is_wgmma_tile(bm, bn, bk):
     return bm == 128 and bn in (128, 256) and bk == 32
 
 
+def small_k_step(k, bm, bn):
+    """A small-k simt tile's k step: of 32, 16, 8 (whole float4 loads for the tile: bm and bn
+    times the step at least 1024) the one that pads k least, the larger on a tie."""
+    steps = [s for s in (32, 16, 8) if bm * s >= 1024 and bn * s >= 1024]
+    return min(steps, key=lambda s: (ceil_div(k, s) * s, -s))
+
+
 def gemm_rule_tile(record, warpgroup_mma):
     """docs/gemm.md's rule (or the user's block) for the record's realization,
     on a device with wgmma (compute capability 9.0) or without."""
     m, n, sms, tile = record["m"], record["n"], record["multiprocessors"], record["tile"]
+    k = record["k"]
     user = record["profile"] == "user-block"
     if user:
         return tile["block_m"], tile["block_n"], tile["block_k"]
+    # rules recorded since the small-k rule name it: simt k <= 64, tensor k <= 48
+    small_k_rule = "small k" in record["rule"]
+    if record["realization"] == "simt" and small_k_rule:
+        tiles = [(128, 128, 32), (128, 64, 32), (64, 64, 16)]
+        wide = ceil_div(m, 128) * ceil_div(n, 256)
+        if k > 64 and 10 * wide >= 9 * ceil_div(wide, sms) * sms:
+            return 128, 256, 32
+        bm, bn, bk = next((t for t in tiles if ceil_div(m, t[0]) * ceil_div(n, t[1]) >= sms),
+                          (32, 32, 32))
+        return bm, bn, small_k_step(k, bm, bn) if k <= 64 else bk
     if record["realization"] == "simt":
         # the rule's tiles; records of the register-prefetch kernel (2 stages) used 128x64x16
         # first, and rules recorded before 128x256x32 joined the list start at 128x128x32
@@ -1631,9 +1651,11 @@ def gemm_rule_tile(record, warpgroup_mma):
             tiles = [(128, 256, 32)] + tiles
         return next((t for t in tiles if ceil_div(m, t[0]) * ceil_div(n, t[1]) >= sms), (32, 32, 32))
     large = ceil_div(m, 128) * ceil_div(n, 128) >= sms
-    if large and warpgroup_mma and record["realization"] == "tensor":
+    small_k = small_k_rule and k <= 48  # mma.sync with a k step of 16, wgmma or not
+    if large and warpgroup_mma and record["realization"] == "tensor" and not small_k:
         return (128, 256, 32) if ceil_div(m, 128) * ceil_div(n, 256) >= sms else (128, 128, 32)
-    return (128, 128, 32) if large else (64, 64, 32)
+    bk = 16 if small_k else 32
+    return (128, 128, bk) if large else (64, 64, bk)
 
 
 def simt_facts(a, record, bm, bn, bk):
@@ -1810,7 +1832,14 @@ def audit_gemm_plan(a, record, case, device_capability):
     a.same("plan.threads", record["threads"], f["threads"])
     a.same("plan.stages", record["stages"], f["stages"])
     packed = case["input_view"]["kind"] == "packed"
-    a.same("plan.vector_width", record["vector_width"], 4 if packed and k % 4 == 0 and n % 4 == 0 else 1)
+    if "a_vector_width" in record:
+        # recorded since each operand is loaded at its own width: A's rows aligned where k is a
+        # multiple of 4, B's (and the output's) where n is
+        a.same("plan.a_vector_width", record["a_vector_width"], 4 if packed and k % 4 == 0 else 1)
+        a.same("plan.vector_width", record["vector_width"], 4 if packed and n % 4 == 0 else 1)
+    else:
+        a.same("plan.vector_width", record["vector_width"],
+               4 if packed and k % 4 == 0 and n % 4 == 0 else 1)
     grid_m, grid_n = ceil_div(m, bm), ceil_div(n, bn)
     a.same("plan.grid_m", record["grid_m"], grid_m)
     a.same("plan.grid_n", record["grid_n"], grid_n)
