@@ -526,6 +526,7 @@ class CheckAddressesTest(unittest.TestCase):
         row = {"case": "softmax/1024x1024/packed/torch-compile", "within_5_percent": False,
                "tilebench_graph_ns": 3936.0, "independent_graph_ns": 4296.0, "ratio": 0.916,
                "independent_results_dropped_ns": 3896.0, "independent_every_set_prefilled_ns": 4291.0,
+               "independent_inputs_offset_as_worker_ns": 4300.0,
                "independent_kernel_sum_per_call_ns": 3961.0, "independent_profiled_kernels_per_call": 1.0,
                "tilebench_graph_probe_kernel_sum_per_call_ns": 3915.0, "independent_recaptured_ns": [],
                "independent_graphs_timed_by_tilebench_hold_ns": None,
@@ -534,6 +535,7 @@ class CheckAddressesTest(unittest.TestCase):
         text = self.check.line(row)
         self.assertTrue(text.startswith("FAIL softmax/1024x1024/packed/torch-compile: "
                                         "tilebench graph 3.936 µs"), text)
+        self.assertIn("; inputs 4 KiB into larger allocations, as the worker's: 4.300 µs;", text)
         self.assertTrue(text.endswith("; outputs a graph: kept 2 addresses 8.0 MiB, 0 of 2 calls share, "
                                       "none rewritten)"), text)
 

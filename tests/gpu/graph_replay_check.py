@@ -79,9 +79,28 @@ def input_shapes(op, m, n):
     return {"x": (m, n), "b": (m, n)} if op == "gelu_add" else {"x": (m, n)}
 
 
-def buffer_sets(op, m, n, seed):
+# Diagnostics (issue 18): the worker's matrix inputs lie 4 KiB into allocations
+# with guard zones on both sides (python/tilebench/torch_worker.py, GUARD_ELEMS);
+# the "offset" replay places this script's the same way.
+WORKER_GUARD_BYTES = 4096
+
+
+def placed(t, offset_bytes):
+    """A copy of t, offset_bytes into an allocation that many bytes longer on both
+    sides (0: a plain clone)."""
+    if offset_bytes == 0:
+        return t.clone()
+    pad = offset_bytes // t.element_size()
+    allocation = torch.empty(t.numel() + 2 * pad, dtype=t.dtype, device=t.device)
+    view = allocation[pad:pad + t.numel()].view(t.shape)
+    view.copy_(t)
+    return view
+
+
+def buffer_sets(op, m, n, seed, offset_bytes=0):
     """Copies of the case's inputs (tilebench's, seed `seed`) totalling with
-    their outputs at least 4x the L2 size, as the worker's sets do."""
+    their outputs at least 4x the L2 size, as the worker's sets do; matrix
+    inputs offset_bytes into larger allocations (diagnostics)."""
     base = {}
     for role, (rows, cols) in input_shapes(op, m, n).items():
         t = tilebench_inputs.values(torch, seed, role, m, n, rows, cols, "cuda")
@@ -90,7 +109,8 @@ def buffer_sets(op, m, n, seed):
     per_set = sum(t.numel() for t in base.values()) * 4 + m * n * 4
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     count = max(1, min(4096, -(-4 * l2 // per_set)))
-    return [{role: t.clone() for role, t in base.items()} for _ in range(count)]
+    return [{role: placed(t, offset_bytes if t.dim() == 2 else 0) for role, t in base.items()}
+            for _ in range(count)]
 
 
 def held_per_call_ns(lib, graphs, calls):
@@ -332,18 +352,23 @@ def check_case(case, seed, cycles, lib, recapture_times):
                                                      label=f"{label}-dropped", mode="dropped")
     prefilled, _, _, prefilled_facts = graph_per_call_ns(compiled, sets, calls, cycles, prefill=True,
                                                          label=f"{label}-prefilled", mode="prefilled")
+    offset_sets = buffer_sets(op, m, n, seed, WORKER_GUARD_BYTES)
+    offset, _, _, offset_facts = graph_per_call_ns(compiled, offset_sets, calls, cycles,
+                                                   label=f"{label}-offset", mode="offset")
+    del offset_sets
     row = {"case": case["id"], "calls": calls, "tilebench_graph_ns": theirs,
            "independent_graph_ns": mine, "ratio": theirs / mine,
            "within_5_percent": abs(theirs / mine - 1.0) <= TOLERANCE,
            "independent_results_dropped_ns": dropped,
            "independent_every_set_prefilled_ns": prefilled,
+           "independent_inputs_offset_as_worker_ns": offset,
            "independent_recaptured_ns": recaptures(fn, sets, calls, cycles, recapture_times, label),
            "tilebench_graph_probe_kernel_sum_per_call_ns": tilebench_kernel_sum(case),
            "independent_graphs_timed_by_tilebench_hold_ns": held,
            "tilebench_graph_probe_kernels_per_call": tilebench_kernels_per_call(case),
            # diagnostics (issue 18): per mode, per graph, where its calls' outputs lie
            "independent_output_addresses": {"kept": kept_facts, "dropped": dropped_facts,
-                                            "prefilled": prefilled_facts},
+                                            "prefilled": prefilled_facts, "offset": offset_facts},
            "l2_bytes": torch.cuda.get_device_properties(0).L2_cache_size}
     return row, (graph, calls, compiled, sets[0])
 
@@ -364,7 +389,9 @@ def line(row):
             f"{row['tilebench_graph_ns'] / 1e3:.3f} µs, independent {row['independent_graph_ns'] / 1e3:.3f} µs, "
             f"ratio {row['ratio']:.3f} (results dropped at once: "
             f"{row['independent_results_dropped_ns'] / 1e3:.3f} µs; every set prefilled: "
-            f"{row['independent_every_set_prefilled_ns'] / 1e3:.3f} µs; kernel sum a call: here "
+            f"{row['independent_every_set_prefilled_ns'] / 1e3:.3f} µs; inputs 4 KiB into larger "
+            f"allocations, as the worker's: {row['independent_inputs_offset_as_worker_ns'] / 1e3:.3f} µs; "
+            f"kernel sum a call: here "
             f"{row['independent_kernel_sum_per_call_ns'] / 1e3:.3f} µs "
             f"({row['independent_profiled_kernels_per_call']:g} kernels), tilebench's graph probe "
             f"{fmt_us(row['tilebench_graph_probe_kernel_sum_per_call_ns'])}"
