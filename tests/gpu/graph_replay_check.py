@@ -370,16 +370,17 @@ def check_case(case, seed, cycles, lib, recapture_times):
            "independent_output_addresses": {"kept": kept_facts, "dropped": dropped_facts,
                                             "prefilled": prefilled_facts, "offset": offset_facts},
            "l2_bytes": torch.cuda.get_device_properties(0).L2_cache_size}
-    return row, (graph, calls, compiled, sets[0])
+    # every set stays alive until the profile: the kept graph reads them all when replayed
+    return row, (graph, calls, compiled, sets)
 
 
-def add_profile(row, graph, calls, compiled, first_set):
+def add_profile(row, graph, calls, compiled, sets):
     """The figures torch.profiler gives (CUPTI, so taken after every timed replay of the run: a
     profiler's first use may leave the process changed for what is timed after it)."""
     row["independent_kernel_sum_per_call_ns"], row["independent_profiled_kernels_per_call"] = \
         kernel_time_of_replay(graph, calls)
-    names = kernels_of_one_call(compiled, first_set)
-    first_set.pop("result", None)
+    names = kernels_of_one_call(compiled, sets[0])
+    sets[0].pop("result", None)
     row["independent_kernels_per_call"], row["independent_kernel_names"] = len(names), names
 
 
@@ -448,8 +449,10 @@ def main(argv):
             if result is not None:
                 checked.append(result)
     rows = []
-    for row, profiled in checked:
+    while checked:  # each case's sets are let go once its profile is taken
+        row, profiled = checked.pop(0)
         add_profile(row, *profiled)
+        del profiled
         print(line(row), flush=True)
         rows.append(row)
     failures = sum(not r["within_5_percent"] for r in rows)
