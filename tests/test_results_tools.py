@@ -522,13 +522,7 @@ class EvidenceTest(unittest.TestCase):
                   "rmsnorm-64x258-reference", "softmax-37x769-automatic",
                   "softmax-8x65536-automatic", "sum-8x65536-automatic"]
         ab = ("ab/A1", "ab/B1", "ab/B2", "ab/A2")
-        runs = [os.path.join("2026-11-29-h200-final-3", r)
-                for r in ("perf", "floor", "gemm/run", "gemm/strided",
-                          "gemm/block-128,128,8", "gemm/block-128,128,16", "gemm/block-128,64,16",
-                          "gemm/block-64,128,16", "gemm/block-64,64,16")]
-        runs += [os.path.join("2026-11-29-h200-final-3/sanitizer", "run-%s-%s" % (tool, case))
-                 for tool in ("memcheck", "racecheck") for case in checks]
-        runs += [os.path.join("2026-12-01-h200-after-issues-15-16", "torch")]
+        runs = [os.path.join("2026-12-01-h200-after-issues-15-16", "torch")]
         runs += [os.path.join("2026-12-01-h200-batch-modes", r) for r in ab]
         shapes = ("17x257", "37x769", "64x4096", "1024x1024", "4096x1024", "16384x257", "8x65536",
                   "32768x8192")
@@ -563,6 +557,14 @@ class EvidenceTest(unittest.TestCase):
         runs += [os.path.join("2026-12-01-h200-replay-same-inputs/batch-call3/batch", s)
                  for s in ("8x65536", "1024x1024", "64x4096")]
         runs += ["2026-12-01-h200-replay-same-inputs/diagnostics-call4/run"]
+        small_k = "2026-12-02-h200-gemm-small-k"
+        runs += [os.path.join(small_k, "call3", r) for r in ab + ("gemm/strided",)]
+        runs += [os.path.join(small_k, r) for r in ("call4/gemm/run", "call5/gemm/run")]
+        runs += [os.path.join(small_k, "call3/sanitizer", "run-%s-gemm-%s-automatic-%s" % (t, s, r))
+                 for t in ("memcheck", "racecheck")
+                 for s, r in (("1536x1536x13", "simt"), ("1536x1536x13", "tensor"),
+                              ("1536x1536x40", "simt"))]
+        runs += ["2026-12-02-h200-calibrated-2-strided/call2/validation"]
         gemv = "2026-12-02-h200-matrix-vector-gemm"
         runs += [os.path.join(gemv, r)
                  for r in ("gemm/run", "gemm/strided", "gemm/gemv", "gemm/gemv-tiled", "ncu/run-1",
@@ -623,6 +625,18 @@ class EvidenceTest(unittest.TestCase):
             os.path.join(planner, "regret-calibrated-2.tar.xz"): regret(
                 ("4096x1024", "64x4096"), ("sum",) + norms),
         }
+        small_k = "2026-12-02-h200-gemm-small-k"
+        blocks = ["simt-rule", "simt-128,128,32", "simt-128,128,16", "simt-64,64,16", "tensor-rule",
+                  "tensor-128,128,32", "tensor-128,128,16", "tensor-64,128,16", "tensor-64,64,16"]
+        bundles[os.path.join(small_k, "call2-before/gemm-blocks.tar.xz")] = blocks + [
+            "simt-128,128,8", "simt-128,64,16", "simt-64,128,16", "simt-64,64,32", "simt-32,32,32",
+            "tensor-128,64,16", "tensor-64,64,32"]
+        bundles[os.path.join(small_k, "call4/gemm-blocks.tar.xz")] = [
+            "simt-rule", "simt-128,128,32", "simt-128,128,16", "simt-128,64,16", "simt-64,64,16",
+            "tensor-rule", "tensor-128,128,32", "tensor-64,64,16", "tensor-128,64,16"]
+        for call in ("call4", "call6"):
+            bundles[os.path.join("2026-12-02-h200-replay-addresses", call,
+                                 "replay-dumps.tar.xz")] = ["run"]
         committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
                            for f in files if f.endswith(".tar.xz"))
         self.assertEqual(sorted(bundles), committed)
