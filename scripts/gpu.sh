@@ -479,6 +479,13 @@ if has replay-dumps; then
     timeout 300 python3 "$ROOT/tests/gpu/graph_replay_check.py" "$WORK/replay-dumps/check.json" \
     "$WORK/replay-dumps/run/" > "$WORK/replay-dumps/check.log" 2>&1
   grep -E '^(PASS|FAIL)' "$WORK/replay-dumps/check.log" | tee -a "$SUMMARY"
+  # the same check with CUPTI set up first, as the worker's probe sets it up in its process
+  TB_CHECK_TIMING_LIB=$BIN/libtilebench_timing.so.2 TB_CHECK_PROBE_FIRST=1 timeout 200 \
+    python3 "$ROOT/tests/gpu/graph_replay_check.py" "$WORK/replay-dumps/check-probe-first.json" \
+    "$WORK/replay-dumps/run/" > "$WORK/replay-dumps/check-probe-first.log" 2>&1
+  note "replay-dumps check after a probe session (exit $?):"
+  grep -E '^(probe first|PASS|FAIL)' "$WORK/replay-dumps/check-probe-first.log" | sed 's/; outputs a graph.*//' |
+    tee -a "$SUMMARY"
   # the per-case comparisons and address facts (not the per-file listing) to the summary
   python3 "$ROOT/tests/gpu/graph_dot_summary.py" "$WORK/replay-dumps/dots" 2>&1 |
     tee "$WORK/replay-dumps/dots/summary.txt" |

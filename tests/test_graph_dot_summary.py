@@ -541,5 +541,58 @@ class CheckAddressesTest(unittest.TestCase):
 
 
 
+class ProbeFirstTest(unittest.TestCase):
+    """TB_CHECK_PROBE_FIRST=1 asks for the timing library: without TB_CHECK_TIMING_LIB the
+    check stops before it times anything (exit 2); with a library it opens one probe session
+    around one kernel before any case."""
+
+    def setUp(self):
+        self.check = load_check_with(FakeTorch(FakeAllocator()))
+        self.saved = {k: os.environ.get(k) for k in ("TB_CHECK_PROBE_FIRST", "TB_CHECK_TIMING_LIB")}
+
+    def tearDown(self):
+        for k, v in self.saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+    def test_without_the_library_exits_2(self):
+        os.environ["TB_CHECK_PROBE_FIRST"] = "1"
+        os.environ.pop("TB_CHECK_TIMING_LIB", None)
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "check.json")
+            self.assertEqual(self.check.main(["check", out, tmp]), 2)
+            self.assertFalse(os.path.exists(out))
+
+    def test_one_probe_session_first(self):
+        sessions = []
+
+        class Session:
+            def __init__(self, stream, capacity):
+                sessions.append(("probe", capacity))
+                self.result = type("R", (), {"kernels_seen": 1})()
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                sessions.append("end")
+
+            def declare_calls(self, n):
+                sessions.append(("calls", n))
+
+        class Lib:
+            def probe(self, stream, capacity):
+                return Session(stream, capacity)
+
+        torch = self.check.torch
+        torch.ones = lambda n, device=None: type("T", (), {"add_": lambda self, v: sessions.append("kernel")})()
+        torch.cuda.current_stream = lambda: type("S", (), {"cuda_stream": 0})()
+        torch.cuda.synchronize = lambda: None
+        self.check.probe_first(Lib())
+        self.assertEqual(sessions, [("probe", 16), "kernel", ("calls", 1), "end"])
+
+
 if __name__ == "__main__":
     unittest.main()

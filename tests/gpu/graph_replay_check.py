@@ -22,7 +22,11 @@ prefilled) and graph, where its calls' outputs lie (recorded during the capture:
 addresses, their bytes, calls writing bytes another call of the graph writes, the fewest calls
 between two writes of one address) goes in the JSON row and a clause of the printed line; with
 TB_CHECK_GRAPH_DUMP=DIR the first graph of each is also written there as Graphviz text and
-<name>-addresses.json (tests/gpu/graph_dot_summary.py sets them beside the worker's).
+<name>-addresses.json (tests/gpu/graph_dot_summary.py sets them beside the worker's). Also
+printed: an "offset" replay, the inputs placed 4 KiB into larger allocations as the worker's
+guard zones place them. TB_CHECK_TIMING_LIB=PATH (libtilebench_timing) times the kept graphs
+again behind tilebench's hold; with it, TB_CHECK_PROBE_FIRST=1 opens one probe session (CUPTI)
+before anything is timed, as the worker's process has.
 
     python3 graph_replay_check.py OUT.json RESULTS_DIR...
 """
@@ -423,6 +427,21 @@ def addresses_clause(by_mode):
     return "outputs a graph: " + ", ".join(parts)
 
 
+def probe_first(lib):
+    """Diagnostic (TB_CHECK_PROBE_FIRST=1, with TB_CHECK_TIMING_LIB): one probe session of
+    tilebench's timing library around one small kernel before anything is timed, so that
+    CUPTI is set up in this process as it is in the torch worker, whose probe samples run
+    beside its graph samples (issue 18: does that set a process's replay regime?)."""
+    stream = torch.cuda.current_stream().cuda_stream
+    x = torch.ones(1024, device="cuda")
+    with lib.probe(stream, 16) as t:
+        x.add_(1.0)
+        t.declare_calls(1)
+    torch.cuda.synchronize()
+    print(f"probe first: CUPTI set up before the timed replays ({t.result.kernels_seen} kernel "
+          f"recorded)", flush=True)
+
+
 def main(argv):
     if len(argv) < 3:
         print("usage: python3 graph_replay_check.py OUT.json RESULTS_DIR...", file=sys.stderr)
@@ -435,6 +454,11 @@ def main(argv):
         sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
         from tilebench import timing
         lib = timing.load(os.environ["TB_CHECK_TIMING_LIB"])
+    if os.environ.get("TB_CHECK_PROBE_FIRST") == "1":
+        if lib is None:
+            print("TB_CHECK_PROBE_FIRST=1 needs TB_CHECK_TIMING_LIB", file=sys.stderr)
+            return 2
+        probe_first(lib)
     checked = []
     for directory in dirs:
         run = load(directory)
