@@ -4,9 +4,12 @@ dictionaries. The results seeds are real runs, trimmed: CPU runs of the
 given tilebench binary (run, replay, replay --frozen), a few GPU runs from
 evidence/, and hand-written documents for what those lack.
 
-    tests/fuzz/make_corpus.py build/src/tilebench
+    tests/fuzz/make_corpus.py build/src/tilebench [--out DIR]
 
-Seeds are the committed copy; the fuzz script never writes into them."""
+Seeds are the committed copy; the fuzz script never writes into them. With --out,
+the corpora and dictionaries go under DIR instead (a new or empty folder), and the
+committed ones are left as they are."""
+import glob
 import gzip
 import json
 import os
@@ -17,7 +20,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FUZZ = os.path.join(ROOT, "tests", "fuzz")
+FUZZ = os.path.join(ROOT, "tests", "fuzz")  # the dictionaries' folder (main's --out moves it)
 CORPUS = os.path.join(FUZZ, "corpus")
 
 
@@ -90,7 +93,11 @@ EVIDENCE = {
     # gemm against cuBLAS and torch, realizations and precisions
     "gpu_gemm": ("evidence/2026-11-29-h200-final-5/gemm/run/results.json.gz",
                  lambda c: c["id"].startswith("gemm/127x193x61/packed") and c["id"].endswith("/tensor")),
-    "gpu_floor": ("evidence/2026-11-29-h200-final-3/floor/results.json", None),
+    # gemm plans at small k (their per-operand load widths) and matrix-vector plans; the
+    # streaming floor's seed of earlier (2026-11-29-h200-final-3/floor) is in history
+    "gpu_small_k": ("evidence/2026-12-02-h200-gemm-small-k/call5/gemm/run/results.json.gz",
+                    lambda c: c["id"].startswith("gemm/64x64x13/")),
+    "gpu_gemv": ("evidence/2026-12-02-h200-matrix-vector-gemm/gemm/gemv-tiled/results.json", None),
 }
 
 
@@ -355,8 +362,9 @@ def launch_seeds():
 
 
 def dictionaries():
-    result_keys = {k for k in source_keys("src/results/load.c", "src/report/report.c",
-                                           "src/cli/cmd_compare.c") if len(k) > 1}
+    readers = ["src/results/load.c", "src/results/model.c", "src/cli/cmd_compare.c"]
+    readers += sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "src/report/*.c")))
+    result_keys = {k for k in source_keys(*readers) if len(k) > 1}
     write_dict("results.dict", JSON_TOKENS + ["tilebench.results", "none", "torch", "native"] +
                [f'"{k}"' for k in result_keys])
     reply_keys = source_keys("src/providers/worker_reply.c", "src/providers/torch_worker.c")
@@ -372,7 +380,17 @@ def dictionaries():
 
 
 def main():
-    binary = sys.argv[1] if len(sys.argv) > 1 else None
+    global FUZZ, CORPUS
+    args = sys.argv[1:]
+    if "--out" in args:
+        i = args.index("--out")
+        if i + 1 >= len(args) or (os.path.exists(args[i + 1]) and os.listdir(args[i + 1])):
+            print("make_corpus.py: --out needs a new or empty folder", file=sys.stderr)
+            return 2
+        FUZZ = args[i + 1]
+        CORPUS = os.path.join(FUZZ, "corpus")
+        del args[i:i + 2]
+    binary = args[0] if args else None
     if os.path.isdir(CORPUS):
         shutil.rmtree(CORPUS)
     results_seeds(binary)
@@ -381,8 +399,9 @@ def main():
     launch_seeds()
     dictionaries()
     total = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(CORPUS) for f in fs)
-    print(f"corpus: {total} bytes under {os.path.relpath(CORPUS, ROOT)}")
+    print(f"corpus: {total} bytes under {CORPUS}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
