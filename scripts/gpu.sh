@@ -296,9 +296,14 @@ if has gemm; then
   # Issue 8: native SIMT and tensor-core gemm against cuBLAS and torch.matmul,
   # every realization (TF32 matched on all three providers), oracle-validated.
   # GEMM_PARTS picks among: matrix (GEMM_SHAPES, packed), strided (odd shapes),
-  # gemv (matrix-vector plans and the tiled plan before them); GEMM_PROVIDERS.
+  # gemv (matrix-vector plans, always against cuBLAS, and the tiled plan before
+  # them); GEMM_PROVIDERS the providers of matrix and strided.
   mkdir -p "$WORK/gemm"
-  parts=" ${GEMM_PARTS:-matrix strided gemv} " providers=${GEMM_PROVIDERS:-native,cublas,torch}
+  parts=${GEMM_PARTS:-matrix strided gemv} providers=${GEMM_PROVIDERS:-native,cublas,torch}
+  parts=" ${parts//,/ } "
+  for part in $parts; do
+    [[ " matrix strided gemv " == *" $part "* ]] || note "gemm: part '$part' unknown (matrix, strided, gemv)"
+  done
   if [[ $parts == *" matrix "* ]]; then
     timeout "${GEMM_TIMEOUT_S:-300}" "$BIN/tilebench" run --backend cuda --ops gemm \
       --shapes "${GEMM_SHAPES:-32x32x32,128x128x128,127x193x61,1024x1024x1024,1999x2999x37,2048x1536x512,4096x4096x4096}" \
@@ -345,6 +350,10 @@ if has gemm-blocks; then
   # native only, one run each, audited.
   mkdir -p "$WORK/gemm-blocks"
   for entry in ${GEMM_BLOCKS:-simt:rule simt:128,128,32 simt:128,256,16 simt:128,128,16 simt:128,64,32}; do
+    if [[ $entry != *:* ]]; then
+      note "gemm-blocks: entry '$entry' skipped: write REALIZATION:BLOCK (e.g. simt:128,128,32)"
+      continue
+    fi
     real=${entry%%:*} block=${entry#*:} opt=()
     [[ $block != rule ]] && opt=(--gemm-block "$block")
     run=$WORK/gemm-blocks/$real-$block

@@ -217,8 +217,8 @@ class CompareTest(unittest.TestCase):
 
     def test_across_plans_names_gemm_plans(self):
         # a gemm plan has no mapping: its tile or matrix-vector kind, k split and instruction name it
-        tiled = {"kind": "gemm", "instruction": "fma", "k_splits": 1,
-                 "tile": {"block_m": 32, "block_n": 32, "block_k": 32}}
+        tiled = {"kind": "gemm", "instruction": "fma", "k_splits": 1, "a_vector_width": 1,
+                 "vector_width": 4, "tile": {"block_m": 32, "block_n": 32, "block_k": 32}}
         gemv = {"kind": "gemm", "instruction": "fma", "k_splits": 128, "gemv": "columns",
                 "tile": {"block_m": 1, "block_n": 1024, "block_k": 32}}
 
@@ -227,8 +227,8 @@ class CompareTest(unittest.TestCase):
         r = tb("compare", "--across-plans", self.edited(plan(tiled)), self.edited(plan(gemv)))
         self.assertEqual(r.returncode, 0, r.stderr)
         case = self.doc["cases"][0]["id"]
-        self.assertIn(f"  {case}: tile 32x32x32 (fma) -> matrix-vector columns, k in 128 chunks "
-                      "(fma)\n", r.stdout)
+        self.assertIn(f"  {case}: tile 32x32x32 (fma), loads A 1 B 4 -> matrix-vector columns, k in "
+                      "128 chunks (fma)\n", r.stdout)
 
     def test_interval_verdicts(self):
         def steady(factor, samples=STEADY):

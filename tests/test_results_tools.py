@@ -853,6 +853,8 @@ class SmallKPlanAuditTest(GemmPlanRecords, unittest.TestCase):
                                          ("4096x4096x64", "simt", (128, 128, 32)),
                                          ("4096x4096x65", "simt", (128, 256, 32)),
                                          ("4096x4096x13", "tensor", (128, 128, 16)),
+                                         ("4096x4096x48", "tensor", (128, 128, 16)),
+                                         ("4096x4096x49", "tensor", (128, 256, 32)),
                                          ("4096x4096x64", "tensor", (128, 256, 32)),
                                          ("1000x1000x40", "tensor-3xtf32", (64, 64, 16))):
             record = self.plan(shape, realization)
@@ -878,7 +880,11 @@ class SmallKPlanAuditTest(GemmPlanRecords, unittest.TestCase):
         record = self.plan("4096x4096x13")  # A's rows 13 floats: A scalar, B and the output wide
         self.assertEqual((record["a_vector_width"], record["vector_width"]), (1, 4))
         self.check(record)
-        strided = self.plan("4096x4096x13")  # a strided view's rows are aligned for neither
+        # a strided view's rows are aligned for neither: k = 16 plans A at 4 on a packed view
+        strided = self.plan("4096x4096x16")
+        self.assertEqual((strided["a_vector_width"], strided["vector_width"]), (4, 4))
+        self.assert_caught(strided, "plan.a_vector_width", view="strided")
+        strided["a_vector_width"] = 1
         self.assert_caught(strided, "plan.vector_width", view="strided")
         record["a_vector_width"] = 4
         self.assert_caught(record, "plan.a_vector_width")

@@ -108,10 +108,10 @@ def recording(fn, outputs, inputs=None):
     moment longer than it would unrecorded."""
     def call(s):
         result = fn(s)
-        if hasattr(result, "data_ptr"):
+        if hasattr(result, "data_ptr"):  # both lists a call each, or neither: k pairs them
             outputs.append((result.data_ptr(), result.numel() * result.element_size()))
-        if inputs is not None:
-            inputs.append([t.data_ptr() for role, t in s.items() if role not in ("out", "result")])
+            if inputs is not None:
+                inputs.append([t.data_ptr() for role, t in s.items() if role not in ("out", "result")])
         return result
     return call
 

@@ -382,7 +382,12 @@ static void gemm_plan_label(const json_t *plan, char *out, size_t size) {
     n += snprintf(out + n, size - (size_t)n, ", k in %lld chunks", splits);
   }
   if (n >= 0 && (size_t)n < size && instruction != NULL) {
-    snprintf(out + n, size - (size_t)n, " (%s)", instruction);
+    n += snprintf(out + n, size - (size_t)n, " (%s)", instruction);
+  }
+  const json_t *a_width = json_object_get(plan, "a_vector_width"); /* recorded since the split */
+  if (n >= 0 && (size_t)n < size && a_width != NULL) {
+    snprintf(out + n, size - (size_t)n, ", loads A %lld B %lld", json_integer_value(a_width),
+             json_integer_value(json_object_get(plan, "vector_width")));
   }
 }
 

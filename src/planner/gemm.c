@@ -62,8 +62,8 @@ static enum tb_status simt_shape(struct tb_gemm_plan *p, struct tb_gemm_block us
     }
     take_user_block(p, user);
   } else {
-    /* 128x256x32 (8 x 16 outputs a thread, one block an SM) when its blocks
-     * fill at least 90 % of its waves: measured faster than 128x128x32 where
+    /* 128x256x32 (8 x 16 outputs a thread, one block an SM) when k > 64 and
+     * its blocks fill at least 90 % of its waves: measured faster than 128x128x32 where
      * they do (4096^3, 2048^3, 4096^2 x 1024, 8192^2 x 512), slower where its
      * last wave is a quarter full (3072^3, 1999 x 2999 x 37) since 128x128
      * blocks, two an SM, spread a partial wave more finely (docs/gemm.md).

@@ -381,16 +381,18 @@ def dictionaries():
 
 def main():
     global FUZZ, CORPUS
-    args = sys.argv[1:]
-    if "--out" in args:
-        i = args.index("--out")
-        if i + 1 >= len(args) or (os.path.exists(args[i + 1]) and os.listdir(args[i + 1])):
+    import argparse
+    parser = argparse.ArgumentParser(description="Writes the fuzz targets' seed corpora and dictionaries.")
+    parser.add_argument("binary", nargs="?", help="the tilebench executable (CPU seeds)")
+    parser.add_argument("--out", help="a new or empty folder for the corpora and dictionaries")
+    args = parser.parse_args()
+    if args.out is not None:
+        if os.path.exists(args.out) and (not os.path.isdir(args.out) or os.listdir(args.out)):
             print("make_corpus.py: --out needs a new or empty folder", file=sys.stderr)
             return 2
-        FUZZ = args[i + 1]
+        FUZZ = args.out
         CORPUS = os.path.join(FUZZ, "corpus")
-        del args[i:i + 2]
-    binary = args[0] if args else None
+    binary = args.binary
     if os.path.isdir(CORPUS):
         shutil.rmtree(CORPUS)
     results_seeds(binary)

@@ -83,7 +83,7 @@ def input_shapes(op, m, n):
     return {"x": (m, n), "b": (m, n)} if op == "gelu_add" else {"x": (m, n)}
 
 
-# Diagnostics (issue 18): the worker's matrix inputs lie 4 KiB into allocations
+# Diagnostics (issue 18): the worker's inputs lie 4 KiB into allocations
 # with guard zones on both sides (python/tilebench/torch_worker.py, GUARD_ELEMS);
 # the "offset" replay places this script's the same way.
 WORKER_GUARD_BYTES = 4096
@@ -103,8 +103,8 @@ def placed(t, offset_bytes):
 
 def buffer_sets(op, m, n, seed, offset_bytes=0):
     """Copies of the case's inputs (tilebench's, seed `seed`) totalling with
-    their outputs at least 4x the L2 size, as the worker's sets do; matrix
-    inputs offset_bytes into larger allocations (diagnostics)."""
+    their outputs at least 4x the L2 size, as the worker's sets do; every
+    input offset_bytes into a larger allocation (diagnostics)."""
     base = {}
     for role, (rows, cols) in input_shapes(op, m, n).items():
         t = tilebench_inputs.values(torch, seed, role, m, n, rows, cols, "cuda")
@@ -113,8 +113,7 @@ def buffer_sets(op, m, n, seed, offset_bytes=0):
     per_set = sum(t.numel() for t in base.values()) * 4 + m * n * 4
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
     count = max(1, min(4096, -(-4 * l2 // per_set)))
-    return [{role: placed(t, offset_bytes if t.dim() == 2 else 0) for role, t in base.items()}
-            for _ in range(count)]
+    return [{role: placed(t, offset_bytes) for role, t in base.items()} for _ in range(count)]
 
 
 def held_per_call_ns(lib, graphs, calls):
