@@ -634,7 +634,7 @@ class EvidenceTest(unittest.TestCase):
         bundles[os.path.join(small_k, "call4/gemm-blocks.tar.xz")] = [
             "simt-rule", "simt-128,128,32", "simt-128,128,16", "simt-128,64,16", "simt-64,64,16",
             "tensor-rule", "tensor-128,128,32", "tensor-64,64,16", "tensor-128,64,16"]
-        for call in ("call4", "call6"):
+        for call in ("call4", "call6", "call7"):
             bundles[os.path.join("2026-12-02-h200-replay-addresses", call,
                                  "replay-dumps.tar.xz")] = ["run"]
         committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
