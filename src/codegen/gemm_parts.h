@@ -1,5 +1,5 @@
 /* Pieces shared by the GEMM generators (gemm.c, gemm_tensor.c,
- * gemm_wgmma.c), defined in gemm_parts.c. */
+ * gemm_wgmma.c, gemv.c), defined in gemm_parts.c. */
 #ifndef TB_CODEGEN_GEMM_PARTS_H
 #define TB_CODEGEN_GEMM_PARTS_H
 
@@ -8,8 +8,14 @@
 #include "codegen/codegen.h"
 #include "core/strbuf.h"
 
+/* The header comment "gemm MxNxK (leading dimensions SA, SB), <plan>" and the
+ * #defines of the case (M, N, K, SA, SB), for every gemm generator (the
+ * matrix-vector one too); returns the leading dimensions in *sa and *sb. */
+void tb_emit_gemm_case(struct tb_strbuf *b, const struct tb_case *c, const char *plan, size_t *sa,
+                       size_t *sb);
+
 /* Header comment and the #defines of the case and tile (M, N, K, SA, SB, BM,
- * BN, BK, THREADS, VW). */
+ * BN, BK, THREADS, VW, VW_A, TILE_OFFSET). */
 void tb_emit_gemm_constants(struct tb_strbuf *b, const struct tb_gemm_plan *plan,
                             const struct tb_case *c);
 

@@ -6,6 +6,7 @@
 
 #include "codegen/emit.h"
 #include "codegen/gemm.h"
+#include "codegen/gemm_parts.h"
 #include "codegen/templates.h"
 #include "planner/gemv.h"
 
@@ -15,24 +16,20 @@ static unsigned long long outputs_of(const struct tb_gemm_plan *plan) {
 
 static void emit_constants(struct tb_strbuf *b, const struct tb_gemm_plan *plan,
                            const struct tb_case *c) {
-  size_t sa = tb_view_for(c->view.kind, c->shape.k).row_stride;
-  size_t sb = tb_view_for(c->view.kind, c->shape.n).row_stride;
-  char what[200];
-  snprintf(what, sizeof what,
-           "gemm %zux%zux%zu (leading dimensions %zu, %zu), %s matrix-vector (%s), %u-float "
-           "loads, k in %llu chunk(s) of %llu",
-           c->shape.m, c->shape.n, c->shape.k, sa, sb, tb_realization_name(plan->realization),
-           tb_gemv_kind_name(plan->gemv), plan->vector_width, plan->k_splits, plan->k_chunk);
-  tb_emit_prelude(b, what, c->op->op);
+  char kind[120];
+  snprintf(kind, sizeof kind, "%s matrix-vector (%s), %u-float loads, k in %llu chunk(s) of %llu",
+           tb_realization_name(plan->realization), tb_gemv_kind_name(plan->gemv),
+           plan->vector_width, plan->k_splits, plan->k_chunk);
+  size_t sa, sb;
+  tb_emit_gemm_case(b, c, kind, &sa, &sb);
   unsigned long long grid_out = plan->gemv == TB_GEMV_ROWS ? plan->grid_m : plan->grid_n;
   tb_strbuf_printf(b,
-                   "#define M %zuLL\n#define N %zuLL\n#define K %zuLL\n#define SA %zuLL\n"
-                   "#define SB %zuLL\n#define GEMV_ROWS %d\n#define VW %u\n#define THREADS %u\n"
+                   "#define GEMV_ROWS %d\n#define VW %u\n#define THREADS %u\n"
                    "#define MIN_BLOCKS %u\n#define GRID_OUT %lluLL\n#define KCHUNK %lluLL\n"
                    "#define SPLITS %llu\n#define OUTPUTS %lluLL\n#define COMBINE_THREADS %u\n",
-                   c->shape.m, c->shape.n, c->shape.k, sa, sb, plan->gemv == TB_GEMV_ROWS,
-                   plan->vector_width, plan->threads, plan->blocks_per_multiprocessor, grid_out,
-                   plan->k_chunk, plan->k_splits, outputs_of(plan), TB_GEMV_COMBINE_THREADS);
+                   plan->gemv == TB_GEMV_ROWS, plan->vector_width, plan->threads,
+                   plan->blocks_per_multiprocessor, grid_out, plan->k_chunk, plan->k_splits,
+                   outputs_of(plan), TB_GEMV_COMBINE_THREADS);
 }
 
 static void record_kernel(struct tb_kernel_spec *spec, const char *name, unsigned threads,
