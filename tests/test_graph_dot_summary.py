@@ -6,7 +6,6 @@ call's launch sequence, a worker's and a check's capture of one case compared, t
 addresses both captures record (*-addresses.json) set side by side; bad usage exits 2. Also the
 two copies of the address facts (the torch worker's and tests/gpu/graph_replay_check.py's, kept
 apart on purpose) agree, without torch."""
-import ast
 import json
 import os
 import subprocess
@@ -18,7 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "gpu", "graph_dot_summary.py")
 CHECK = os.path.join(HERE, "gpu", "graph_replay_check.py")
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
-from tilebench import torch_worker  # noqa: E402 (standard library only until main() imports torch)
+from tilebench import graph_addresses, torch_worker  # noqa: E402 (standard library only until main() imports torch)
 
 # The first call (three kernels) of the worker's graph of layernorm/8x65536, 64 calls, from
 # scripts/gpu.sh replay-dumps on an H200 (worker-layernorm-8x65536-64-0.dot), verbatim but
@@ -77,18 +76,6 @@ def dot(grids, memset=False, names=None):
                     for i in range(len(grids) - 1))
     return ('digraph dot {\nsubgraph cluster_1 {\nlabel="graph_1" graph[style="dashed"];\n'
             + body + edges + "}\n}\n")
-
-
-def check_copy_of_facts():
-    """graph_replay_check.py's output_address_facts (and what it calls), taken from its source
-    alone (the script imports torch at once)."""
-    with open(CHECK) as f:
-        tree = ast.parse(f.read())
-    wanted = ("output_address_facts", "alignment", "input_address_facts")
-    nodes = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in wanted]
-    scope = {}
-    exec(compile(ast.Module(body=nodes, type_ignores=[]), CHECK, "exec"), scope)
-    return scope["output_address_facts"]
 
 
 MIB4 = 4 << 20
@@ -162,7 +149,7 @@ class GraphDotSummaryTest(unittest.TestCase):
             return json.dumps({"tool": tool, "case": "softmax-1024x1024", "mode": mode, "graph": 0,
                                "sets": sets, "first_set": 0, "input_sets_read": min(sets, 64),
                                "input_bytes_read": min(sets, 64) * MIB4, "l2_bytes": 60 << 20,
-                               **torch_worker.output_address_facts(outputs),
+                               **graph_addresses.output_address_facts(outputs),
                                "outputs": [{"call": k, "address": a, "bytes": n}
                                            for k, (a, n) in enumerate(outputs)]})
         dropped = [(0x1000 + (k % 2) * MIB4, MIB4) for k in range(64)]
@@ -196,8 +183,8 @@ class GraphDotSummaryTest(unittest.TestCase):
 
 
 class OutputAddressFactsTest(unittest.TestCase):
-    """The facts the worker (TILEBENCH_TORCH_GRAPH_DUMP) and the check record per graph."""
-    COPIES = (("worker", torch_worker.output_address_facts), ("check", check_copy_of_facts()))
+    """The facts the worker (TILEBENCH_TORCH_GRAPH_DUMP) and the check record per graph
+    (python/tilebench/graph_addresses.py, which both import)."""
 
     def test_kept_dropped_and_distinct(self):
         cases = {
@@ -212,27 +199,28 @@ class OutputAddressFactsTest(unittest.TestCase):
             "overlap": ([(0, 100), (50, 100), (400, 10)], 3, 160, 2, None),
             "none": ([], 0, 0, 0, None),
         }
-        for who, facts in self.COPIES:
-            for name, (outputs, distinct, union, sharing, gap) in cases.items():
-                with self.subTest(who=who, case=name):
-                    f = facts(outputs)
-                    self.assertEqual(f["calls"], len(outputs))
-                    self.assertEqual(f["distinct_output_addresses"], distinct)
-                    self.assertEqual(f["distinct_output_bytes"], union)
-                    self.assertEqual(f["calls_sharing_output_bytes"], sharing)
-                    self.assertEqual(f["fewest_calls_between_writes_of_one_address"], gap)
+        for name, (outputs, distinct, union, sharing, gap) in cases.items():
+            with self.subTest(case=name):
+                f = graph_addresses.output_address_facts(outputs)
+                self.assertEqual(f["calls"], len(outputs))
+                self.assertEqual(f["distinct_output_addresses"], distinct)
+                self.assertEqual(f["distinct_output_bytes"], union)
+                self.assertEqual(f["calls_sharing_output_bytes"], sharing)
+                self.assertEqual(f["fewest_calls_between_writes_of_one_address"], gap)
+        # the worker and the check take the same function
+        self.assertIs(torch_worker.output_address_facts, graph_addresses.output_address_facts)
 
     def test_alignment(self):
         # an input 4 KiB into its allocation (the worker's guard zone) against one at a block's start
-        self.assertEqual(torch_worker.alignment([0x7F0000200000 + 4096, 0x7F0000600000 + 4096]), 4096)
-        self.assertEqual(torch_worker.alignment([0x7F0000200000, 0x7F0000600000]), 2 << 20)
-        self.assertIsNone(torch_worker.alignment([]))
-        self.assertEqual(torch_worker.input_address_facts([[0x1000, 0x3000], [0x1000, 0x5000]]),
+        self.assertEqual(graph_addresses.alignment([0x7F0000200000 + 4096, 0x7F0000600000 + 4096]), 4096)
+        self.assertEqual(graph_addresses.alignment([0x7F0000200000, 0x7F0000600000]), 2 << 20)
+        self.assertIsNone(graph_addresses.alignment([]))
+        self.assertEqual(graph_addresses.input_address_facts([[0x1000, 0x3000], [0x1000, 0x5000]]),
                          {"distinct_input_addresses": 3, "input_alignment_bytes": 4096})
 
     def test_kept_model_of_the_allocator(self):
         # 8x65536 (60 sets of 2 MiB outputs): 61 blocks, the last 3 calls rewrite 3 of them
-        f = torch_worker.output_address_facts(kept_outputs(60, 64))
+        f = graph_addresses.output_address_facts(kept_outputs(60, 64))
         self.assertEqual((f["distinct_output_addresses"], f["calls_sharing_output_bytes"]), (61, 6))
 
 

@@ -38,6 +38,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# the address facts of the diagnostics only: every timed figure here uses none of tilebench's code
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
+from tilebench.graph_addresses import input_address_facts, output_address_facts  # noqa: E402
 from results_io import load_results  # noqa: E402 (tests/, beside this folder)
 import tilebench_inputs  # noqa: E402
 
@@ -143,50 +146,6 @@ def kernel_time_of_replay(graph, calls):
     kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA
                and "memcpy" not in e.name.lower() and "memset" not in e.name.lower()]
     return sum(e.time_range.elapsed_us() for e in kernels) * 1e3 / calls, len(kernels) / calls
-
-
-def output_address_facts(outputs):
-    """Where the outputs of one captured graph's calls lie: `outputs` is a list of
-    (address, bytes), one per call in call order. Distinct start addresses, the bytes
-    of their union, how many calls write bytes another call of the same graph writes
-    (overlap, not only equal addresses), and the fewest calls between two writes of
-    one address (None when no address is written twice). Written here again, not
-    imported: this check uses none of tilebench's code (the worker has its own)."""
-    spans = sorted((a, a + n, k) for k, (a, n) in enumerate(outputs))
-    shared, union, reach = set(), 0, None  # reach: the furthest end of the spans before
-    for i, (start, end, k) in enumerate(spans):
-        if reach is not None and start < reach:
-            shared.add(k)
-        if i + 1 < len(spans) and spans[i + 1][0] < end:
-            shared.add(k)
-        union += max(0, end - max(start, reach if reach is not None else start))
-        reach = end if reach is None else max(reach, end)
-    last, gap = {}, None
-    for k, (a, _) in enumerate(outputs):
-        if a in last:
-            gap = k - last[a] if gap is None else min(gap, k - last[a])
-        last[a] = k
-    return {"calls": len(outputs), "distinct_output_addresses": len({a for a, _ in outputs}),
-            "distinct_output_bytes": union, "calls_sharing_output_bytes": len(shared),
-            "fewest_calls_between_writes_of_one_address": gap,
-            "output_alignment_bytes": alignment([a for a, _ in outputs])}
-
-
-def alignment(addresses):
-    """The largest power of two, up to 1 GiB, dividing every address (None for none)."""
-    if not addresses:
-        return None
-    a = 1 << 30
-    for x in addresses:
-        while x % a:
-            a >>= 1
-    return a
-
-
-def input_address_facts(inputs):
-    """`inputs`: per call, the addresses of the tensors it reads."""
-    flat = [a for call in inputs for a in call]
-    return {"distinct_input_addresses": len(set(flat)), "input_alignment_bytes": alignment(flat)}
 
 
 def graph_facts(outputs, inputs, calls, sets, first, input_bytes, mode, index):
@@ -450,8 +409,7 @@ def main(argv):
     recapture_times = recapture_count()
     lib = None
     if os.environ.get("TB_CHECK_TIMING_LIB"):
-        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
-        from tilebench import timing
+        from tilebench import timing  # python/ is on the path (above)
         lib = timing.load(os.environ["TB_CHECK_TIMING_LIB"])
     if os.environ.get("TB_CHECK_PROBE_FIRST") == "1":
         if lib is None:
