@@ -523,7 +523,6 @@ class EvidenceTest(unittest.TestCase):
                   "softmax-8x65536-automatic", "sum-8x65536-automatic"]
         ab = ("ab/A1", "ab/B1", "ab/B2", "ab/A2")
         runs = [os.path.join("2026-12-01-h200-after-issues-15-16", "torch")]
-        runs += [os.path.join("2026-12-01-h200-batch-modes", r) for r in ab]
         shapes = ("17x257", "37x769", "64x4096", "1024x1024", "4096x1024", "16384x257", "8x65536",
                   "32768x8192")
         runs += [os.path.join("2026-12-01-h200-held-graphs/batch", s) for s in shapes]
@@ -534,7 +533,6 @@ class EvidenceTest(unittest.TestCase):
                  for tool in ("memcheck", "racecheck")
                  for case in ("softmax-65536x17-automatic", "layernorm-65537x16-automatic",
                               "rmsnorm-4096x17-automatic", "sum-100x1-automatic")]
-        runs += [os.path.join("2026-12-01-h200-defences-on-gpu", "validation")]
         runs += [os.path.join("2026-12-01-h200-stopping-clocks/stopping", r)
                  for r in ("run", "clock-checks-on-1", "clock-checks-off-1", "clock-checks-on-2",
                            "clock-checks-off-2")]
