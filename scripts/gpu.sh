@@ -488,13 +488,33 @@ if has replay-dumps; then
     timeout 300 python3 "$ROOT/tests/gpu/graph_replay_check.py" "$WORK/replay-dumps/check.json" \
     "$WORK/replay-dumps/run/" > "$WORK/replay-dumps/check.log" 2>&1
   grep -E '^(PASS|FAIL)' "$WORK/replay-dumps/check.log" | tee -a "$SUMMARY"
-  # the same check with CUPTI set up first, as the worker's probe sets it up in its process
-  TB_CHECK_TIMING_LIB=$BIN/libtilebench_timing.so.2 TB_CHECK_PROBE_FIRST=1 timeout 200 \
-    python3 "$ROOT/tests/gpu/graph_replay_check.py" "$WORK/replay-dumps/check-probe-first.json" \
-    "$WORK/replay-dumps/run/" > "$WORK/replay-dumps/check-probe-first.log" 2>&1
-  note "replay-dumps check after a probe session (exit $?):"
-  grep -E '^(probe first|PASS|FAIL)' "$WORK/replay-dumps/check-probe-first.log" | sed 's/; outputs a graph.*//' |
-    tee -a "$SUMMARY"
+  # the same check with CUPTI set up, as the worker's probe sets it up in its process: once
+  # first (1), or also before each graph mode's capture or its timed replays (capture, replay;
+  # REPLAY_DUMP_PROBE_CHECKS, commas)
+  probe_checks=${REPLAY_DUMP_PROBE_CHECKS:-1}
+  for when in ${probe_checks//,/ }; do
+    [[ $when == 1 ]] && name=check-probe-first || name=check-probe-$when
+    TB_CHECK_TIMING_LIB=$BIN/libtilebench_timing.so.2 TB_CHECK_PROBE_FIRST=$when timeout 200 \
+      python3 "$ROOT/tests/gpu/graph_replay_check.py" "$WORK/replay-dumps/$name.json" \
+      "$WORK/replay-dumps/run/" > "$WORK/replay-dumps/$name.log" 2>&1
+    note "replay-dumps check, probe sessions $when (exit $?):"
+    grep -E '^(probe |PASS|FAIL)' "$WORK/replay-dumps/$name.log" | sed 's/; outputs a graph.*//' |
+      tee -a "$SUMMARY"
+  done
+  # REPLAY_DUMP_PROBE_OFF=1: tilebench again with no probe in its process (--probe off), and the
+  # usual check of that run: does tilebench's graph figure follow its own probe?
+  if [[ ${REPLAY_DUMP_PROBE_OFF:-0} == 1 ]]; then
+    timeout 240 "$BIN/tilebench" run --backend cuda --providers torch-compile \
+      --ops "${REPLAY_DUMP_OPS:-softmax,layernorm}" --shapes "${REPLAY_DUMP_SHAPES:-1024x1024,8x65536}" \
+      --input-views packed --samples 5 --warmup-ms 20 --probe off --quiet \
+      --out "$WORK/replay-dumps/run-probe-off" > "$WORK/replay-dumps/run-probe-off.log" 2>&1
+    note "replay-dumps run --probe off (exit $?): $(grep -E 'cases valid' "$WORK/replay-dumps/run-probe-off.log" || tail -1 "$WORK/replay-dumps/run-probe-off.log")"
+    timeout 200 python3 "$ROOT/tests/gpu/graph_replay_check.py" "$WORK/replay-dumps/check-probe-off.json" \
+      "$WORK/replay-dumps/run-probe-off/" > "$WORK/replay-dumps/check-probe-off.log" 2>&1
+    note "replay-dumps check of the --probe off run (exit $?):"
+    grep -E '^(PASS|FAIL)' "$WORK/replay-dumps/check-probe-off.log" | sed 's/; outputs a graph.*//' |
+      tee -a "$SUMMARY"
+  fi
   # the per-case comparisons and address facts (not the per-file listing) to the summary
   python3 "$ROOT/tests/gpu/graph_dot_summary.py" "$WORK/replay-dumps/dots" 2>&1 |
     tee "$WORK/replay-dumps/dots/summary.txt" |

@@ -25,8 +25,9 @@ TB_CHECK_GRAPH_DUMP=DIR the first graph of each is also written there as Graphvi
 <name>-addresses.json (tests/gpu/graph_dot_summary.py sets them beside the worker's). Also
 printed: an "offset" replay, the inputs placed 4 KiB into larger allocations as the worker's
 guard zones place them. TB_CHECK_TIMING_LIB=PATH (libtilebench_timing) times the kept graphs
-again behind tilebench's hold; with it, TB_CHECK_PROBE_FIRST=1 opens one probe session (CUPTI)
-before anything is timed, as the worker's process has.
+again behind tilebench's hold; with it, TB_CHECK_PROBE_FIRST opens probe sessions (CUPTI), as the
+worker's process has them: 1, one before anything is timed; capture, one before each graph
+mode's capture; replay, one after each mode's capture, just before its timed replays.
 
     python3 graph_replay_check.py OUT.json RESULTS_DIR...
 """
@@ -187,6 +188,7 @@ def graph_per_call_ns(fn, sets, calls, cycles, keep=True, lib=None, prefill=Fals
     with torch.cuda.stream(side):  # warm-up off the capture, as torch.cuda.graph asks
         run(len(sets) if prefill else 3)
     torch.cuda.current_stream().wait_stream(side)
+    probe_if("capture")
     graphs, facts = [], []
     input_bytes = sum(t.numel() * t.element_size() for role, t in sets[0].items() if role != "result")
     dump = os.environ.get("TB_CHECK_GRAPH_DUMP")  # diagnostics: the first graph as Graphviz text
@@ -216,6 +218,7 @@ def graph_per_call_ns(fn, sets, calls, cycles, keep=True, lib=None, prefill=Fals
                                                     for k, (a, n) in enumerate(outputs)]},
                           f, indent=1)
         graphs.append(graph)
+    probe_if("replay")
     for graph in graphs:
         graph.replay()
     torch.cuda.synchronize()
@@ -385,19 +388,45 @@ def addresses_clause(by_mode):
     return "outputs a graph: " + ", ".join(parts)
 
 
-def probe_first(lib):
-    """Diagnostic (TB_CHECK_PROBE_FIRST=1, with TB_CHECK_TIMING_LIB): one probe session of
-    tilebench's timing library around one small kernel before anything is timed, so that
-    CUPTI is set up in this process as it is in the torch worker, whose probe samples run
-    beside its graph samples (issue 18: does that set a process's replay regime?)."""
+PROBE_FIRST_WHEN = ("1", "capture", "replay")
+
+
+def probe_when():
+    """TB_CHECK_PROBE_FIRST: None (no probe session), or when to open them."""
+    text = os.environ.get("TB_CHECK_PROBE_FIRST")
+    if text is None or text == "0":
+        return None
+    if text not in PROBE_FIRST_WHEN:
+        print(f"TB_CHECK_PROBE_FIRST={text!r}: give 1, capture or replay", file=sys.stderr)
+        sys.exit(2)
+    return text
+
+
+# (library, when) while TB_CHECK_PROBE_FIRST asks for probe sessions in the timed modes
+PROBE_AT = [None, None]
+
+
+def probe_if(moment):
+    """One probe session now if TB_CHECK_PROBE_FIRST names this moment (capture or replay)."""
+    lib, when = PROBE_AT
+    if lib is not None and when == moment:
+        probe_first(lib, quiet=True)
+
+
+def probe_first(lib, quiet=False):
+    """Diagnostic (TB_CHECK_PROBE_FIRST, with TB_CHECK_TIMING_LIB): one probe session of
+    tilebench's timing library around one small kernel, so that CUPTI is set up in this
+    process as it is in the torch worker, whose probe samples run beside its graph samples
+    (issue 18: does that set a process's replay regime, and for how long?)."""
     stream = torch.cuda.current_stream().cuda_stream
     x = torch.ones(1024, device="cuda")
     with lib.probe(stream, 16) as t:
         x.add_(1.0)
         t.declare_calls(1)
     torch.cuda.synchronize()
-    print(f"probe first: CUPTI set up before the timed replays ({t.result.kernels_seen} kernel "
-          f"recorded)", flush=True)
+    if not quiet:
+        print(f"probe first: CUPTI set up before the timed replays ({t.result.kernels_seen} kernel "
+              f"recorded)", flush=True)
 
 
 def main(argv):
@@ -411,11 +440,16 @@ def main(argv):
     if os.environ.get("TB_CHECK_TIMING_LIB"):
         from tilebench import timing  # python/ is on the path (above)
         lib = timing.load(os.environ["TB_CHECK_TIMING_LIB"])
-    if os.environ.get("TB_CHECK_PROBE_FIRST") == "1":
+    when = probe_when()
+    if when is not None:
         if lib is None:
-            print("TB_CHECK_PROBE_FIRST=1 needs TB_CHECK_TIMING_LIB", file=sys.stderr)
+            print(f"TB_CHECK_PROBE_FIRST={when} needs TB_CHECK_TIMING_LIB", file=sys.stderr)
             return 2
         probe_first(lib)
+        PROBE_AT[:] = [lib, when]
+        described = {"1": "once, first", "capture": "first and before each mode's capture",
+                     "replay": "first and before each mode's timed replays"}
+        print(f"probe sessions: {described[when]}", flush=True)
     checked = []
     for directory in dirs:
         run = load(directory)
