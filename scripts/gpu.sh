@@ -491,7 +491,7 @@ if has replay-dumps; then
   # the same check with CUPTI set up, as the worker's probe sets it up in its process: once
   # first (1), or also before each graph mode's capture or its timed replays (capture, replay;
   # REPLAY_DUMP_PROBE_CHECKS, commas)
-  probe_checks=${REPLAY_DUMP_PROBE_CHECKS:-1}
+  probe_checks=${REPLAY_DUMP_PROBE_CHECKS-1}
   for when in ${probe_checks//,/ }; do
     [[ $when == 1 ]] && name=check-probe-first || name=check-probe-$when
     TB_CHECK_TIMING_LIB=$BIN/libtilebench_timing.so.2 TB_CHECK_PROBE_FIRST=$when timeout 200 \
@@ -514,6 +514,23 @@ if has replay-dumps; then
     note "replay-dumps check of the --probe off run (exit $?):"
     grep -E '^(PASS|FAIL)' "$WORK/replay-dumps/check-probe-off.log" | sed 's/; outputs a graph.*//' |
       tee -a "$SUMMARY"
+  fi
+  # REPLAY_DUMP_CASE_PROCESSES=1: each case checked alone in a process of its own (no dumps, no
+  # timing library): is a case's figure its own, or what the check's process did before it?
+  if [[ ${REPLAY_DUMP_CASE_PROCESSES:-0} == 1 ]]; then
+    mkdir -p "$WORK/replay-dumps/case-processes"
+    python3 -c 'import json,sys; [print(c["id"]) for c in json.load(open(sys.argv[1]))["cases"] if c.get("provider") == "torch-compile"]' \
+      "$WORK/replay-dumps/run/results.json" > "$WORK/replay-dumps/case-processes/ids.txt"
+    note "replay-dumps check, each case in a process of its own:"
+    i=0
+    while read -r id; do
+      i=$((i + 1))
+      TB_CHECK_CASES=$id timeout 120 python3 "$ROOT/tests/gpu/graph_replay_check.py" \
+        "$WORK/replay-dumps/case-processes/$i.json" "$WORK/replay-dumps/run/" \
+        > "$WORK/replay-dumps/case-processes/$i.log" 2>&1
+      grep -E '^(PASS|FAIL)' "$WORK/replay-dumps/case-processes/$i.log" | sed 's/; outputs a graph.*//' |
+        tee -a "$SUMMARY"
+    done < "$WORK/replay-dumps/case-processes/ids.txt"
   fi
   # the per-case comparisons and address facts (not the per-file listing) to the summary
   python3 "$ROOT/tests/gpu/graph_dot_summary.py" "$WORK/replay-dumps/dots" 2>&1 |

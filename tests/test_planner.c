@@ -662,6 +662,46 @@ static void gemm_small_k_rule(void **state) {
   assert_int_equal(p.shared_bytes, 4 * 3 * (64 * 20 + 16 * 72));
 }
 
+static struct tb_gemm_plan gemm_plan_aligned(size_t m, size_t n, size_t k, enum tb_realization r,
+                                             struct tb_gemm_alignment align) {
+  struct tb_gemm_plan p;
+  struct tb_error err = {0};
+  struct tb_gemm_block rule = {0, 0, 0};
+  assert_int_equal(tb_plan_gemm(m, n, k, r, rule, tb_gemm_target_h200(), align, &p, &err), TB_OK);
+  return p;
+}
+
+/* Small k on mma.sync: 64x64 (four warps) where a 128x128 block would be alone on
+ * its SM (3xTF32) or load one float at a time; TF32 with float4 loads keeps 128x128. */
+static void gemm_small_k_few_warps(void **state) {
+  const struct tb_gemm_alignment a_scalar = {false, true}, b_scalar = {true, false};
+  struct tb_gemm_plan p = gemm_plan_aligned(4096, 4096, 13, TB_REALIZATION_TENSOR, a_scalar);
+  assert_int_equal(p.block_m * 1000 + p.block_n * 10 + p.block_k / 16, 64641);
+  assert_int_equal(p.threads, 128);
+  assert_string_equal(p.instruction, "mma.sync.m16n8k8");
+  assert_non_null(strstr(p.rule, "64x64 with 3xTF32 or a scalar load"));
+  p = gemm_plan_aligned(4096, 4096, 32, TB_REALIZATION_TENSOR, b_scalar);
+  assert_int_equal(p.block_m * 1000 + p.block_n, 64064);
+  p = gemm_plan_aligned(1999, 2999, 37, TB_REALIZATION_TENSOR, TB_GEMM_UNALIGNED);
+  assert_int_equal(p.block_m * 1000 + p.block_n, 64064);
+  /* 2999 columns: B's rows are not float4s even where the flag says aligned */
+  p = gemm_plan_aligned(1999, 2999, 37, TB_REALIZATION_TENSOR, TB_GEMM_ALIGNED);
+  assert_int_equal(p.block_m * 1000 + p.block_n, 64064);
+  p = gemm_plan_aligned(4096, 4096, 32, TB_REALIZATION_TENSOR, TB_GEMM_ALIGNED);
+  assert_int_equal(p.block_m * 1000 + p.block_n * 10 + p.block_k / 16, 129281);
+  assert_int_equal(p.threads, 256);
+  /* 3xTF32: 64x64 at k <= 48 whatever the widths, two blocks an SM at 128 threads */
+  p = gemm_plan_aligned(4096, 4096, 48, TB_REALIZATION_TENSOR_3XTF32, TB_GEMM_ALIGNED);
+  assert_int_equal(p.block_m * 1000 + p.block_n * 10 + p.block_k / 16, 64641);
+  assert_int_equal(p.blocks_per_multiprocessor, 2);
+  /* past small k, as before: 3xTF32 128x128x32 one block an SM, TF32 wgmma */
+  p = gemm_plan_aligned(4096, 4096, 49, TB_REALIZATION_TENSOR_3XTF32, TB_GEMM_UNALIGNED);
+  assert_int_equal(p.block_m * 1000 + p.block_n * 10 + p.block_k / 16, 129282);
+  assert_int_equal(p.blocks_per_multiprocessor, 1);
+  p = gemm_plan_aligned(4096, 4096, 49, TB_REALIZATION_TENSOR, TB_GEMM_UNALIGNED);
+  assert_string_equal(p.instruction, "wgmma.m64n256k8");
+}
+
 /* Each operand at its own width: A's rows unaligned (k = 13) leave B's loads
  * and the output's stores 4 floats wide. */
 static void gemm_operand_widths(void **state) {
@@ -929,6 +969,7 @@ int main(void) {
       cmocka_unit_test(refusals),
       cmocka_unit_test(gemm_simt_rule),
       cmocka_unit_test(gemm_small_k_rule),
+      cmocka_unit_test(gemm_small_k_few_warps),
       cmocka_unit_test(gemm_operand_widths),
       cmocka_unit_test(gemm_tensor_rule),
       cmocka_unit_test(gemm_refusals),

@@ -850,8 +850,12 @@ class SmallKPlanAuditTest(GemmPlanRecords, unittest.TestCase):
                                          ("4096x4096x37", "simt", (128, 128, 8)),
                                          ("4096x4096x64", "simt", (128, 128, 32)),
                                          ("4096x4096x65", "simt", (128, 256, 32)),
-                                         ("4096x4096x13", "tensor", (128, 128, 16)),
+                                         ("4096x4096x13", "tensor", (64, 64, 16)),
+                                         ("4096x4096x32", "tensor", (128, 128, 16)),
                                          ("4096x4096x48", "tensor", (128, 128, 16)),
+                                         ("1999x2999x37", "tensor", (64, 64, 16)),
+                                         ("4096x4096x32", "tensor-3xtf32", (64, 64, 16)),
+                                         ("4096x4096x49", "tensor-3xtf32", (128, 128, 32)),
                                          ("4096x4096x49", "tensor", (128, 256, 32)),
                                          ("4096x4096x64", "tensor", (128, 256, 32)),
                                          ("1000x1000x40", "tensor-3xtf32", (64, 64, 16))):
@@ -873,6 +877,14 @@ class SmallKPlanAuditTest(GemmPlanRecords, unittest.TestCase):
         old = self.plan("4096x4096x13")
         old["rule"] = old["rule"].replace("small k", "short k")
         self.assert_caught(old, "plan.blocks_per_multiprocessor")
+        # four warps at small k (3xTF32, a scalar load): a rule text without that part is
+        # re-derived at 128x128, and a 128x128 tile under the rule that has it is caught
+        few = self.plan("4096x4096x13", "tensor")
+        few["rule"] = few["rule"].replace(", 64x64 with 3xTF32 or a scalar load", "")
+        self.assert_caught(few, "plan.tile", realization="tensor")
+        wide = self.plan("4096x4096x32", "tensor-3xtf32")
+        wide["tile"].update(block_m=128, block_n=128, thread_m=64, thread_n=32, warps_n=4)
+        self.assert_caught(wide, "plan.tile", realization="tensor-3xtf32")
 
     def test_operand_widths(self):
         record = self.plan("4096x4096x13")  # A's rows 13 floats: A scalar, B and the output wide

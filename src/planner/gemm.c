@@ -180,19 +180,28 @@ static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block 
   } else {
     bool large = grid_of(p, 128, 128) >= p->multiprocessors;
     bool small_k = p->k <= TB_GEMM_TENSOR_SMALL_K;
+    /* Small k: 64x64 (four warps, several blocks an SM) where a 128x128 block would be
+     * alone on its SM (3xTF32's 256 threads) or issue one copy per float (a scalar load):
+     * more blocks in flight then overlap one's stores with another's loads. As user blocks,
+     * 64x64 beat the 128x128 there at every shape measured (9-29 % quicker); TF32 with float4
+     * loads keeps 128x128, quicker at k of 32 and 48 (docs/gemm.md, "Small k"). */
+    bool scalar_load = p->a_vector_width == 1 || p->vector_width == 1;
+    bool few_warps = small_k && (p->realization == TB_REALIZATION_TENSOR_3XTF32 || scalar_load);
     wgmma = wgmma && large && !small_k;
-    p->block_m = large ? 128 : 64;
-    p->block_n = !large ? 64 : wgmma && grid_of(p, 128, 256) >= p->multiprocessors ? 256 : 128;
+    bool wide = large && !few_warps;
+    p->block_m = wide ? 128 : 64;
+    p->block_n = !wide ? 64 : wgmma && grid_of(p, 128, 256) >= p->multiprocessors ? 256 : 128;
     p->block_k = small_k ? 16 : 32;
     p->rule = wgmma ? "tensor with wgmma: 128x256 tiles when their grid has at least one block "
                       "per multiprocessor, else 128x128 (same test), else mma.sync 64x64; a "
                       "packing launch rounds A and B to TF32 in the stages' layout; k step 32; 2 "
                       "warpgroups of wgmma.m64nNk8 TF32; 4 stages (128x256) or 3 (128x128, two "
-                      "blocks an SM) filled by bulk copies; small k (k <= 48): mma.sync, k step 16"
+                      "blocks an SM) filled by bulk copies; small k (k <= 48): mma.sync, k step "
+                      "16, 64x64 with 3xTF32 or a scalar load"
                     : "tensor: 128x128 tiles when their grid has at least one block per "
                       "multiprocessor, else 64x64; k step 32, small k (k <= 48) 16 (and mma.sync "
-                      "where wgmma exists); warps 2 x (4 for 128 columns, else 2); 3 stages of "
-                      "cp.async; mma.sync m16n8k8 TF32";
+                      "where wgmma exists), 64x64 with 3xTF32 or a scalar load; warps 2 x (4 for "
+                      "128 columns, else 2); 3 stages of cp.async; mma.sync m16n8k8 TF32";
   }
   if (wgmma) {
     wgmma_shape(p);
@@ -223,15 +232,15 @@ enum tb_status tb_plan_gemm(size_t m, size_t n, size_t k, enum tb_realization re
     tb_plan_gemv(p, align.a_rows && align.b_rows);
     return TB_OK;
   }
+  /* a tile's B rows (and the output's) are float4s only where n is a multiple of 4 */
+  p->vector_width = align.b_rows && n % 4 == 0 ? 4 : 1;
+  p->a_vector_width = align.a_rows ? 4 : 1;
   enum tb_status st = realization == TB_REALIZATION_SIMT
                           ? simt_shape(p, user, err)
                           : tensor_shape(p, user, target.warpgroup_mma, err);
   if (st != TB_OK) {
     return st;
   }
-  /* a tile's B rows (and the output's) are float4s only where n is a multiple of 4 */
-  p->vector_width = align.b_rows && n % 4 == 0 ? 4 : 1;
-  p->a_vector_width = align.a_rows ? 4 : 1;
   p->grid_m = (m + p->block_m - 1) / p->block_m;
   p->grid_n = (n + p->block_n - 1) / p->block_n;
   p->blocks = p->grid_m * p->grid_n;

@@ -28,6 +28,8 @@ guard zones place them. TB_CHECK_TIMING_LIB=PATH (libtilebench_timing) times the
 again behind tilebench's hold; with it, TB_CHECK_PROBE_FIRST opens probe sessions (CUPTI), as the
 worker's process has them: 1, one before anything is timed; capture, one before each graph
 mode's capture; replay, one after each mode's capture, just before its timed replays.
+TB_CHECK_CASES=ID[,ID...] checks only those cases (one a process, to tell a case's figure from
+what the process did before it).
 
     python3 graph_replay_check.py OUT.json RESULTS_DIR...
 """
@@ -450,11 +452,12 @@ def main(argv):
         described = {"1": "once, first", "capture": "first and before each mode's capture",
                      "replay": "first and before each mode's timed replays"}
         print(f"probe sessions: {described[when]}", flush=True)
+    only = set(filter(None, os.environ.get("TB_CHECK_CASES", "").split(",")))
     checked = []
     for directory in dirs:
         run = load(directory)
         for case in run["cases"]:
-            if case.get("provider") != "torch-compile":
+            if case.get("provider") != "torch-compile" or (only and case["id"] not in only):
                 continue
             try:
                 result = check_case(case, run["run"]["seed"], cycles, lib, recapture_times)

@@ -1655,6 +1655,12 @@ def gemm_rule_tile(record, warpgroup_mma):
     if large and warpgroup_mma and record["realization"] == "tensor" and not small_k:
         return (128, 256, 32) if ceil_div(m, 128) * ceil_div(n, 256) >= sms else (128, 128, 32)
     bk = 16 if small_k else 32
+    # rules recorded since small k takes four warps with 3xTF32 or a scalar load say so; the
+    # widths are re-derived from the case on their own (audit_gemm_plan)
+    if small_k and "64x64 with 3xTF32 or a scalar load" in record["rule"] and (
+            record["realization"] == "tensor-3xtf32" or record["a_vector_width"] == 1
+            or record["vector_width"] == 1):
+        return 64, 64, bk
     return (128, 128, bk) if large else (64, 64, bk)
 
 
