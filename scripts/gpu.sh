@@ -531,6 +531,19 @@ if has replay-dumps; then
       grep -E '^(PASS|FAIL)' "$WORK/replay-dumps/case-processes/$i.log" | sed 's/; outputs a graph.*//' |
         tee -a "$SUMMARY"
     done < "$WORK/replay-dumps/case-processes/ids.txt"
+    # REPLAY_DUMP_CASE_BALLAST_GIB=N: the same, each process first holding N GiB it never uses
+    if [[ -n ${REPLAY_DUMP_CASE_BALLAST_GIB:-} ]]; then
+      note "replay-dumps check, each case in a process of its own holding ${REPLAY_DUMP_CASE_BALLAST_GIB} GiB:"
+      i=0
+      while read -r id; do
+        i=$((i + 1))
+        TB_CHECK_CASES=$id TB_CHECK_BALLAST_GIB=$REPLAY_DUMP_CASE_BALLAST_GIB timeout 120 \
+          python3 "$ROOT/tests/gpu/graph_replay_check.py" "$WORK/replay-dumps/case-processes/ballast-$i.json" \
+          "$WORK/replay-dumps/run/" > "$WORK/replay-dumps/case-processes/ballast-$i.log" 2>&1
+        grep -E '^(ballast|PASS|FAIL)' "$WORK/replay-dumps/case-processes/ballast-$i.log" |
+          sed 's/; outputs a graph.*//' | tee -a "$SUMMARY"
+      done < "$WORK/replay-dumps/case-processes/ids.txt"
+    fi
   fi
   # the per-case comparisons and address facts (not the per-file listing) to the summary
   python3 "$ROOT/tests/gpu/graph_dot_summary.py" "$WORK/replay-dumps/dots" 2>&1 |

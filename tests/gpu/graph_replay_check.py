@@ -29,7 +29,8 @@ again behind tilebench's hold; with it, TB_CHECK_PROBE_FIRST opens probe session
 worker's process has them: 1, one before anything is timed; capture, one before each graph
 mode's capture; replay, one after each mode's capture, just before its timed replays.
 TB_CHECK_CASES=ID[,ID...] checks only those cases (one a process, to tell a case's figure from
-what the process did before it).
+what the process did before it); TB_CHECK_BALLAST_GIB=N first allocates N GiB of device memory,
+written once and kept, untouched after (does a process's footprint set the replays' regime?).
 
     python3 graph_replay_check.py OUT.json RESULTS_DIR...
 """
@@ -431,6 +432,20 @@ def probe_first(lib, quiet=False):
               f"recorded)", flush=True)
 
 
+def ballast_of(text):
+    """Diagnostic (TB_CHECK_BALLAST_GIB): N GiB in 1 GiB blocks, each written once, kept
+    alive for the whole run and never read again."""
+    if not text.isdigit():
+        print(f"TB_CHECK_BALLAST_GIB={text!r}: give a whole number of GiB", file=sys.stderr)
+        sys.exit(2)
+    blocks = [torch.ones(2**28, device="cuda") for _ in range(int(text))]
+    torch.cuda.synchronize()
+    if blocks:
+        print(f"ballast: {len(blocks)} GiB kept; {torch.cuda.memory_reserved() / 2**30:.1f} GiB "
+              f"reserved", flush=True)
+    return blocks
+
+
 def main(argv):
     if len(argv) < 3:
         print("usage: python3 graph_replay_check.py OUT.json RESULTS_DIR...", file=sys.stderr)
@@ -452,6 +467,7 @@ def main(argv):
         described = {"1": "once, first", "capture": "first and before each mode's capture",
                      "replay": "first and before each mode's timed replays"}
         print(f"probe sessions: {described[when]}", flush=True)
+    ballast = ballast_of(os.environ.get("TB_CHECK_BALLAST_GIB", "0"))
     only = set(filter(None, os.environ.get("TB_CHECK_CASES", "").split(",")))
     checked = []
     for directory in dirs:
