@@ -563,6 +563,12 @@ class EvidenceTest(unittest.TestCase):
                  for s, r in (("1536x1536x13", "simt"), ("1536x1536x13", "tensor"),
                               ("1536x1536x40", "simt"))]
         runs += ["2026-12-02-h200-calibrated-2-strided/call2/validation"]
+        few_warps = "2026-12-02-h200-gemm-small-k-few-warps/call2"
+        runs += [os.path.join(few_warps, r) for r in ab + ("gemm/run", "gemm/strided")]
+        runs += [os.path.join(few_warps, "sanitizer", "run-%s-gemm-%s-automatic-%s" % (t, s, r))
+                 for t in ("memcheck", "racecheck")
+                 for s, r in (("1999x2999x37", "tensor"), ("1999x2999x37", "tensor-3xtf32"),
+                              ("2048x1536x40", "tensor-3xtf32"))]
         gemv = "2026-12-02-h200-matrix-vector-gemm"
         runs += [os.path.join(gemv, r)
                  for r in ("gemm/run", "gemm/strided", "gemm/gemv", "gemm/gemv-tiled", "ncu/run-1",
@@ -635,6 +641,14 @@ class EvidenceTest(unittest.TestCase):
         for call in ("call4", "call6", "call7"):
             bundles[os.path.join("2026-12-02-h200-replay-addresses", call,
                                  "replay-dumps.tar.xz")] = ["run"]
+        probe_off = "2026-12-02-h200-replay-probe-off"
+        bundles[os.path.join(probe_off, "call1/replay-dumps.tar.xz")] = ["run", "run-probe-off"]
+        for call in ("call2", "call3", "call4"):
+            bundles[os.path.join(probe_off, call, "replay-dumps.tar.xz")] = ["run"]
+        bundles["2026-12-02-h200-gemm-small-k-few-warps/call1/gemm-blocks.tar.xz"] = [
+            "tensor-rule", "tensor-64,64,16", "tensor-128,64,16", "tensor-64,128,16",
+            "tensor-64,64,32", "tensor-3xtf32-rule", "tensor-3xtf32-64,64,16",
+            "tensor-3xtf32-128,64,16"]
         committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
                            for f in files if f.endswith(".tar.xz"))
         self.assertEqual(sorted(bundles), committed)
