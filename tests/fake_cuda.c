@@ -304,9 +304,11 @@ static void add_kernel(uintptr_t stream, uint32_t correlation, int bad_timestamp
   memset(k, 0, sizeof *k);
   k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
   uint64_t now = cupti_clock();
+  /* a kernel's record spans the 1000 ns the events see it take: no idle GPU between kernels
+   * unless a test asks for it (graph_gap_ns) */
   k->start = bad_timestamps ? 0 : now + 100;
-  k->end = bad_timestamps ? 0 : now + 900;
-  last_kernel_end = now + 900;
+  k->end = bad_timestamps ? 0 : now + 1100;
+  last_kernel_end = now + 1100;
   k->streamId = (uint32_t)stream;
   k->correlationId = correlation;
 }
@@ -344,6 +346,7 @@ void fake_graph_launch(uintptr_t stream, int kernels) {
        id);
   for (int k = 0; k < kernels; ++k) {
     add_kernel(stream, id, 0); /* all kernels of a graph launch share its id */
+    gpu_ns += F.graph_gap_ns;
   }
 }
 

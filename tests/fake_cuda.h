@@ -30,6 +30,7 @@ struct fake_cuda {
   /* held sessions: the hold kernel's launches, and a hold the fake GPU
    * releases by its time-out although the host released it (a stuck flag) */
   int holds_launched, hold_stuck, modules_loaded;
+  unsigned graph_gap_ns; /* idle GPU time after each kernel of a graph launch */
   /* NVML (fake_install_nvml): read k returns sm_clock_mhz[k] and
    * clocks_event_reasons[k], the last entry repeating past the script's end */
   unsigned sm_clock_mhz[64];

@@ -284,6 +284,23 @@ static void scopes_that_disagree_are_flagged(void **state) {
   tb_device_result_free(&d);
 }
 
+/* Graph replays whose kernels leave the GPU idle between them are flagged with
+ * both figures; gapless replays (every other test here) are not. */
+static void graph_gaps_are_flagged(void **state) {
+  struct fake_gpu g = {0};
+  struct tb_provider p = {.ops = &gpu_ops, .name = "fake", .state = &g};
+  F.graph_gap_ns = 300; /* 1000 ns a kernel, 300 idle after each */
+  struct tb_device_result d = measure(&p, ALL_MODES, 2000.0, 3);
+  assert_true(has_flag(&d, "graph gaps: graph replays take 1300 ns/call, their kernels 1000 "
+                           "ns/call: the GPU idled between the graph's kernels"));
+  assert_false(has_flag(&d, "escaped"));
+  tb_device_result_free(&d);
+  F.graph_gap_ns = 20; /* 2 %: within the scopes' tolerance */
+  d = measure(&p, ALL_MODES, 2000.0, 3);
+  assert_false(has_flag(&d, "graph gaps"));
+  tb_device_result_free(&d);
+}
+
 /* Kernels all on the provider's stream pass, with what was counted: eager
  * and graph probes of the batch, the eager probe of one call, 3 samples. */
 static void kernels_on_the_stream_pass(void **state) {
@@ -479,6 +496,7 @@ int main(void) {
       cmocka_unit_test_setup(a_mode_that_cannot_run_says_why, setup),
       cmocka_unit_test_setup(a_stuck_hold_fails_its_samples, setup),
       cmocka_unit_test_setup(scopes_that_disagree_are_flagged, setup),
+      cmocka_unit_test_setup(graph_gaps_are_flagged, setup),
       cmocka_unit_test_setup(kernels_on_the_stream_pass, setup),
       cmocka_unit_test_setup(kernels_on_a_side_stream_fail, setup),
       cmocka_unit_test_setup(calls_without_kernels_fail, setup),

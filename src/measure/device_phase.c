@@ -453,6 +453,20 @@ static void check_kernels_inside(struct tb_device_result *d, enum tb_batch_mode 
   }
 }
 
+/* Graph replays above their kernels' time: the GPU idled between the graph's
+ * kernels. Not an error of the timing, but the graph figure then holds idle
+ * time whose size can change from one process to the next (method §2.3). */
+static void check_graph_gaps(struct tb_device_result *d) {
+  const struct tb_mode_samples *s = &d->throughput.modes[TB_BATCH_GRAPH];
+  struct tb_summary kernel = kernel_per_call(&s->probe), control = per_call(&s->control);
+  if (above(&control, &kernel)) {
+    flag(d,
+         "graph gaps: graph replays take %.4g ns/call, their kernels %.4g ns/call: the GPU "
+         "idled between the graph's kernels",
+         control.p50, kernel.p50);
+  }
+}
+
 static void check_scopes(struct tb_device_result *d, const struct tb_host_phase *host) {
   const struct tb_metric_result *thr = &d->throughput;
   struct tb_summary eager = per_call(&thr->modes[TB_BATCH_EAGER].control);
@@ -469,6 +483,7 @@ static void check_scopes(struct tb_device_result *d, const struct tb_host_phase 
   }
   check_kernels_inside(d, TB_BATCH_EAGER);
   check_kernels_inside(d, TB_BATCH_GRAPH);
+  check_graph_gaps(d);
 }
 
 static bool perturbed(const struct tb_paired_ratios *r) {
