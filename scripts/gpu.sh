@@ -493,6 +493,7 @@ if has replay-dumps; then
   # REPLAY_DUMP_PROBE_CHECKS, commas)
   probe_checks=${REPLAY_DUMP_PROBE_CHECKS-1}
   for when in ${probe_checks//,/ }; do
+    [[ $when == 0 ]] && continue  # no probe sessions: the usual check above
     [[ $when == 1 ]] && name=check-probe-first || name=check-probe-$when
     TB_CHECK_TIMING_LIB=$BIN/libtilebench_timing.so.2 TB_CHECK_PROBE_FIRST=$when timeout 200 \
       python3 "$ROOT/tests/gpu/graph_replay_check.py" "$WORK/replay-dumps/$name.json" \
@@ -521,13 +522,13 @@ if has replay-dumps; then
     mkdir -p "$WORK/replay-dumps/case-processes"
     python3 -c 'import json,sys; [print(c["id"]) for c in json.load(open(sys.argv[1]))["cases"] if c.get("provider") == "torch-compile"]' \
       "$WORK/replay-dumps/run/results.json" > "$WORK/replay-dumps/case-processes/ids.txt"
-    note "replay-dumps check, each case in a process of its own:"
+    note "replay-dumps check, each case in a process of its own ($(wc -l < "$WORK/replay-dumps/case-processes/ids.txt") torch-compile cases in run/):"
     i=0
     while read -r id; do
       i=$((i + 1))
       TB_CHECK_CASES=$id timeout 120 python3 "$ROOT/tests/gpu/graph_replay_check.py" \
         "$WORK/replay-dumps/case-processes/$i.json" "$WORK/replay-dumps/run/" \
-        > "$WORK/replay-dumps/case-processes/$i.log" 2>&1
+        < /dev/null > "$WORK/replay-dumps/case-processes/$i.log" 2>&1
       grep -E '^(PASS|FAIL)' "$WORK/replay-dumps/case-processes/$i.log" | sed 's/; outputs a graph.*//' |
         tee -a "$SUMMARY"
     done < "$WORK/replay-dumps/case-processes/ids.txt"
@@ -539,7 +540,7 @@ if has replay-dumps; then
         i=$((i + 1))
         TB_CHECK_CASES=$id TB_CHECK_BALLAST_GIB=$REPLAY_DUMP_CASE_BALLAST_GIB timeout 120 \
           python3 "$ROOT/tests/gpu/graph_replay_check.py" "$WORK/replay-dumps/case-processes/ballast-$i.json" \
-          "$WORK/replay-dumps/run/" > "$WORK/replay-dumps/case-processes/ballast-$i.log" 2>&1
+          "$WORK/replay-dumps/run/" < /dev/null > "$WORK/replay-dumps/case-processes/ballast-$i.log" 2>&1
         grep -E '^(ballast|PASS|FAIL)' "$WORK/replay-dumps/case-processes/ballast-$i.log" |
           sed 's/; outputs a graph.*//' | tee -a "$SUMMARY"
       done < "$WORK/replay-dumps/case-processes/ids.txt"

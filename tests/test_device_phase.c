@@ -293,6 +293,9 @@ static void graph_gaps_are_flagged(void **state) {
   struct tb_device_result d = measure(&p, ALL_MODES, 2000.0, 3);
   assert_true(has_flag(&d, "graph gaps: graph replays take 1300 ns/call, their kernels 1000 "
                            "ns/call: the GPU idled between the graph's kernels"));
+  /* the fake's eager launches leave no gap, so the graph is also above eager control */
+  assert_true(has_flag(&d, "graph control (1300 ns/call) exceeds eager control (1000 ns/call)"));
+  assert_int_equal(d.flag_count, 2);
   assert_false(has_flag(&d, "escaped"));
   tb_device_result_free(&d);
   F.graph_gap_ns = 20; /* 2 %: within the scopes' tolerance */

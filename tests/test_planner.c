@@ -700,6 +700,19 @@ static void gemm_small_k_few_warps(void **state) {
   assert_int_equal(p.blocks_per_multiprocessor, 1);
   p = gemm_plan_aligned(4096, 4096, 49, TB_REALIZATION_TENSOR, TB_GEMM_UNALIGNED);
   assert_string_equal(p.instruction, "wgmma.m64n256k8");
+  /* the same on a device without wgmma; a user's block is taken as given */
+  struct tb_error err = {0};
+  struct tb_gemm_target ampere = {108, false};
+  assert_int_equal(tb_plan_gemm(4096, 4096, 13, TB_REALIZATION_TENSOR, (struct tb_gemm_block){0},
+                                ampere, a_scalar, &p, &err),
+                   TB_OK);
+  assert_int_equal(p.block_m * 1000 + p.block_n * 10 + p.block_k / 16, 64641);
+  assert_int_equal(tb_plan_gemm(4096, 4096, 13, TB_REALIZATION_TENSOR_3XTF32,
+                                (struct tb_gemm_block){128, 128, 16}, tb_gemm_target_h200(),
+                                a_scalar, &p, &err),
+                   TB_OK);
+  assert_int_equal(p.block_m * 1000 + p.block_n, 128128);
+  assert_true(p.block_from_user);
 }
 
 /* Each operand at its own width: A's rows unaligned (k = 13) leave B's loads

@@ -886,6 +886,14 @@ class SmallKPlanAuditTest(GemmPlanRecords, unittest.TestCase):
         few = self.plan("4096x4096x13", "tensor")
         few["rule"] = few["rule"].replace(", 64x64 with 3xTF32 or a scalar load", "")
         self.assert_caught(few, "plan.tile", realization="tensor")
+        # a record of the rule before it (no such words; 128x128x16 with A loaded one float at
+        # a time) still re-derives: the user block's plan under that rule's profile and text
+        r = run("plan", "--op", "gemm", "--shape", "4096x4096x13", "--matrix-realization",
+                "tensor", "--gemm-block", "128,128,16", "--json")
+        before = json.loads(r.stdout)
+        self.assertEqual(before["a_vector_width"], 1)
+        before["profile"], before["rule"] = "rule", few["rule"]
+        self.check(before, realization="tensor")
         wide = self.plan("4096x4096x32", "tensor-3xtf32")
         wide["tile"].update(block_m=128, block_n=128, thread_m=64, thread_n=32, warps_n=4)
         self.assert_caught(wide, "plan.tile", realization="tensor-3xtf32")

@@ -26,8 +26,9 @@ TB_CHECK_GRAPH_DUMP=DIR the first graph of each is also written there as Graphvi
 printed: an "offset" replay, the inputs placed 4 KiB into larger allocations as the worker's
 guard zones place them. TB_CHECK_TIMING_LIB=PATH (libtilebench_timing) times the kept graphs
 again behind tilebench's hold; with it, TB_CHECK_PROBE_FIRST opens probe sessions (CUPTI), as the
-worker's process has them: 1, one before anything is timed; capture, one before each graph
-mode's capture; replay, one after each mode's capture, just before its timed replays.
+worker's process has them: 1, one before anything is timed; capture, that one and one before
+each graph mode's capture; replay, that one and one after each mode's capture, just before its
+timed replays.
 TB_CHECK_CASES=ID[,ID...] checks only those cases (one a process, to tell a case's figure from
 what the process did before it); TB_CHECK_BALLAST_GIB=N first allocates N GiB of device memory,
 written once and kept, untouched after (does a process's footprint set the replays' regime?).

@@ -1619,9 +1619,10 @@ def small_k_step(k, bm, bn):
     return min(steps, key=lambda s: (ceil_div(k, s) * s, -s))
 
 
-def gemm_rule_tile(record, warpgroup_mma):
+def gemm_rule_tile(record, warpgroup_mma, scalar_load):
     """docs/gemm.md's rule (or the user's block) for the record's realization,
-    on a device with wgmma (compute capability 9.0) or without."""
+    on a device with wgmma (compute capability 9.0) or without; scalar_load: whether A or B
+    (and the output) is loaded one float at a time, as the audit derives it from the case."""
     m, n, sms, tile = record["m"], record["n"], record["multiprocessors"], record["tile"]
     k = record["k"]
     user = record["profile"] == "user-block"
@@ -1655,11 +1656,9 @@ def gemm_rule_tile(record, warpgroup_mma):
     if large and warpgroup_mma and record["realization"] == "tensor" and not small_k:
         return (128, 256, 32) if ceil_div(m, 128) * ceil_div(n, 256) >= sms else (128, 128, 32)
     bk = 16 if small_k else 32
-    # rules recorded since small k takes four warps with 3xTF32 or a scalar load say so; the
-    # widths are re-derived from the case on their own (audit_gemm_plan)
+    # rules recorded since small k takes four warps with 3xTF32 or a scalar load say so
     if small_k and "64x64 with 3xTF32 or a scalar load" in record["rule"] and (
-            record["realization"] == "tensor-3xtf32" or record["a_vector_width"] == 1
-            or record["vector_width"] == 1):
+            record["realization"] == "tensor-3xtf32" or scalar_load):
         return 64, 64, bk
     return (128, 128, bk) if large else (64, 64, bk)
 
@@ -1819,7 +1818,10 @@ def audit_gemm_plan(a, record, case, device_capability):
         a.same("plan.k_chunk", record["k_chunk"], k)
         a.same("plan.combine_blocks", record["combine_blocks"], 0)
     warpgroup_mma = "instruction" in record and device_capability == "9.0"
-    bm, bn, bk = gemm_rule_tile(record, warpgroup_mma)
+    packed = case["input_view"]["kind"] == "packed"
+    # A's rows aligned where k is a multiple of 4, B's (and the output's) where n is
+    a_width, b_width = (4 if packed and k % 4 == 0 else 1), (4 if packed and n % 4 == 0 else 1)
+    bm, bn, bk = gemm_rule_tile(record, warpgroup_mma, a_width == 1 or b_width == 1)
     wgmma = warpgroup_mma and realization == "tensor" and is_wgmma_tile(bm, bn, bk)
     if realization == "simt":
         f = simt_facts(a, record, bm, bn, bk)
@@ -1837,12 +1839,9 @@ def audit_gemm_plan(a, record, case, device_capability):
                                          "warps_m": f["warps"][0], "warps_n": f["warps"][1]})
     a.same("plan.threads", record["threads"], f["threads"])
     a.same("plan.stages", record["stages"], f["stages"])
-    packed = case["input_view"]["kind"] == "packed"
-    if "a_vector_width" in record:
-        # recorded since each operand is loaded at its own width: A's rows aligned where k is a
-        # multiple of 4, B's (and the output's) where n is
-        a.same("plan.a_vector_width", record["a_vector_width"], 4 if packed and k % 4 == 0 else 1)
-        a.same("plan.vector_width", record["vector_width"], 4 if packed and n % 4 == 0 else 1)
+    if "a_vector_width" in record:  # recorded since each operand is loaded at its own width
+        a.same("plan.a_vector_width", record["a_vector_width"], a_width)
+        a.same("plan.vector_width", record["vector_width"], b_width)
     else:
         a.same("plan.vector_width", record["vector_width"],
                4 if packed and k % 4 == 0 and n % 4 == 0 else 1)
