@@ -477,74 +477,62 @@ if has replay-dumps; then
   # how far apart one block is rewritten), set side by side in the summary; the check's kept
   # graphs are also timed behind tilebench's hold (TB_CHECK_TIMING_LIB), to tell the timing
   # method from the graphs.
-  mkdir -p "$WORK/replay-dumps/dots/worker" "$WORK/replay-dumps/dots/check"
-  TILEBENCH_TORCH_GRAPH_DUMP=$WORK/replay-dumps/dots/worker timeout 240 "$BIN/tilebench" run \
-    --backend cuda --providers torch-compile --ops "${REPLAY_DUMP_OPS:-softmax,layernorm}" \
-    --shapes "${REPLAY_DUMP_SHAPES:-1024x1024,8x65536}" --input-views packed --samples 5 \
-    --warmup-ms 20 --quiet --out "$WORK/replay-dumps/run" > "$WORK/replay-dumps/run.log" 2>&1
-  note "replay-dumps run (exit $?): $(grep -E 'cases valid' "$WORK/replay-dumps/run.log" || tail -1 "$WORK/replay-dumps/run.log")"
-  TB_CHECK_GRAPH_DUMP=$WORK/replay-dumps/dots/check TB_CHECK_RECAPTURES=${REPLAY_DUMP_RECAPTURES:-4} \
-    TB_CHECK_TIMING_LIB=$BIN/libtilebench_timing.so.2 \
-    timeout 300 python3 "$ROOT/tests/gpu/graph_replay_check.py" "$WORK/replay-dumps/check.json" \
-    "$WORK/replay-dumps/run/" > "$WORK/replay-dumps/check.log" 2>&1
-  grep -E '^(PASS|FAIL)' "$WORK/replay-dumps/check.log" | tee -a "$SUMMARY"
+  RD=$WORK/replay-dumps
+  # CHECK OUT.json RESULTS_DIR LOG: the check (settings from the environment), its stdin closed
+  rd_check() { timeout 300 python3 "$ROOT/tests/gpu/graph_replay_check.py" "$1" "$2" < /dev/null > "$3" 2>&1; }
+  # LOG: the check's verdict lines, without their address clause, to the summary
+  rd_verdicts() { grep -E '^(probe |ballast|PASS|FAIL)' "$1" | sed 's/; outputs a graph.*//' | tee -a "$SUMMARY"; }
+  # RUN_DIR [ARGS...]: tilebench on the stage's torch-compile cases
+  rd_run() {
+    local dir=$1; shift
+    timeout 240 "$BIN/tilebench" run --backend cuda --providers torch-compile \
+      --ops "${REPLAY_DUMP_OPS:-softmax,layernorm}" --shapes "${REPLAY_DUMP_SHAPES:-1024x1024,8x65536}" \
+      --input-views packed --samples 5 --warmup-ms 20 --quiet --out "$dir" "$@" > "$dir.log" 2>&1
+    note "replay-dumps $(basename "$dir") (exit $?): $(grep -E 'cases valid' "$dir.log" || tail -1 "$dir.log")"
+  }
+  mkdir -p "$RD/dots/worker" "$RD/dots/check"
+  TILEBENCH_TORCH_GRAPH_DUMP=$RD/dots/worker rd_run "$RD/run"
+  TB_CHECK_GRAPH_DUMP=$RD/dots/check TB_CHECK_RECAPTURES=${REPLAY_DUMP_RECAPTURES:-4} \
+    TB_CHECK_TIMING_LIB=$BIN/libtilebench_timing.so.2 rd_check "$RD/check.json" "$RD/run/" "$RD/check.log"
+  grep -E '^(PASS|FAIL)' "$RD/check.log" | tee -a "$SUMMARY"
   # the same check with CUPTI set up, as the worker's probe sets it up in its process: once
   # first (1), or also before each graph mode's capture or its timed replays (capture, replay;
-  # REPLAY_DUMP_PROBE_CHECKS, commas)
+  # REPLAY_DUMP_PROBE_CHECKS, commas; empty or 0: none)
   probe_checks=${REPLAY_DUMP_PROBE_CHECKS-1}
   for when in ${probe_checks//,/ }; do
-    [[ $when == 0 ]] && continue  # no probe sessions: the usual check above
+    [[ $when == 0 ]] && continue
     [[ $when == 1 ]] && name=check-probe-first || name=check-probe-$when
-    TB_CHECK_TIMING_LIB=$BIN/libtilebench_timing.so.2 TB_CHECK_PROBE_FIRST=$when timeout 200 \
-      python3 "$ROOT/tests/gpu/graph_replay_check.py" "$WORK/replay-dumps/$name.json" \
-      "$WORK/replay-dumps/run/" > "$WORK/replay-dumps/$name.log" 2>&1
+    TB_CHECK_TIMING_LIB=$BIN/libtilebench_timing.so.2 TB_CHECK_PROBE_FIRST=$when \
+      rd_check "$RD/$name.json" "$RD/run/" "$RD/$name.log"
     note "replay-dumps check, probe sessions $when (exit $?):"
-    grep -E '^(probe |PASS|FAIL)' "$WORK/replay-dumps/$name.log" | sed 's/; outputs a graph.*//' |
-      tee -a "$SUMMARY"
+    rd_verdicts "$RD/$name.log"
   done
   # REPLAY_DUMP_PROBE_OFF=1: tilebench again with no probe in its process (--probe off), and the
   # usual check of that run: does tilebench's graph figure follow its own probe?
   if [[ ${REPLAY_DUMP_PROBE_OFF:-0} == 1 ]]; then
-    timeout 240 "$BIN/tilebench" run --backend cuda --providers torch-compile \
-      --ops "${REPLAY_DUMP_OPS:-softmax,layernorm}" --shapes "${REPLAY_DUMP_SHAPES:-1024x1024,8x65536}" \
-      --input-views packed --samples 5 --warmup-ms 20 --probe off --quiet \
-      --out "$WORK/replay-dumps/run-probe-off" > "$WORK/replay-dumps/run-probe-off.log" 2>&1
-    note "replay-dumps run --probe off (exit $?): $(grep -E 'cases valid' "$WORK/replay-dumps/run-probe-off.log" || tail -1 "$WORK/replay-dumps/run-probe-off.log")"
-    timeout 200 python3 "$ROOT/tests/gpu/graph_replay_check.py" "$WORK/replay-dumps/check-probe-off.json" \
-      "$WORK/replay-dumps/run-probe-off/" > "$WORK/replay-dumps/check-probe-off.log" 2>&1
+    rd_run "$RD/run-probe-off" --probe off
+    rd_check "$RD/check-probe-off.json" "$RD/run-probe-off/" "$RD/check-probe-off.log"
     note "replay-dumps check of the --probe off run (exit $?):"
-    grep -E '^(PASS|FAIL)' "$WORK/replay-dumps/check-probe-off.log" | sed 's/; outputs a graph.*//' |
-      tee -a "$SUMMARY"
+    rd_verdicts "$RD/check-probe-off.log"
   fi
   # REPLAY_DUMP_CASE_PROCESSES=1: each case checked alone in a process of its own (no dumps, no
   # timing library): is a case's figure its own, or what the check's process did before it?
+  # REPLAY_DUMP_CASE_BALLAST_GIB=N: then again, each process first holding N GiB it never uses.
   if [[ ${REPLAY_DUMP_CASE_PROCESSES:-0} == 1 ]]; then
-    mkdir -p "$WORK/replay-dumps/case-processes"
+    mkdir -p "$RD/case-processes"
     python3 -c 'import json,sys; [print(c["id"]) for c in json.load(open(sys.argv[1]))["cases"] if c.get("provider") == "torch-compile"]' \
-      "$WORK/replay-dumps/run/results.json" > "$WORK/replay-dumps/case-processes/ids.txt"
-    note "replay-dumps check, each case in a process of its own ($(wc -l < "$WORK/replay-dumps/case-processes/ids.txt") torch-compile cases in run/):"
-    i=0
-    while read -r id; do
-      i=$((i + 1))
-      TB_CHECK_CASES=$id timeout 120 python3 "$ROOT/tests/gpu/graph_replay_check.py" \
-        "$WORK/replay-dumps/case-processes/$i.json" "$WORK/replay-dumps/run/" \
-        < /dev/null > "$WORK/replay-dumps/case-processes/$i.log" 2>&1
-      grep -E '^(PASS|FAIL)' "$WORK/replay-dumps/case-processes/$i.log" | sed 's/; outputs a graph.*//' |
-        tee -a "$SUMMARY"
-    done < "$WORK/replay-dumps/case-processes/ids.txt"
-    # REPLAY_DUMP_CASE_BALLAST_GIB=N: the same, each process first holding N GiB it never uses
-    if [[ -n ${REPLAY_DUMP_CASE_BALLAST_GIB:-} ]]; then
-      note "replay-dumps check, each case in a process of its own holding ${REPLAY_DUMP_CASE_BALLAST_GIB} GiB:"
+      "$RD/run/results.json" > "$RD/case-processes/ids.txt"
+    for ballast in 0 ${REPLAY_DUMP_CASE_BALLAST_GIB:-}; do
+      prefix=; [[ $ballast != 0 ]] && prefix=ballast-
+      note "replay-dumps check, each case in a process of its own$([[ $ballast != 0 ]] && echo " holding $ballast GiB") ($(wc -l < "$RD/case-processes/ids.txt") torch-compile cases in run/):"
       i=0
       while read -r id; do
         i=$((i + 1))
-        TB_CHECK_CASES=$id TB_CHECK_BALLAST_GIB=$REPLAY_DUMP_CASE_BALLAST_GIB timeout 120 \
-          python3 "$ROOT/tests/gpu/graph_replay_check.py" "$WORK/replay-dumps/case-processes/ballast-$i.json" \
-          "$WORK/replay-dumps/run/" < /dev/null > "$WORK/replay-dumps/case-processes/ballast-$i.log" 2>&1
-        grep -E '^(ballast|PASS|FAIL)' "$WORK/replay-dumps/case-processes/ballast-$i.log" |
-          sed 's/; outputs a graph.*//' | tee -a "$SUMMARY"
-      done < "$WORK/replay-dumps/case-processes/ids.txt"
-    fi
+        TB_CHECK_CASES=$id TB_CHECK_BALLAST_GIB=$ballast \
+          rd_check "$RD/case-processes/$prefix$i.json" "$RD/run/" "$RD/case-processes/$prefix$i.log"
+        rd_verdicts "$RD/case-processes/$prefix$i.log"
+      done < "$RD/case-processes/ids.txt"
+    done
   fi
   # the per-case comparisons and address facts (not the per-file listing) to the summary
   python3 "$ROOT/tests/gpu/graph_dot_summary.py" "$WORK/replay-dumps/dots" 2>&1 |

@@ -4,8 +4,8 @@ type, a kernel's function and launch shape as name\<\<\<grid,block,shared\>\>\>,
 handles; an excerpt of a real H200 dump below): nodes counted by type, kernels by launch shape, a
 call's launch sequence, a worker's and a check's capture of one case compared, the output
 addresses both captures record (*-addresses.json) set side by side; bad usage exits 2. Also the
-two copies of the address facts (the torch worker's and tests/gpu/graph_replay_check.py's, kept
-apart on purpose) agree, without torch."""
+address facts (python/tilebench/graph_addresses.py, which the torch worker and
+tests/gpu/graph_replay_check.py import) and the check's settings, without torch."""
 import json
 import os
 import subprocess
@@ -580,6 +580,54 @@ class ProbeFirstTest(unittest.TestCase):
         torch.cuda.synchronize = lambda: None
         self.check.probe_first(Lib())
         self.assertEqual(sessions, [("probe", 16), "kernel", ("calls", 1), "end"])
+
+
+class CheckSettingsTest(unittest.TestCase):
+    """graph_replay_check's settings from the environment: a value that is not a whole number,
+    or a case TB_CHECK_CASES names that no run has, exits 2 before anything is timed, and no
+    OUT.json is written; TB_CHECK_CASES keeps the cases it names."""
+
+    def setUp(self):
+        self.check = load_check_with(FakeTorch(FakeAllocator()))
+        names = ("TB_CHECK_BALLAST_GIB", "TB_CHECK_RECAPTURES", "TB_CHECK_SLEEP_CYCLES",
+                 "TB_CHECK_CASES", "TB_CHECK_PROBE_FIRST", "TB_CHECK_TIMING_LIB")
+        self.saved = {k: os.environ.pop(k, None) for k in names}
+
+    def tearDown(self):
+        for k, v in self.saved.items():
+            os.environ.pop(k, None)
+            if v is not None:
+                os.environ[k] = v
+
+    def test_numbers(self):
+        for name, value in (("TB_CHECK_BALLAST_GIB", "x"), ("TB_CHECK_BALLAST_GIB", "-1"),
+                            ("TB_CHECK_RECAPTURES", "2.5"), ("TB_CHECK_SLEEP_CYCLES", "0")):
+            os.environ[name] = value
+            with tempfile.TemporaryDirectory() as tmp:
+                out = os.path.join(tmp, "check.json")
+                with self.assertRaises(SystemExit) as stopped:
+                    self.check.main(["check", out, tmp])
+                self.assertEqual(stopped.exception.code, 2, name)
+                self.assertEqual(os.listdir(tmp), [])
+            del os.environ[name]
+        os.environ["TB_CHECK_BALLAST_GIB"] = "3"
+        self.assertEqual(self.check.whole_number("TB_CHECK_BALLAST_GIB", "0"), 3)
+
+    def test_cases(self):
+        runs = [{"run": {"seed": 1}, "cases": [
+            {"id": "softmax/64x64/packed/torch-compile", "provider": "torch-compile"},
+            {"id": "softmax/64x64/packed/torch", "provider": "torch"},
+            {"id": "rmsnorm/64x64/packed/torch-compile", "provider": "torch-compile"}]}]
+        ids = lambda cases: [c["id"] for c, _ in cases]  # noqa: E731
+        self.assertEqual(ids(self.check.cases_to_check(runs)),
+                         ["softmax/64x64/packed/torch-compile", "rmsnorm/64x64/packed/torch-compile"])
+        os.environ["TB_CHECK_CASES"] = "rmsnorm/64x64/packed/torch-compile"
+        self.assertEqual(ids(self.check.cases_to_check(runs)), ["rmsnorm/64x64/packed/torch-compile"])
+        for unknown in ("softmax/64x64/packed/torch", "gelu_add/1x1/packed/torch-compile"):
+            os.environ["TB_CHECK_CASES"] = unknown
+            with self.assertRaises(SystemExit) as stopped:
+                self.check.cases_to_check(runs)
+            self.assertEqual(stopped.exception.code, 2, unknown)
 
 
 if __name__ == "__main__":

@@ -6,18 +6,19 @@
 #include "codegen/emit.h"
 #include "codegen/gemm_parts.h"
 
-void tb_emit_gemm_case(struct tb_strbuf *b, const struct tb_case *c, const char *plan, size_t *sa,
-                       size_t *sb) {
-  *sa = tb_view_for(c->view.kind, c->shape.k).row_stride;
-  *sb = tb_view_for(c->view.kind, c->shape.n).row_stride;
+struct tb_gemm_strides tb_emit_gemm_case(struct tb_strbuf *b, const struct tb_case *c,
+                                         const char *plan) {
+  struct tb_gemm_strides s = {tb_view_for(c->view.kind, c->shape.k).row_stride,
+                              tb_view_for(c->view.kind, c->shape.n).row_stride};
   char what[240];
   snprintf(what, sizeof what, "gemm %zux%zux%zu (leading dimensions %zu, %zu), %s", c->shape.m,
-           c->shape.n, c->shape.k, *sa, *sb, plan);
+           c->shape.n, c->shape.k, s.a, s.b, plan);
   tb_emit_prelude(b, what, c->op->op);
   tb_strbuf_printf(b,
                    "#define M %zuLL\n#define N %zuLL\n#define K %zuLL\n#define SA %zuLL\n"
                    "#define SB %zuLL\n",
-                   c->shape.m, c->shape.n, c->shape.k, *sa, *sb);
+                   c->shape.m, c->shape.n, c->shape.k, s.a, s.b);
+  return s;
 }
 
 void tb_emit_gemm_constants(struct tb_strbuf *b, const struct tb_gemm_plan *plan,
@@ -26,15 +27,14 @@ void tb_emit_gemm_constants(struct tb_strbuf *b, const struct tb_gemm_plan *plan
   snprintf(tile, sizeof tile, "%s %ux%ux%u, %u-float loads of A, %u of B",
            tb_realization_name(plan->realization), plan->block_m, plan->block_n, plan->block_k,
            plan->a_vector_width, plan->vector_width);
-  size_t sa, sb;
-  tb_emit_gemm_case(b, c, tile, &sa, &sb);
+  struct tb_gemm_strides s = tb_emit_gemm_case(b, c, tile);
   tb_strbuf_printf(b,
                    "#define BM %u\n#define BN %u\n#define BK %u\n"
                    "#define THREADS %u\n#define VW %u\n#define VW_A %u\n",
                    plan->block_m, plan->block_n, plan->block_k, plan->threads, plan->vector_width,
                    plan->a_vector_width);
-  bool wide = (unsigned long long)plan->block_m * sa >= (1ULL << 31) ||
-              (unsigned long long)plan->block_k * sb >= (1ULL << 31);
+  bool wide = (unsigned long long)plan->block_m * s.a >= (1ULL << 31) ||
+              (unsigned long long)plan->block_k * s.b >= (1ULL << 31);
   tb_strbuf_printf(b, "#define TILE_OFFSET %s\n", wide ? "long long" : "int");
 }
 

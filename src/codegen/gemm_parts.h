@@ -8,11 +8,16 @@
 #include "codegen/codegen.h"
 #include "core/strbuf.h"
 
+/* The leading dimensions of A and B in a case's view. */
+struct tb_gemm_strides {
+  size_t a, b;
+};
+
 /* The header comment "gemm MxNxK (leading dimensions SA, SB), <plan>" and the
  * #defines of the case (M, N, K, SA, SB), for every gemm generator (the
- * matrix-vector one too); returns the leading dimensions in *sa and *sb. */
-void tb_emit_gemm_case(struct tb_strbuf *b, const struct tb_case *c, const char *plan, size_t *sa,
-                       size_t *sb);
+ * matrix-vector one too); returns the leading dimensions. */
+struct tb_gemm_strides tb_emit_gemm_case(struct tb_strbuf *b, const struct tb_case *c,
+                                         const char *plan);
 
 /* Header comment and the #defines of the case and tile (M, N, K, SA, SB, BM,
  * BN, BK, THREADS, VW, VW_A, TILE_OFFSET). */

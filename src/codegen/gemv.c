@@ -20,8 +20,7 @@ static void emit_constants(struct tb_strbuf *b, const struct tb_gemm_plan *plan,
   snprintf(kind, sizeof kind, "%s matrix-vector (%s), %u-float loads, k in %llu chunk(s) of %llu",
            tb_realization_name(plan->realization), tb_gemv_kind_name(plan->gemv),
            plan->vector_width, plan->k_splits, plan->k_chunk);
-  size_t sa, sb;
-  tb_emit_gemm_case(b, c, kind, &sa, &sb);
+  tb_emit_gemm_case(b, c, kind);
   unsigned long long grid_out = plan->gemv == TB_GEMV_ROWS ? plan->grid_m : plan->grid_n;
   tb_strbuf_printf(b,
                    "#define GEMV_ROWS %d\n#define VW %u\n#define THREADS %u\n"

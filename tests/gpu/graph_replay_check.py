@@ -54,14 +54,22 @@ import torch.nn.functional as F
 
 TOLERANCE = 0.05
 REPLAYS = 15
+
+
+def whole_number(name, default, positive=False):
+    """The environment variable `name` as a whole number; anything else exits 2 with a message."""
+    text = os.environ.get(name, default)
+    if not text.isdigit() or (positive and int(text) == 0):
+        print(f"{name}={text!r}: give a {'positive ' if positive else ''}whole number",
+              file=sys.stderr)
+        sys.exit(2)
+    return int(text)
+
+
 # ~100 µs at the H200's 1.98 GHz: longer than queueing a replay, short enough
 # that the GPU does not idle down its clocks first (TB_CHECK_SLEEP_CYCLES)
 def sleep_cycles():
-    text = os.environ.get("TB_CHECK_SLEEP_CYCLES", "200000")
-    if not text.isdigit() or int(text) == 0:
-        print(f"TB_CHECK_SLEEP_CYCLES={text!r}: give a positive whole number of cycles", file=sys.stderr)
-        sys.exit(2)
-    return int(text)
+    return whole_number("TB_CHECK_SLEEP_CYCLES", "200000", positive=True)
 
 
 def load(directory):
@@ -254,11 +262,7 @@ def recaptures(fn, sets, calls, cycles, count, label):
 
 
 def recapture_count():
-    text = os.environ.get("TB_CHECK_RECAPTURES", "0")
-    if not text.isdigit():
-        print(f"TB_CHECK_RECAPTURES={text!r}: give a whole number", file=sys.stderr)
-        sys.exit(2)
-    return int(text)
+    return whole_number("TB_CHECK_RECAPTURES", "0")
 
 
 def kernels_of_one_call(fn, s):
@@ -433,13 +437,14 @@ def probe_first(lib, quiet=False):
               f"recorded)", flush=True)
 
 
-def ballast_of(text):
-    """Diagnostic (TB_CHECK_BALLAST_GIB): N GiB in 1 GiB blocks, each written once, kept
+def ballast_of(gib):
+    """Diagnostic (TB_CHECK_BALLAST_GIB): `gib` GiB in 1 GiB blocks, each written once, kept
     alive for the whole run and never read again."""
-    if not text.isdigit():
-        print(f"TB_CHECK_BALLAST_GIB={text!r}: give a whole number of GiB", file=sys.stderr)
+    try:
+        blocks = [torch.ones(2**28, device="cuda") for _ in range(gib)]
+    except torch.cuda.OutOfMemoryError:
+        print(f"TB_CHECK_BALLAST_GIB={gib}: more than the GPU's free memory", file=sys.stderr)
         sys.exit(2)
-    blocks = [torch.ones(2**28, device="cuda") for _ in range(int(text))]
     torch.cuda.synchronize()
     if blocks:
         print(f"ballast: {len(blocks)} GiB kept; {torch.cuda.memory_reserved() / 2**30:.1f} GiB "
@@ -447,42 +452,54 @@ def ballast_of(text):
     return blocks
 
 
+def cases_to_check(runs):
+    """The torch-compile cases of the runs, those TB_CHECK_CASES names if set (an id it names
+    that no run has exits 2)."""
+    cases = [(case, run["run"]["seed"]) for run in runs for case in run["cases"]
+             if case.get("provider") == "torch-compile"]
+    only = set(filter(None, os.environ.get("TB_CHECK_CASES", "").split(",")))
+    unknown = only - {case["id"] for case, _ in cases}
+    if unknown:
+        print(f"TB_CHECK_CASES: no torch-compile case {', '.join(sorted(unknown))} in the runs given",
+              file=sys.stderr)
+        sys.exit(2)
+    return [(case, seed) for case, seed in cases if not only or case["id"] in only]
+
+
 def main(argv):
     if len(argv) < 3:
         print("usage: python3 graph_replay_check.py OUT.json RESULTS_DIR...", file=sys.stderr)
         return 2
     out, dirs = argv[1], argv[2:]
+    # every setting checked before anything is loaded or timed
     cycles = sleep_cycles()
     recapture_times = recapture_count()
+    ballast_gib = whole_number("TB_CHECK_BALLAST_GIB", "0")
+    when = probe_when()
+    if when is not None and not os.environ.get("TB_CHECK_TIMING_LIB"):
+        print(f"TB_CHECK_PROBE_FIRST={when} needs TB_CHECK_TIMING_LIB", file=sys.stderr)
+        return 2
+    cases = cases_to_check([load(d) for d in dirs])
     lib = None
     if os.environ.get("TB_CHECK_TIMING_LIB"):
         from tilebench import timing  # python/ is on the path (above)
         lib = timing.load(os.environ["TB_CHECK_TIMING_LIB"])
-    when = probe_when()
     if when is not None:
-        if lib is None:
-            print(f"TB_CHECK_PROBE_FIRST={when} needs TB_CHECK_TIMING_LIB", file=sys.stderr)
-            return 2
         probe_first(lib)
         PROBE_AT[:] = [lib, when]
         described = {"1": "once, first", "capture": "first and before each mode's capture",
                      "replay": "first and before each mode's timed replays"}
         print(f"probe sessions: {described[when]}", flush=True)
-    ballast = ballast_of(os.environ.get("TB_CHECK_BALLAST_GIB", "0"))
-    only = set(filter(None, os.environ.get("TB_CHECK_CASES", "").split(",")))
+    ballast = ballast_of(ballast_gib)  # noqa: F841 (held until the end, never read)
     checked = []
-    for directory in dirs:
-        run = load(directory)
-        for case in run["cases"]:
-            if case.get("provider") != "torch-compile" or (only and case["id"] not in only):
-                continue
-            try:
-                result = check_case(case, run["run"]["seed"], cycles, lib, recapture_times)
-            except ValueError as e:  # the regenerated inputs are not tilebench's
-                print(f"FAIL {case['id']}: {e}", file=sys.stderr)
-                return 1
-            if result is not None:
-                checked.append(result)
+    for case, seed in cases:
+        try:
+            result = check_case(case, seed, cycles, lib, recapture_times)
+        except ValueError as e:  # the regenerated inputs are not tilebench's
+            print(f"FAIL {case['id']}: {e}", file=sys.stderr)
+            return 1
+        if result is not None:
+            checked.append(result)
     rows = []
     while checked:  # each case's sets are let go once its profile is taken
         row, profiled = checked.pop(0)
@@ -491,10 +508,11 @@ def main(argv):
         print(line(row), flush=True)
         rows.append(row)
     failures = sum(not r["within_5_percent"] for r in rows)
-    with open(out, "w") as f:
+    with open(out + ".partial", "w") as f:  # renamed once whole: no half-written OUT.json
         json.dump({"tolerance": TOLERANCE, "replays": REPLAYS, "rows": rows,
                    "inputs": "tilebench's own (docs/inputs.md, each run's seed), verified on a sample"},
                   f, indent=2)
+    os.replace(out + ".partial", out)
     print(f"{len(rows) - failures} passed, {failures} failed")
     return 0 if failures == 0 and rows else 1
 

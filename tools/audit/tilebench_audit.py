@@ -1843,8 +1843,7 @@ def audit_gemm_plan(a, record, case, device_capability):
         a.same("plan.a_vector_width", record["a_vector_width"], a_width)
         a.same("plan.vector_width", record["vector_width"], b_width)
     else:
-        a.same("plan.vector_width", record["vector_width"],
-               4 if packed and k % 4 == 0 and n % 4 == 0 else 1)
+        a.same("plan.vector_width", record["vector_width"], min(a_width, b_width))
     grid_m, grid_n = ceil_div(m, bm), ceil_div(n, bn)
     a.same("plan.grid_m", record["grid_m"], grid_m)
     a.same("plan.grid_n", record["grid_n"], grid_n)
