@@ -436,21 +436,27 @@ if has ncu; then
   # Why a kernel runs at the speed it does: Nsight Compute (a CUPTI client, so
   # the probe is off) on the first launch of each NCU_CASES entry, one
   # `tilebench run` argument list per line; every section's details (the warp
-  # state section's stall reasons among them; not yet run on the H200).
+  # state section's stall reasons among them). NCU_KERNEL (an ncu kernel
+  # filter, "regex:..." allowed), NCU_LAUNCHES and NCU_SECTIONS (space-separated)
+  # widen it, for example to a vendor library's kernels.
   mkdir -p "$WORK/ncu"
   ncu=$(ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
+  sections=()
+  for section in ${NCU_SECTIONS:-SpeedOfLight ComputeWorkloadAnalysis MemoryWorkloadAnalysis \
+      Occupancy LaunchStats SchedulerStats WarpStateStats InstructionStats}; do
+    sections+=(--section "$section")
+  done
   i=0
   while read -r args; do
     [[ -z "$args" ]] && continue
     i=$((i + 1))
     echo "$args" > "$WORK/ncu/$i.args"
-    timeout 150 "$ncu" --kernel-name tb_main --launch-count 1 --section SpeedOfLight \
-      --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section Occupancy \
-      --section LaunchStats --section SchedulerStats --section WarpStateStats \
-      --section InstructionStats --print-details all "$BIN/tilebench" run --backend cuda --probe off --samples 1 \
+    timeout 150 "$ncu" --kernel-name "${NCU_KERNEL:-tb_main}" --launch-count "${NCU_LAUNCHES:-1}" \
+      "${sections[@]}" --print-details all "$BIN/tilebench" run --backend cuda --probe off --samples 1 \
       --warmup-ms 1 --sample-ms 1 --quiet --out "$WORK/ncu/run-$i" $args > "$WORK/ncu/$i.txt" 2>&1
     note "ncu $i ($args): exit $?"
-    grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Stall" "$WORK/ncu/$i.txt" | head -20 | tee -a "$SUMMARY"
+    grep -E "\([0-9]+, [0-9]+, [0-9]+\)x\(|Duration|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Stall" \
+      "$WORK/ncu/$i.txt" | cut -c1-160 | head -$((20 * ${NCU_LAUNCHES:-1})) | tee -a "$SUMMARY"
   done <<< "${NCU_CASES:-}"
   tar -C "$WORK" -czf "$OUT/ncu.tgz" ncu
 fi

@@ -308,7 +308,7 @@ static void gemm_kernels(void **state) {
                                    {256, 512, 13}};
   for (size_t s = 0; s < sizeof gemm_shapes / sizeof gemm_shapes[0]; ++s) {
     for (int view = 0; view < TB_VIEW_COUNT * 2; ++view) {
-      struct tb_gemm_target target = {132, view >= TB_VIEW_COUNT};
+      struct tb_gemm_target target = {132, view >= TB_VIEW_COUNT, false};
       for (int r = 0; r < TB_REALIZATION_COUNT; ++r) {
         size_t m = gemm_shapes[s][0], n = gemm_shapes[s][1], k = gemm_shapes[s][2];
         struct tb_case c =

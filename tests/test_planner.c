@@ -587,7 +587,7 @@ static struct tb_gemm_plan gemm_plan_for(size_t m, size_t n, size_t k, enum tb_r
   struct tb_gemm_plan p;
   struct tb_error err = {0};
   struct tb_gemm_block rule = {0, 0, 0};
-  struct tb_gemm_target target = {132, warpgroup_mma};
+  struct tb_gemm_target target = {132, warpgroup_mma, false};
   assert_int_equal(tb_plan_gemm(m, n, k, r, rule, target, TB_GEMM_ALIGNED, &p, &err), TB_OK);
   return p;
 }
@@ -702,7 +702,7 @@ static void gemm_small_k_few_warps(void **state) {
   assert_string_equal(p.instruction, "wgmma.m64n256k8");
   /* the same on a device without wgmma; a user's block is taken as given */
   struct tb_error err = {0};
-  struct tb_gemm_target ampere = {108, false};
+  struct tb_gemm_target ampere = {108, false, false};
   assert_int_equal(tb_plan_gemm(4096, 4096, 13, TB_REALIZATION_TENSOR, (struct tb_gemm_block){0},
                                 ampere, a_scalar, &p, &err),
                    TB_OK);
@@ -935,7 +935,7 @@ static void gemm_refusals(void **state) {
   /* wgmma's 128x256 tile: the H200 takes it, a device without wgmma and the
    * 3xTF32 split (mma.sync) refuse it */
   struct tb_gemm_block wide = {128, 256, 32};
-  struct tb_gemm_target ampere = {108, false};
+  struct tb_gemm_target ampere = {108, false, false};
   assert_int_equal(tb_plan_gemm(64, 64, 64, TB_REALIZATION_TENSOR, wide, tb_gemm_target_h200(),
                                 TB_GEMM_ALIGNED, &p, &err),
                    TB_OK);

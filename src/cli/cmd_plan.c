@@ -82,6 +82,9 @@ static void print_tiled(const struct tb_gemm_plan *plan) {
                                                   : "warp tile",
          plan->thread_m, plan->thread_n, plan->stages, plan->a_vector_width, plan->vector_width,
          plan->instruction);
+  if (plan->tensor_maps) {
+    printf("one launch: A and B copied by TMA from the inputs (tensor maps), C^T = B^T A^T\n");
+  }
   if (plan->launches > 1) {
     printf("packing launch first: %llu blocks, %llu floats of workspace\n", plan->pack_blocks,
            plan->workspace_floats);

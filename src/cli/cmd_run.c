@@ -250,7 +250,7 @@ static enum tb_status build_campaign(struct tb_run_options *o, struct tb_campaig
     struct tb_gemm_plan probe; /* the block must suit every realization asked for */
     /* the widest set of blocks (wgmma's too): a device without wgmma refuses
      * a wgmma-only block when the case is planned for it */
-    struct tb_gemm_target widest = {1, true};
+    struct tb_gemm_target widest = {1, true, true};
     if (tb_plan_gemm(1, 1, 1, c->realizations[i], c->gemm_block, widest, TB_GEMM_UNALIGNED, &probe,
                      err) != TB_OK) {
       return err->status;

@@ -28,6 +28,20 @@ struct tb_kernel_spec {
   unsigned cluster_blocks;       /* blocks per cluster fixed in the source, 0 without */
 };
 
+/* A TMA tensor map a kernel takes by value after the uniform arguments: a
+ * 2-D view of one operand (rows of `inner` floats, `row_stride` floats
+ * apart) copied into shared memory a box at a time, zeros past its edges.
+ * The backend encodes one per buffer set (the operand's address is in it). */
+struct tb_tensor_map_spec {
+  bool of_y;                       /* y's view (B), else x's (A) */
+  unsigned long long inner, rows;  /* the view's extents, in floats and rows */
+  unsigned long long row_stride;   /* floats from a row to the next */
+  unsigned box_inner, box_rows;    /* what one copy moves */
+  bool swizzle_128;                /* 128-byte swizzle (wgmma's layout), else none */
+  bool tf32;                       /* TFLOAT32 data type, else FLOAT32 */
+};
+#define TB_MAX_TENSOR_MAPS 2
+
 struct tb_generated {
   char *source;
   char sha256[65];
@@ -43,6 +57,9 @@ struct tb_generated {
   unsigned max_threads_per_block;
   unsigned max_static_shared_bytes;
   unsigned max_dynamic_shared_bytes;
+  /* the tensor maps every kernel of the call takes, in parameter order */
+  unsigned tensor_map_count;
+  struct tb_tensor_map_spec tensor_maps[TB_MAX_TENSOR_MAPS];
 };
 
 /* Row reductions from a plan; the case gives the view (row stride). */

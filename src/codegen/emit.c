@@ -16,22 +16,35 @@ void tb_emit_prelude(struct tb_strbuf *b, const char *what, enum tb_op op) {
                    what, tb_kernel_prelude);
 }
 
-static void emit_signature(struct tb_strbuf *b, const char *name, const char *attributes) {
+static void emit_signature(struct tb_strbuf *b, const char *name, const char *attributes,
+                           const char *more) {
   tb_strbuf_printf(b,
                    "extern \"C\" __global__ void %s %s(\n"
                    "    const float *__restrict__ x, const float *__restrict__ y,\n"
                    "    const float *__restrict__ weight, const float *__restrict__ bias,\n"
-                   "    float *__restrict__ out, float *__restrict__ workspace) {\n",
-                   attributes, name);
+                   "    float *__restrict__ out, float *__restrict__ workspace%s) {\n",
+                   attributes, name, more);
+}
+
+static void launch_bounds(char *bounds, size_t size, unsigned threads, unsigned min_blocks) {
+  snprintf(bounds, size, min_blocks > 0 ? "__launch_bounds__(%u, %u)" : "__launch_bounds__(%u)",
+           threads, min_blocks);
 }
 
 void tb_emit_signature(struct tb_strbuf *b, const char *name, unsigned threads,
                        unsigned min_blocks) {
   char bounds[64];
-  snprintf(bounds, sizeof bounds,
-           min_blocks > 0 ? "__launch_bounds__(%u, %u)" : "__launch_bounds__(%u)", threads,
-           min_blocks);
-  emit_signature(b, name, bounds);
+  launch_bounds(bounds, sizeof bounds, threads, min_blocks);
+  emit_signature(b, name, bounds, "");
+}
+
+void tb_emit_signature_with_maps(struct tb_strbuf *b, const char *name, unsigned threads,
+                                 unsigned min_blocks) {
+  char bounds[64];
+  launch_bounds(bounds, sizeof bounds, threads, min_blocks);
+  emit_signature(b, name, bounds,
+                 ",\n    const __grid_constant__ tb_tensor_map map_a,\n"
+                 "    const __grid_constant__ tb_tensor_map map_b");
 }
 
 static unsigned count_occurrences(const char *text, const char *needle) {

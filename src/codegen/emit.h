@@ -14,6 +14,10 @@ void tb_emit_prelude(struct tb_strbuf *b, const char *what, enum tb_op op);
  * may use the registers they leave), 0 leaves it to ptxas. */
 void tb_emit_signature(struct tb_strbuf *b, const char *name, unsigned threads,
                        unsigned min_blocks);
+/* The same, then two TMA tensor maps by value (map_a, map_b: A's and B's,
+ * tb_generated's tensor_maps) of the type tb_tensor_map the source defines. */
+void tb_emit_signature_with_maps(struct tb_strbuf *b, const char *name, unsigned threads,
+                                 unsigned min_blocks);
 /* Finishes g from the text: hash, barrier count, contract. */
 enum tb_status tb_emit_finish(struct tb_strbuf *b, struct tb_generated *g, struct tb_error *err);
 

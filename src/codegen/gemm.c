@@ -90,7 +90,8 @@ enum tb_status tb_codegen_gemm(const struct tb_gemm_plan *plan, const struct tb_
     return tb_codegen_gemv(plan, c, g, err);
   }
   if (plan->warpgroups != 0) {
-    return tb_codegen_gemm_wgmma(plan, c, g, err);
+    return plan->tensor_maps ? tb_codegen_gemm_wgmma_tma(plan, c, g, err)
+                             : tb_codegen_gemm_wgmma(plan, c, g, err);
   }
   if (plan->realization != TB_REALIZATION_SIMT) {
     return tb_codegen_gemm_tensor(plan, c, g, err);

@@ -10,6 +10,11 @@
 enum tb_status tb_codegen_gemm_wgmma(const struct tb_gemm_plan *plan, const struct tb_case *c,
                                      struct tb_generated *g, struct tb_error *err);
 
+/* The single-launch wgmma kernel: plans with warpgroups and tensor_maps
+ * (A and B copied by TMA straight from the inputs). */
+enum tb_status tb_codegen_gemm_wgmma_tma(const struct tb_gemm_plan *plan, const struct tb_case *c,
+                                         struct tb_generated *g, struct tb_error *err);
+
 /* The mma.sync tensor-core kernel (TF32, or 3xTF32 when the plan says so). */
 enum tb_status tb_codegen_gemm_tensor(const struct tb_gemm_plan *plan, const struct tb_case *c,
                                       struct tb_generated *g, struct tb_error *err);

@@ -21,8 +21,8 @@ struct tb_gemm_strides tb_emit_gemm_case(struct tb_strbuf *b, const struct tb_ca
   return s;
 }
 
-void tb_emit_gemm_constants(struct tb_strbuf *b, const struct tb_gemm_plan *plan,
-                            const struct tb_case *c) {
+struct tb_gemm_strides tb_emit_gemm_constants(struct tb_strbuf *b, const struct tb_gemm_plan *plan,
+                                              const struct tb_case *c) {
   char tile[120];
   snprintf(tile, sizeof tile, "%s %ux%ux%u, %u-float loads of A, %u of B",
            tb_realization_name(plan->realization), plan->block_m, plan->block_n, plan->block_k,
@@ -36,6 +36,7 @@ void tb_emit_gemm_constants(struct tb_strbuf *b, const struct tb_gemm_plan *plan
   bool wide = (unsigned long long)plan->block_m * s.a >= (1ULL << 31) ||
               (unsigned long long)plan->block_k * s.b >= (1ULL << 31);
   tb_strbuf_printf(b, "#define TILE_OFFSET %s\n", wide ? "long long" : "int");
+  return s;
 }
 
 void tb_emit_gemm_stage_loader(struct tb_strbuf *b) {

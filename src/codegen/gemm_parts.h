@@ -20,9 +20,9 @@ struct tb_gemm_strides tb_emit_gemm_case(struct tb_strbuf *b, const struct tb_ca
                                          const char *plan);
 
 /* Header comment and the #defines of the case and tile (M, N, K, SA, SB, BM,
- * BN, BK, THREADS, VW, VW_A, TILE_OFFSET). */
-void tb_emit_gemm_constants(struct tb_strbuf *b, const struct tb_gemm_plan *plan,
-                            const struct tb_case *c);
+ * BN, BK, THREADS, VW, VW_A, TILE_OFFSET); returns the leading dimensions. */
+struct tb_gemm_strides tb_emit_gemm_constants(struct tb_strbuf *b, const struct tb_gemm_plan *plan,
+                                              const struct tb_case *c);
 
 /* The helpers copy_async (16 bytes, or 4 when VW is 1; zero-fill past the
  * matrix) and load_stage (one stage's A tile, BM x BK at row stride
@@ -38,6 +38,13 @@ void tb_emit_gemm_pipeline_open(struct tb_strbuf *b);
 /* The accumulator pair v0, v1 into out at (row, col) and (row, col + 1),
  * guarded by N: one 8-byte store when rows are 16-byte aligned. */
 void tb_emit_gemm_store_pair(struct tb_strbuf *b, const struct tb_gemm_plan *plan, int indent);
+
+/* wgmma (gemm_wgmma.c): mma_k8, one warpgroup's k8 step of m64n{n}k8 TF32,
+ * B by descriptor and the first operand by descriptor or, a_in_registers,
+ * from the thread's four-register fragment; and the helpers both wgmma
+ * kernels synchronise with (expect_bytes, wait_phase, descriptor, hold). */
+void tb_emit_wgmma_step(struct tb_strbuf *b, unsigned n, bool a_in_registers);
+void tb_emit_wgmma_sync_helpers(struct tb_strbuf *b);
 
 /* Records the plan's main kernel `tb_main` (its shared memory dynamic: the
  * tiles can exceed the 48 KiB static limit), last of its launches (a

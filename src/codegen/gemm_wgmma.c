@@ -23,21 +23,31 @@
 #include "codegen/gemm.h"
 #include "codegen/gemm_parts.h"
 
-/* The k8 step of one warpgroup: d (block_n / 2 floats a thread) += the 64
- * rows of A at descriptor da times the block_n columns of B at db. The
- * operand list is spelled out because wgmma names every accumulator. */
-static void emit_mma_step(struct tb_strbuf *b, unsigned block_n) {
-  unsigned count = block_n / 2;
+/* mma_k8, the k8 step of one warpgroup: d (n / 2 floats a thread) += 64
+ * rows of the first operand times the n columns of B at descriptor db. The
+ * first operand is read at descriptor da, or with a_in_registers from a[4],
+ * the thread's TF32 fragment (PTX ISA: warp q of the warpgroup holds rows
+ * 16q + lane/4 and + 8, k columns lane % 4 and + 4). The operand list is
+ * spelled out because wgmma names every accumulator. */
+void tb_emit_wgmma_step(struct tb_strbuf *b, unsigned n, bool a_in_registers) {
+  unsigned count = n / 2;
+  unsigned a_slots = a_in_registers ? 4 : 1; /* operands after the accumulators */
   tb_strbuf_printf(b,
-                   "static __device__ __forceinline__ void mma_k8(float *d, unsigned long long da, "
+                   "static __device__ __forceinline__ void mma_k8(float *d, %s, "
                    "unsigned long long db) {\n"
                    "  asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %%%u, 0;\\n\"\n"
                    "               \"wgmma.mma_async.sync.aligned.m64n%uk8.f32.tf32.tf32 {",
-                   count + 2, block_n);
+                   a_in_registers ? "const unsigned *a" : "unsigned long long da",
+                   count + a_slots + 1, n);
   for (unsigned i = 0; i < count; ++i) {
     tb_strbuf_printf(b, i == 0 ? "%%%u" : ", %%%u", i);
   }
-  tb_strbuf_printf(b, "}, %%%u, %%%u, p, 1, 1;\\n}\\n\"\n               : ", count, count + 1);
+  if (a_in_registers) {
+    tb_strbuf_printf(b, "}, {%%%u, %%%u, %%%u, %%%u}, %%%u, p, 1, 1;\\n}\\n\"\n               : ",
+                     count, count + 1, count + 2, count + 3, count + 4);
+  } else {
+    tb_strbuf_printf(b, "}, %%%u, %%%u, p, 1, 1;\\n}\\n\"\n               : ", count, count + 1);
+  }
   for (unsigned i = 0; i < count; ++i) {
     tb_strbuf_printf(b, "%s\"+f\"(d[%u])",
                      i == 0       ? ""
@@ -45,7 +55,10 @@ static void emit_mma_step(struct tb_strbuf *b, unsigned block_n) {
                                   : ", ",
                      i);
   }
-  tb_strbuf_printf(b, "\n               : \"l\"(da), \"l\"(db), \"r\"(1));\n}\n");
+  tb_strbuf_printf(b, a_in_registers
+                          ? "\n               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), "
+                            "\"r\"(a[3]), \"l\"(db), \"r\"(1));\n}\n"
+                          : "\n               : \"l\"(da), \"l\"(db), \"r\"(1));\n}\n");
 }
 
 /* Packed layout, shared by the two kernels: chunk (block row bm, k tile t)
@@ -124,22 +137,14 @@ static void emit_pack_kernel(struct tb_strbuf *b) {
       "}\n");
 }
 
-/* The asynchronous pieces of tb_main: the mbarrier a stage's copies complete
- * on, the bulk copy, the operand descriptors. */
-static void emit_async_helpers(struct tb_strbuf *b) {
+/* What both wgmma kernels synchronise with: the mbarrier a stage's copies
+ * complete on (expect_bytes, wait_phase), the operand descriptors, hold. */
+void tb_emit_wgmma_sync_helpers(struct tb_strbuf *b) {
   tb_strbuf_printf(
       b,
       "static __device__ __forceinline__ void expect_bytes(unsigned barrier, unsigned bytes) {\n"
       "  asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%%0], %%1;\\n\"\n"
       "               :: \"r\"(barrier), \"r\"(bytes) : \"memory\");\n"
-      "}\n"
-      "/* bytes (a multiple of 16) from global src to shared dst, counted on barrier */\n"
-      "static __device__ __forceinline__ void bulk_copy(unsigned dst, const float *src, unsigned "
-      "bytes,\n"
-      "                                                 unsigned barrier) {\n"
-      "  asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes \"\n"
-      "               \"[%%0], [%%1], %%2, [%%3];\\n\"\n"
-      "               :: \"r\"(dst), \"l\"(src), \"r\"(bytes), \"r\"(barrier) : \"memory\");\n"
       "}\n"
       "static __device__ __forceinline__ void wait_phase(unsigned barrier, unsigned parity) {\n"
       "  unsigned done = 0;\n"
@@ -162,6 +167,21 @@ static void emit_async_helpers(struct tb_strbuf *b) {
       "static __device__ __forceinline__ void hold(float *d) {\n"
       "  _Pragma(\"unroll\") for (int i = 0; i < ACC; ++i) asm volatile(\"\" : \"+f\"(d[i]) :: "
       "\"memory\");\n"
+      "}\n");
+}
+
+/* The packed kernel's copies: a bulk copy of contiguous bytes, and thread
+ * 0's start of a stage's two. */
+static void emit_bulk_copies(struct tb_strbuf *b) {
+  tb_strbuf_printf(
+      b,
+      "/* bytes (a multiple of 16) from global src to shared dst, counted on barrier */\n"
+      "static __device__ __forceinline__ void bulk_copy(unsigned dst, const float *src, unsigned "
+      "bytes,\n"
+      "                                                 unsigned barrier) {\n"
+      "  asm volatile(\"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes \"\n"
+      "               \"[%%0], [%%1], %%2, [%%3];\\n\"\n"
+      "               :: \"r\"(dst), \"l\"(src), \"r\"(bytes), \"r\"(barrier) : \"memory\");\n"
       "}\n"
       "/* Thread 0 starts k tile t's copies into stage s. */\n"
       "static __device__ __forceinline__ void fill(unsigned stages_at, unsigned barriers_at, int "
@@ -253,8 +273,9 @@ enum tb_status tb_codegen_gemm_wgmma(const struct tb_gemm_plan *plan, const stru
   tb_emit_gemm_constants(&b, plan, c);
   emit_layout(&b, plan);
   emit_pack_kernel(&b);
-  emit_mma_step(&b, plan->block_n);
-  emit_async_helpers(&b);
+  tb_emit_wgmma_step(&b, plan->block_n, false);
+  tb_emit_wgmma_sync_helpers(&b);
+  emit_bulk_copies(&b);
   emit_main_kernel(&b, plan);
   emit_epilogue(&b, plan);
   snprintf(g->kernels[0].name, sizeof g->kernels[0].name, "tb_pack");

@@ -153,6 +153,29 @@ static void wgmma_packing(struct tb_gemm_plan *p) {
   p->workspace_floats = (p->grid_m * p->block_m + p->grid_n * p->block_n) * tiles * p->block_k;
 }
 
+/* The single-launch wgmma kernel (TMA, C^T = B^T A^T): a producer
+ * warpgroup copies (and rounds A's tiles), two consumer warpgroups along n
+ * multiply, 64 columns each, wgmma's n being the block's m (256 or 128
+ * rows). A stage is A's tile (block_m x 32, swizzled) and B's (32 k rows of
+ * block_n + 8 floats); one block an SM, 4 stages for 256 x 128 (a
+ * consumer's 128 accumulators), 6 for 128 x 128. Shared memory: the stages,
+ * 1024 bytes to align them to the swizzle's period, three mbarriers a stage
+ * (full, empty, ready). */
+static void wgmma_tma_shape(struct tb_gemm_plan *p) {
+  p->warpgroups = 2; /* those that multiply */
+  p->tensor_maps = true;
+  p->thread_m = p->block_m; /* a consumer's tile: all the block's rows, 64 columns */
+  p->thread_n = 64;
+  p->threads = 384;
+  p->blocks_per_multiprocessor = 1;
+  p->stages = p->block_m == 128 ? 6 : 4;
+  p->shared_bytes =
+      4 * p->stages * (p->block_m * p->block_k + p->block_k * (p->block_n + 8)) + 1024 +
+      24 * p->stages;
+  snprintf(p->instruction, sizeof p->instruction, "wgmma.m64n%uk8", p->block_m);
+  p->barrier_sites = 1; /* after the mbarriers' set-up */
+}
+
 static bool is_wgmma_tile(unsigned m, unsigned n, unsigned k) {
   return m == 128 && (n == 128 || n == 256) && k == 32;
 }
@@ -162,8 +185,10 @@ static bool is_wgmma_tile(unsigned m, unsigned n, unsigned k) {
  * plain TF32; any other goes to mma.sync, which takes M and N of 64 or 128
  * and K of 16 or 32. */
 static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block user,
-                                   bool warpgroup_mma, struct tb_error *err) {
+                                   struct tb_gemm_target target, struct tb_error *err) {
+  bool warpgroup_mma = target.warpgroup_mma;
   bool wgmma = warpgroup_mma && p->realization == TB_REALIZATION_TENSOR;
+  bool tma = false;
   if (user.m != 0) {
     bool mma_sync_tile = (user.m == 64 || user.m == 128) && (user.n == 64 || user.n == 128) &&
                          (user.k == 16 || user.k == 32);
@@ -188,6 +213,8 @@ static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block 
     bool scalar_load = p->a_vector_width == 1 || p->vector_width == 1;
     bool few_warps = small_k && (p->realization == TB_REALIZATION_TENSOR_3XTF32 || scalar_load);
     wgmma = wgmma && large && !small_k;
+    /* TMA copies rows that start on 16 bytes: both operands' */
+    tma = wgmma && target.tensor_maps && p->a_vector_width == 4 && p->vector_width == 4;
     bool wide = large && !few_warps;
     p->block_m = wide ? 128 : 64;
     p->block_n = !wide ? 64 : wgmma && grid_of(p, 128, 256) >= p->multiprocessors ? 256 : 128;
@@ -202,7 +229,18 @@ static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block 
                       "where wgmma exists), 64x64 with 3xTF32 or a scalar load; warps 2 x (4 for "
                       "128 columns, else 2); 3 stages of cp.async; mma.sync m16n8k8 TF32";
   }
-  if (wgmma) {
+  if (tma) {
+    p->block_m = grid_of(p, 256, 128) >= p->multiprocessors ? 256 : 128;
+    p->block_n = 128;
+    p->rule = "tensor with wgmma and tensor maps (A's and B's rows on 16 bytes): one launch, "
+              "256x128 tiles (m x n) when their grid has at least one block per "
+              "multiprocessor, else 128x128 (same test), else mma.sync 64x64; C^T = B^T A^T "
+              "with B's fragments from registers, A's tile by TMA rounded to TF32 in shared "
+              "memory by a producer warpgroup; k step 32; 2 consumer warpgroups along n of "
+              "wgmma.m64nMk8 TF32; 4 stages (256x128) or 6 (128x128); small k (k <= 48): "
+              "mma.sync, k step 16";
+    wgmma_tma_shape(p);
+  } else if (wgmma) {
     wgmma_shape(p);
   } else {
     mma_sync_shape(p);
@@ -211,7 +249,7 @@ static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block 
 }
 
 struct tb_gemm_target tb_gemm_target_h200(void) {
-  return (struct tb_gemm_target){132, true};
+  return (struct tb_gemm_target){132, true, true};
 }
 
 enum tb_status tb_plan_gemm(size_t m, size_t n, size_t k, enum tb_realization realization,
@@ -236,7 +274,7 @@ enum tb_status tb_plan_gemm(size_t m, size_t n, size_t k, enum tb_realization re
   p->a_vector_width = align.a_rows ? 4 : 1;
   enum tb_status st = realization == TB_REALIZATION_SIMT
                           ? simt_shape(p, user, err)
-                          : tensor_shape(p, user, target.warpgroup_mma, err);
+                          : tensor_shape(p, user, target, err);
   if (st != TB_OK) {
     return st;
   }
@@ -245,7 +283,7 @@ enum tb_status tb_plan_gemm(size_t m, size_t n, size_t k, enum tb_realization re
   p->blocks = p->grid_m * p->grid_n;
   p->waves = (p->blocks + p->multiprocessors - 1) / p->multiprocessors;
   p->launches = 1;
-  if (p->warpgroups != 0) {
+  if (p->warpgroups != 0 && !p->tensor_maps) {
     wgmma_packing(p);
   }
   return TB_OK;

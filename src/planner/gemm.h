@@ -34,7 +34,11 @@ struct tb_gemm_plan {
   /* mma.sync: warps over the block tile; matrix-vector rows: 8 x 1, a warp
    * per row (simt, wgmma, columns: 0) */
   unsigned warps_m, warps_n;
-  unsigned warpgroups; /* wgmma: warpgroups of 128 threads along m (else 0) */
+  unsigned warpgroups; /* wgmma: warpgroups of 128 threads, along m (along n with tensor maps) */
+  /* wgmma: A and B copied by TMA straight from the inputs in one launch (A's
+   * tiles swizzled for wgmma, B's read into the registers wgmma takes its
+   * first operand from: C^T = B^T A^T), else packed by a first launch */
+  bool tensor_maps;
   /* blocks an SM is meant to hold (__launch_bounds__' minimum: the registers
    * ptxas may give a thread) */
   unsigned blocks_per_multiprocessor;
@@ -71,6 +75,7 @@ struct tb_gemm_plan {
 struct tb_gemm_target {
   unsigned multiprocessors;
   bool warpgroup_mma;
+  bool tensor_maps; /* the driver encodes TMA tensor maps (cuTensorMapEncodeTiled) */
 };
 
 /* The H200: 132 multiprocessors, wgmma (what `tilebench plan` describes). */

@@ -154,6 +154,7 @@ static json_t *gemm_plan_json(const struct tb_gemm_plan *p) {
   json_object_set_new(j, "waves", json_integer((json_int_t)p->waves));
   json_object_set_new(j, "instruction", json_string(p->instruction));
   json_object_set_new(j, "warpgroups", json_integer(p->warpgroups));
+  json_object_set_new(j, "tensor_maps", json_boolean(p->tensor_maps));
   json_object_set_new(j, "launches", json_integer(p->launches));
   json_object_set_new(j, "blocks_per_multiprocessor", json_integer(p->blocks_per_multiprocessor));
   json_object_set_new(j, "pack_blocks", json_integer((json_int_t)p->pack_blocks));

@@ -86,13 +86,18 @@ void tb_cuda_device_unload_case(struct tb_cuda_device *d) {
 }
 
 struct tb_case_operands tb_cuda_device_next_operands(struct tb_cuda_device *d) {
-  struct tb_buffer_set *set = &d->buffers.sets[d->cursor];
+  unsigned index = d->cursor;
   if (d->reached != NULL && !d->capturing) {
-    d->reached[d->cursor] = 1;
+    d->reached[index] = 1;
   }
   d->cursor = (d->cursor + 1) % d->buffers.count;
+  return tb_cuda_device_operands(d, index);
+}
+
+struct tb_case_operands tb_cuda_device_operands(const struct tb_cuda_device *d, unsigned index) {
+  const struct tb_buffer_set *set = &d->buffers.sets[index];
   const struct tb_op_info *op = d->data->c.op;
-  struct tb_case_operands o = {0};
+  struct tb_case_operands o = {.set = index};
   /* x (or a), y (b), weight, bias: views start `offset` elements in */
   o.x = set->inputs[0] + d->view_offset * sizeof(float);
   o.y = op->has_second_matrix ? set->inputs[1] + d->view_offset * sizeof(float) : 0;

@@ -47,6 +47,7 @@ struct tb_cuda_device {
  * offset applied, the output and the workspace, of one buffer set. */
 struct tb_case_operands {
   CUdeviceptr x, y, weight, bias, out, workspace;
+  unsigned set; /* which buffer set */
 };
 
 /* Loads the driver, enters device 0, reads its facts and creates the
@@ -66,6 +67,8 @@ void tb_cuda_device_unload_case(struct tb_cuda_device *d);
 
 /* The operands of the next call: the next buffer set of the rotation. */
 struct tb_case_operands tb_cuda_device_next_operands(struct tb_cuda_device *d);
+/* Buffer set `index`'s operands, the cursor left where it is. */
+struct tb_case_operands tb_cuda_device_operands(const struct tb_cuda_device *d, unsigned index);
 
 /* The buffer sets as provider details. */
 void tb_cuda_device_buffer_facts(const struct tb_cuda_device *d, struct tb_buffer_facts *out);

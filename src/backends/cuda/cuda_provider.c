@@ -6,6 +6,7 @@
 
 #include "backends/cuda/cuda_device.h"
 #include "backends/cuda/module_cache.h"
+#include "backends/cuda/tensor_maps.h"
 #include "codegen/codegen.h"
 
 _Static_assert(TB_MAX_KERNELS <= TB_DETAILS_MAX_KERNELS, "provider details hold every kernel");
@@ -20,6 +21,7 @@ struct native_state {
   int cache_hit;
   CUfunction functions[TB_MAX_KERNELS];
   int registers[TB_MAX_KERNELS], local_bytes[TB_MAX_KERNELS];
+  struct tb_tensor_maps maps; /* the kernels' TMA tensor maps, per buffer set */
 };
 
 /* Refuses a case the device cannot run, before anything is timed. */
@@ -107,7 +109,8 @@ static enum tb_status native_plan(const struct tb_provider *p, const struct tb_c
   struct tb_plan_target target = {
       .limits = tb_device_limits_of(info),
       .plans_gemm = true,
-      .gemm = {(unsigned)info->multiprocessors, info->cc_major == 9 && info->cc_minor == 0},
+      .gemm = {(unsigned)info->multiprocessors, info->cc_major == 9 && info->cc_minor == 0,
+               s->dev.cu->cuTensorMapEncodeTiled != NULL},
   };
   return tb_plan_case(c, &target, plan, err);
 }
@@ -140,13 +143,20 @@ static enum tb_status native_prepare(struct tb_provider *p, const struct tb_case
       bind_functions(s, err) != TB_OK) {
     return err->status;
   }
-  return tb_cuda_device_load_case(&s->dev, c, data, s->gen.workspace_floats, err);
+  if (tb_cuda_device_load_case(&s->dev, c, data, s->gen.workspace_floats, err) != TB_OK) {
+    return err->status;
+  }
+  return tb_tensor_maps_encode(&s->dev, &s->gen, &s->maps, err);
 }
 
 /* One call: every kernel of the plan, on the next buffer set. */
 static CUresult launch_one(struct native_state *s) {
   struct tb_case_operands o = tb_cuda_device_next_operands(&s->dev);
-  void *args[] = {&o.x, &o.y, &o.weight, &o.bias, &o.out, &o.workspace};
+  /* the tensor maps follow the uniform arguments (a kernel without them
+   * takes the first six) */
+  CUtensorMap *maps = tb_tensor_maps_of_set(&s->maps, o.set);
+  void *args[] = {&o.x,   &o.y, &o.weight, &o.bias, &o.out, &o.workspace, maps,
+                  maps != NULL ? maps + 1 : NULL};
   for (unsigned k = 0; k < s->gen.kernel_count; ++k) {
     const struct tb_kernel_spec *spec = &s->gen.kernels[k];
     CUresult rc = s->dev.cu->cuLaunchKernel(s->functions[k], (unsigned)spec->blocks, 1, 1,
@@ -227,6 +237,7 @@ static const char *native_source(const struct tb_provider *p, const char **sha25
 static void native_release(struct tb_provider *p) {
   struct native_state *s = p->state;
   tb_cuda_device_unload_case(&s->dev);
+  tb_tensor_maps_free(&s->maps);
   tb_generated_free(&s->gen);
   s->module = NULL;
 }

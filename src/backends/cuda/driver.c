@@ -73,6 +73,7 @@ static enum tb_status load_driver(struct tb_error *err) {
   if (!BIND(cuDeviceGetUuid, "cuDeviceGetUuid_v2")) {
     (void)BIND(cuDeviceGetUuid, "cuDeviceGetUuid");
   }
+  (void)BIND(cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
   CUresult rc = api.cuInit(0);
   if (rc != CUDA_SUCCESS) {
     return tb_fail(err, TB_ERR_UNAVAILABLE, "the CUDA driver did not initialise: %s",

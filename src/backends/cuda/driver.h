@@ -53,6 +53,12 @@ struct tb_cuda {
   /* optional (NULL when the driver lacks it): the device's UUID, which tells
    * two GPUs of one model apart in the provenance */
   CUresult (*cuDeviceGetUuid)(CUuuid *, CUdevice);
+  /* optional: TMA tensor maps (CUDA 12), which the single-launch wgmma gemm
+   * takes; without it the planner keeps the packed one */
+  CUresult (*cuTensorMapEncodeTiled)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                                     const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
+                                     const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                     CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
 };
 
 /* The loaded table, or NULL when there is no usable driver. */
