@@ -373,14 +373,26 @@ static void plan_command(void **state) {
   assert_int_equal(json_integer_value(json_object_get(tile, "block_n")), 256);
   assert_int_equal(json_integer_value(json_object_get(gemm, "thread_blocks")), 512);
   json_decref(gemm);
-  /* tensor on the H200 the plan command describes: wgmma after a packing launch */
+  /* tensor on the H200 the plan command describes: wgmma in one launch, its
+   * operands copied by TMA */
   assert_int_equal(RUN("plan", "--op", "gemm", "--shape", "4096x4096x4096", "--matrix-realization",
                        "tensor", "--json"),
                    0);
   gemm = json_loads(out, 0, &jerr);
   assert_non_null(gemm);
   assert_string_equal(json_string_value(json_object_get(gemm, "instruction")), "wgmma.m64n256k8");
+  assert_int_equal(json_integer_value(json_object_get(gemm, "launches")), 1);
+  assert_true(json_is_true(json_object_get(gemm, "tensor_maps")));
+  assert_int_equal(json_integer_value(json_object_get(gemm, "threads")), 384);
+  json_decref(gemm);
+  /* strided views: rows TMA cannot copy, so the packing launch */
+  assert_int_equal(RUN("plan", "--op", "gemm", "--shape", "4096x4096x4095", "--matrix-realization",
+                       "tensor", "--json"),
+                   0);
+  gemm = json_loads(out, 0, &jerr);
+  assert_non_null(gemm);
   assert_int_equal(json_integer_value(json_object_get(gemm, "launches")), 2);
+  assert_true(json_is_false(json_object_get(gemm, "tensor_maps")));
   json_decref(gemm);
   expect_usage_error(RUN("plan", "--op", "gemm", "--shape", "64x64x64", "--matrix-realization",
                          "tensor-3xtf32", "--gemm-block", "128,256,32"),

@@ -861,12 +861,29 @@ class SmallKPlanAuditTest(GemmPlanRecords, unittest.TestCase):
                                          ("4096x4096x32", "tensor-3xtf32", (64, 64, 16)),
                                          ("4096x4096x49", "tensor-3xtf32", (128, 128, 32)),
                                          ("4096x4096x49", "tensor", (128, 256, 32)),
-                                         ("4096x4096x64", "tensor", (128, 256, 32)),
+                                         ("4096x4096x64", "tensor", (256, 128, 32)),
+                                         ("2048x1536x512", "tensor", (128, 128, 32)),
                                          ("1000x1000x40", "tensor-3xtf32", (64, 64, 16))):
             record = self.plan(shape, realization)
             t = record["tile"]
             self.assertEqual((t["block_m"], t["block_n"], t["block_k"]), tile, shape)
             self.check(record, realization)
+
+    def test_tensor_map_plans_tampered_are_caught(self):
+        # the single-launch wgmma kernel (aligned rows, tensor maps): one launch, 384 threads
+        record = self.plan("4096x4096x4096", "tensor")
+        self.assertTrue(record["tensor_maps"])
+        self.assertEqual((record["launches"], record["threads"]), (1, 384))
+        self.check(record, "tensor")
+        for key, value in (("tensor_maps", False), ("shared_bytes", record["shared_bytes"] - 16),
+                           ("stages", 6), ("launches", 2), ("instruction", "wgmma.m64n128k8")):
+            tampered = json.loads(json.dumps(record))
+            tampered[key] = value
+            self.assert_caught(tampered, f"plan.{key}", realization="tensor")
+        # a rule text from before the single-launch kernel re-derives the packed one's tile
+        old = json.loads(json.dumps(record))
+        old["rule"] = old["rule"].replace("tensor maps", "bulk copies")
+        self.assert_caught(old, "plan.tensor_maps", realization="tensor")
 
     def test_small_k_facts_tampered_are_caught(self):
         record = self.plan("4096x4096x13")

@@ -248,10 +248,11 @@ static enum tb_status build_campaign(struct tb_run_options *o, struct tb_campaig
   c->profile = o->profile;
   for (size_t i = 0; i < c->realization_count && c->gemm_block.m != 0; ++i) {
     struct tb_gemm_plan probe; /* the block must suit every realization asked for */
-    /* the widest set of blocks (wgmma's too): a device without wgmma refuses
-     * a wgmma-only block when the case is planned for it */
+    /* the widest set of blocks (wgmma's, with tensor maps, too): a device
+     * without wgmma, or a case whose rows TMA cannot copy, refuses a block
+     * only they take when the case is planned for it */
     struct tb_gemm_target widest = {1, true, true};
-    if (tb_plan_gemm(1, 1, 1, c->realizations[i], c->gemm_block, widest, TB_GEMM_UNALIGNED, &probe,
+    if (tb_plan_gemm(1, 1, 1, c->realizations[i], c->gemm_block, widest, TB_GEMM_ALIGNED, &probe,
                      err) != TB_OK) {
       return err->status;
     }

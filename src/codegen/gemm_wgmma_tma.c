@@ -7,13 +7,15 @@
  * operand, which it may take from registers in any layout, is B^T, read
  * from shared memory into each thread's fragment and rounded to TF32 there;
  * its second is A's tile, K-major as it lies, copied by TMA into wgmma's
- * 128-byte swizzled layout. A's copy is rounded to TF32 in shared memory
- * while the tensor cores work on the tile before it (ROUND_A below), so both
- * operands are rounded to nearest as cuBLAS's are.
+ * 128-byte swizzled layout and converted to TF32 by the copy itself (the
+ * tensor map's TFLOAT32 type: its errors are rounding's, not truncation's,
+ * and a pass rounding the tile in shared memory instead cost 1.36x at
+ * 4096^3; docs/gemm.md).
  *
- * tb_main: two warpgroups, each 64 columns (n) x BM rows (m) of
- * wgmma.m64n{BM}k8; thread 0 starts each stage's two tensor copies, which
- * complete on the stage's mbarrier. Code for sm_90a. */
+ * tb_main: warpgroup 0's thread 0 starts each stage's two tensor copies
+ * (they complete on the stage's `full` mbarrier) once both consumers have
+ * released it (`empty`); warpgroups 1 and 2 each multiply 64 columns (n) x
+ * BM rows (m) with wgmma.m64n{BM}k8. Code for sm_90a. */
 #include <stdio.h>
 #include <string.h>
 
@@ -21,15 +23,10 @@
 #include "codegen/gemm.h"
 #include "codegen/gemm_parts.h"
 
-/* Whether the TMA copy of A converts it to TF32 itself (data type
- * TFLOAT32) instead of the in-place rounding pass. */
-#define TB_TMA_ROUNDS_A 0
-
 static void emit_layout(struct tb_strbuf *b, const struct tb_gemm_plan *plan) {
   tb_strbuf_printf(
       b,
       "#define STAGES %u\n"
-      "#define ROUND_A %d                   /* A's tile rounded in shared memory */\n"
       "#define ACC (BM / 2)                 /* accumulators a thread: 64 x BM / 128 */\n"
       "#define TILES ((K + BK - 1) / BK)\n"
       "#define GRID_M ((M + BM - 1) / BM)\n"
@@ -47,11 +44,10 @@ static void emit_layout(struct tb_strbuf *b, const struct tb_gemm_plan *plan) {
       "static __device__ __forceinline__ unsigned to_tf32(float f) {\n"
       "  return (__float_as_uint(f) + 0x1000u) & 0xffffe000u;\n"
       "}\n",
-      plan->stages, TB_TMA_ROUNDS_A ? 0 : 1);
+      plan->stages);
 }
 
-/* The tensor copy, the in-place rounding of A's tile and the fragment loads
- * of B^T. */
+/* The tensor copy and the fragment loads of B^T. */
 static void emit_operand_helpers(struct tb_strbuf *b) {
   tb_strbuf_printf(
       b,
@@ -76,17 +72,6 @@ static void emit_operand_helpers(struct tb_strbuf *b) {
       "  tensor_copy(stage, map_a, (int)(t * BK), (int)(bm * BM), barrier);\n"
       "  tensor_copy(stage + A_BYTES, map_b, (int)(bn * BN), (int)(t * BK), barrier);\n"
       "}\n"
-      "/* A's tile of a stage rounded to TF32 where it lies, then made visible to\n"
-      " * wgmma (the async proxy) */\n"
-      "static __device__ __forceinline__ void round_a(unsigned char *stage, int tid) {\n"
-      "  uint4 *const p = reinterpret_cast<uint4 *>(stage);\n"
-      "  _Pragma(\"unroll\") for (int i = tid; i < A_BYTES / 16; i += 128) {\n"
-      "    const uint4 v = p[i];\n"
-      "    p[i] = make_uint4(to_tf32(__uint_as_float(v.x)), to_tf32(__uint_as_float(v.y)),\n"
-      "                      to_tf32(__uint_as_float(v.z)), to_tf32(__uint_as_float(v.w)));\n"
-      "  }\n"
-      "  asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");\n"
-      "}\n"
       "/* The thread's fragments of B^T for a k tile, rounded: per k8 step, column\n"
       " * n (and n + 8) of the tile at k rows t and t + 4 (wgmma's first operand:\n"
       " * its rows are B's columns) */\n"
@@ -102,49 +87,23 @@ static void emit_operand_helpers(struct tb_strbuf *b) {
       "}\n");
 }
 
-/* The producer warpgroup: thread 0 starts tile u's copies once the
- * consumers have released its stage (tile u - STAGES); with ROUND_A the
- * warpgroup then rounds each tile as it lands and marks it ready, keeping
- * the copies STAGES - 1 tiles ahead of the rounding. */
+/* The producer: thread 0 starts tile u's copies once the consumers have
+ * released its stage (tile u - STAGES). */
 static void emit_producer(struct tb_strbuf *b) {
   tb_strbuf_printf(
       b,
-      "static __device__ __forceinline__ void start_copies(int u, int tiles, unsigned stages_at,\n"
+      "static __device__ __forceinline__ void produce(int tiles, unsigned stages_at,\n"
       "    unsigned full_at, unsigned empty_at, const tb_tensor_map *map_a,\n"
       "    const tb_tensor_map *map_b, long long bm, long long bn) {\n"
-      "  if (u >= tiles) return;\n"
-      "  const int s = u %% STAGES;\n"
-      "  if (u >= STAGES) wait_phase(empty_at + 8 * s, ((u / STAGES) & 1) ^ 1);\n"
-      "  fill(stages_at, full_at, s, map_a, map_b, bm, bn, u);\n"
-      "}\n"
-      "static __device__ __forceinline__ void produce(int tid, int tiles, unsigned char *stages,\n"
-      "    unsigned stages_at, unsigned full_at, unsigned ready_at, unsigned empty_at,\n"
-      "    const tb_tensor_map *map_a, const tb_tensor_map *map_b, long long bm, long long bn) {\n"
-      "#if ROUND_A\n"
-      "  if (tid == 0)\n"
-      "    for (int u = 0; u < STAGES - 1; ++u)\n"
-      "      start_copies(u, tiles, stages_at, full_at, empty_at, map_a, map_b, bm, bn);\n"
-      "  for (int t = 0; t < tiles; ++t) {\n"
-      "    const int s = t %% STAGES;\n"
-      "    wait_phase(full_at + 8 * s, (t / STAGES) & 1);\n"
-      "    round_a(stages + s * STAGE_BYTES, tid);\n"
-      "    asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%%0];\\n\" :: \"r\"(ready_at + 8 * s) "
-      ": \"memory\");\n"
-      "    if (tid == 0)\n"
-      "      start_copies(t + STAGES - 1, tiles, stages_at, full_at, empty_at, map_a, map_b, bm, "
-      "bn);\n"
+      "  for (int u = 0; u < tiles; ++u) {\n"
+      "    const int s = u %% STAGES;\n"
+      "    if (u >= STAGES) wait_phase(empty_at + 8 * s, ((u / STAGES) & 1) ^ 1);\n"
+      "    fill(stages_at, full_at, s, map_a, map_b, bm, bn, u);\n"
       "  }\n"
-      "#else\n"
-      "  (void)stages;\n"
-      "  (void)ready_at;\n"
-      "  if (tid == 0)\n"
-      "    for (int u = 0; u < tiles; ++u)\n"
-      "      start_copies(u, tiles, stages_at, full_at, empty_at, map_a, map_b, bm, bn);\n"
-      "#endif\n"
       "}\n");
 }
 
-/* A consumer warpgroup: per k tile, once it is ready, its fragments of B^T,
+/* A consumer warpgroup: per k tile, once it has landed, its fragments of B^T,
  * four wgmmas, and a wait for them before the fragment registers are
  * written again (ptxas serialises every wgmma otherwise); then one thread
  * releases the stage. The two consumers run unsynchronised, so one loads
@@ -153,11 +112,11 @@ static void emit_consumer(struct tb_strbuf *b) {
   tb_strbuf_printf(
       b,
       "static __device__ __forceinline__ void consume(float *acc, int tid, int n, int tiles,\n"
-      "    unsigned char *stages, unsigned stages_at, unsigned ready_at, unsigned empty_at) {\n"
+      "    unsigned char *stages, unsigned stages_at, unsigned full_at, unsigned empty_at) {\n"
       "  unsigned f[BK / 2]; /* 4 registers a k8 step */\n"
       "  for (int t = 0; t < tiles; ++t) {\n"
       "    const int s = t %% STAGES;\n"
-      "    wait_phase(ready_at + 8 * s, (t / STAGES) & 1);\n"
+      "    wait_phase(full_at + 8 * s, (t / STAGES) & 1);\n"
       "    load_fragments(f, reinterpret_cast<const float *>(stages + s * STAGE_BYTES + A_BYTES), "
       "n,\n"
       "                   tid %% 4);\n"
@@ -180,9 +139,8 @@ static void emit_consumer(struct tb_strbuf *b) {
       "}\n");
 }
 
-/* Warpgroup 0 produces, 1 and 2 multiply. Per stage three mbarriers: full
- * (the copies' bytes), ready (ROUND_A: the producer's 128 threads have
- * rounded A; else full itself) and empty (both consumers are done). */
+/* Warpgroup 0 produces, 1 and 2 multiply. Per stage two mbarriers: full
+ * (the copies' bytes) and empty (both consumers are done with it). */
 static void emit_main_kernel(struct tb_strbuf *b, const struct tb_gemm_plan *plan) {
   tb_emit_signature_with_maps(b, "tb_main", plan->threads, plan->blocks_per_multiprocessor);
   tb_strbuf_printf(
@@ -194,7 +152,6 @@ static void emit_main_kernel(struct tb_strbuf *b, const struct tb_gemm_plan *pla
       "  unsigned char *const stages = smem + (stages_at - raw);\n"
       "  const unsigned full_at = stages_at + STAGES * STAGE_BYTES;\n"
       "  const unsigned empty_at = full_at + 8 * STAGES;\n"
-      "  const unsigned ready_at = ROUND_A ? empty_at + 8 * STAGES : full_at;\n"
       "  const int tid = threadIdx.x, warpgroup = tid / 128, lane = tid %% 32;\n"
       "  const long long bm = blockIdx.x / GRID_N, bn = blockIdx.x %% GRID_N;\n"
       "  const int tiles = (int)TILES;\n"
@@ -204,9 +161,6 @@ static void emit_main_kernel(struct tb_strbuf *b, const struct tb_gemm_plan *pla
       "\"memory\");\n"
       "      asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], 2;\\n\" :: \"r\"(empty_at + 8 * s) : "
       "\"memory\");\n"
-      "      if (ROUND_A)\n"
-      "        asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], 128;\\n\" :: \"r\"(ready_at + 8 * "
-      "s) : \"memory\");\n"
       "    }\n"
       "    asm volatile(\"fence.mbarrier_init.release.cluster;\\n\" ::: \"memory\");\n"
       "  }\n"
@@ -215,8 +169,7 @@ static void emit_main_kernel(struct tb_strbuf *b, const struct tb_gemm_plan *pla
       "   * 128 x 40 + 256 x 232 of the SM's 65536 */\n"
       "  if (warpgroup == 0) {\n"
       "    asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\\n\" ::: \"memory\");\n"
-      "    produce(tid, tiles, stages, stages_at, full_at, ready_at, empty_at, &map_a, &map_b, bm, "
-      "bn);\n"
+      "    if (tid == 0) produce(tiles, stages_at, full_at, empty_at, &map_a, &map_b, bm, bn);\n"
       "    return;\n"
       "  }\n"
       "  asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\\n\" ::: \"memory\");\n"
@@ -224,7 +177,7 @@ static void emit_main_kernel(struct tb_strbuf *b, const struct tb_gemm_plan *pla
       "  const int n = (warpgroup - 1) * 64 + ((tid / 32) %% 4) * 16 + lane / 4;\n"
       "  float acc[ACC];\n"
       "  _Pragma(\"unroll\") for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;\n"
-      "  consume(acc, tid, n, tiles, stages, stages_at, ready_at, empty_at);\n");
+      "  consume(acc, tid, n, tiles, stages, stages_at, full_at, empty_at);\n");
 }
 
 /* Accumulator layout (PTX ISA, wgmma .m64nNk8 f32) of the transposed tile:
@@ -245,14 +198,14 @@ static void emit_epilogue(struct tb_strbuf *b) {
 }
 
 /* The two tensor maps: A's view (k inner, m rows) in BK x BM boxes with the
- * 128-byte swizzle; B's (n inner, k rows) in (BN + 8) x BK boxes, plain. */
+ * 128-byte swizzle, converted to TF32 by the copy; B's (n inner, k rows) in
+ * (BN + 8) x BK boxes, plain fp32 (rounded as fragments). */
 static void describe_maps(const struct tb_gemm_plan *plan, struct tb_gemm_strides s,
                           struct tb_generated *g) {
   g->tensor_map_count = 2;
   g->tensor_maps[0] = (struct tb_tensor_map_spec){
       .of_y = false, .inner = plan->k, .rows = plan->m, .row_stride = s.a,
-      .box_inner = plan->block_k, .box_rows = plan->block_m, .swizzle_128 = true,
-      .tf32 = TB_TMA_ROUNDS_A};
+      .box_inner = plan->block_k, .box_rows = plan->block_m, .swizzle_128 = true, .tf32 = true};
   g->tensor_maps[1] = (struct tb_tensor_map_spec){
       .of_y = true, .inner = plan->n, .rows = plan->k, .row_stride = s.b,
       .box_inner = plan->block_n + 8, .box_rows = plan->block_k, .swizzle_128 = false,

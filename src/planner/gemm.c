@@ -154,13 +154,12 @@ static void wgmma_packing(struct tb_gemm_plan *p) {
 }
 
 /* The single-launch wgmma kernel (TMA, C^T = B^T A^T): a producer
- * warpgroup copies (and rounds A's tiles), two consumer warpgroups along n
- * multiply, 64 columns each, wgmma's n being the block's m (256 or 128
- * rows). A stage is A's tile (block_m x 32, swizzled) and B's (32 k rows of
- * block_n + 8 floats); one block an SM, 4 stages for 256 x 128 (a
- * consumer's 128 accumulators), 6 for 128 x 128. Shared memory: the stages,
- * 1024 bytes to align them to the swizzle's period, three mbarriers a stage
- * (full, empty, ready). */
+ * warpgroup starts the copies, two consumer warpgroups along n multiply, 64
+ * columns each, wgmma's n being the block's m (256 or 128 rows). A stage is
+ * A's tile (block_m x 32, swizzled) and B's (32 k rows of block_n + 8
+ * floats); one block an SM, 4 stages for 256 x 128 (a consumer's 128
+ * accumulators), 6 for 128 x 128. Shared memory: the stages, 1024 bytes to
+ * align them to the swizzle's period, two mbarriers a stage (full, empty). */
 static void wgmma_tma_shape(struct tb_gemm_plan *p) {
   p->warpgroups = 2; /* those that multiply */
   p->tensor_maps = true;
@@ -171,7 +170,7 @@ static void wgmma_tma_shape(struct tb_gemm_plan *p) {
   p->stages = p->block_m == 128 ? 6 : 4;
   p->shared_bytes =
       4 * p->stages * (p->block_m * p->block_k + p->block_k * (p->block_n + 8)) + 1024 +
-      24 * p->stages;
+      16 * p->stages;
   snprintf(p->instruction, sizeof p->instruction, "wgmma.m64n%uk8", p->block_m);
   p->barrier_sites = 1; /* after the mbarriers' set-up */
 }
@@ -180,26 +179,37 @@ static bool is_wgmma_tile(unsigned m, unsigned n, unsigned k) {
   return m == 128 && (n == 128 || n == 256) && k == 32;
 }
 
-/* tensor and tensor-3xtf32. A user block the wgmma kernel takes (128 x 128
- * x 32 or 128 x 256 x 32) runs on it where the device has wgmma and the realization is
- * plain TF32; any other goes to mma.sync, which takes M and N of 64 or 128
- * and K of 16 or 32. */
+static bool is_wgmma_tma_tile(unsigned m, unsigned n, unsigned k) {
+  return (m == 256 || m == 128) && n == 128 && k == 32;
+}
+
+/* tensor and tensor-3xtf32. A user block runs on the kernel the rule would
+ * give its tile, where the device has wgmma and the realization is plain
+ * TF32: the single-launch one (256 x 128 x 32 or 128 x 128 x 32) where the
+ * driver encodes tensor maps and both operands' rows start on 16 bytes,
+ * else the packed one (128 x 128 x 32 or 128 x 256 x 32); any other goes to
+ * mma.sync, which takes M and N of 64 or 128 and K of 16 or 32. */
 static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block user,
                                    struct tb_gemm_target target, struct tb_error *err) {
   bool warpgroup_mma = target.warpgroup_mma;
   bool wgmma = warpgroup_mma && p->realization == TB_REALIZATION_TENSOR;
+  /* TMA copies rows that start on 16 bytes: both operands' */
+  bool tma_ready = wgmma && target.tensor_maps && p->a_vector_width == 4 && p->vector_width == 4;
   bool tma = false;
   if (user.m != 0) {
     bool mma_sync_tile = (user.m == 64 || user.m == 128) && (user.n == 64 || user.n == 128) &&
                          (user.k == 16 || user.k == 32);
-    wgmma = wgmma && is_wgmma_tile(user.m, user.n, user.k);
-    if (!wgmma && !mma_sync_tile) {
-      return tb_fail(
-          err, TB_ERR_USAGE,
-          "--gemm-block for %s: M and N of 64 or 128, K of 16 or 32%s (got %u,%u,%u)",
-          tb_realization_name(p->realization),
-          warpgroup_mma && p->realization == TB_REALIZATION_TENSOR ? ", or 128,256,32 (wgmma)" : "",
-          user.m, user.n, user.k);
+    tma = tma_ready && is_wgmma_tma_tile(user.m, user.n, user.k);
+    wgmma = wgmma && !tma && is_wgmma_tile(user.m, user.n, user.k);
+    if (!tma && !wgmma && !mma_sync_tile) {
+      return tb_fail(err, TB_ERR_USAGE,
+                     "--gemm-block for %s: M and N of 64 or 128, K of 16 or 32%s (got %u,%u,%u)",
+                     tb_realization_name(p->realization),
+                     warpgroup_mma && p->realization == TB_REALIZATION_TENSOR
+                         ? ", or 128,256,32 (wgmma), or 256,128,32 (wgmma with tensor maps: "
+                           "both operands' rows on 16 bytes)"
+                         : "",
+                     user.m, user.n, user.k);
     }
     take_user_block(p, user);
   } else {
@@ -213,8 +223,7 @@ static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block 
     bool scalar_load = p->a_vector_width == 1 || p->vector_width == 1;
     bool few_warps = small_k && (p->realization == TB_REALIZATION_TENSOR_3XTF32 || scalar_load);
     wgmma = wgmma && large && !small_k;
-    /* TMA copies rows that start on 16 bytes: both operands' */
-    tma = wgmma && target.tensor_maps && p->a_vector_width == 4 && p->vector_width == 4;
+    tma = tma_ready && wgmma;
     bool wide = large && !few_warps;
     p->block_m = wide ? 128 : 64;
     p->block_n = !wide ? 64 : wgmma && grid_of(p, 128, 256) >= p->multiprocessors ? 256 : 128;
@@ -229,16 +238,18 @@ static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block 
                       "where wgmma exists), 64x64 with 3xTF32 or a scalar load; warps 2 x (4 for "
                       "128 columns, else 2); 3 stages of cp.async; mma.sync m16n8k8 TF32";
   }
-  if (tma) {
+  if (tma && user.m == 0) {
     p->block_m = grid_of(p, 256, 128) >= p->multiprocessors ? 256 : 128;
     p->block_n = 128;
     p->rule = "tensor with wgmma and tensor maps (A's and B's rows on 16 bytes): one launch, "
               "256x128 tiles (m x n) when their grid has at least one block per "
               "multiprocessor, else 128x128 (same test), else mma.sync 64x64; C^T = B^T A^T "
-              "with B's fragments from registers, A's tile by TMA rounded to TF32 in shared "
-              "memory by a producer warpgroup; k step 32; 2 consumer warpgroups along n of "
+              "with B's fragments rounded in registers, A's tile converted to TF32 by its TMA "
+              "copy; k step 32; a producer warpgroup, 2 consumer warpgroups along n of "
               "wgmma.m64nMk8 TF32; 4 stages (256x128) or 6 (128x128); small k (k <= 48): "
               "mma.sync, k step 16";
+  }
+  if (tma) {
     wgmma_tma_shape(p);
   } else if (wgmma) {
     wgmma_shape(p);

@@ -1653,6 +1653,10 @@ def gemm_rule_tile(record, warpgroup_mma, scalar_load):
         return next((t for t in tiles if ceil_div(m, t[0]) * ceil_div(n, t[1]) >= sms), (32, 32, 32))
     large = ceil_div(m, 128) * ceil_div(n, 128) >= sms
     small_k = small_k_rule and k <= 48  # mma.sync with a k step of 16, wgmma or not
+    if large and warpgroup_mma and record["realization"] == "tensor" and not small_k and \
+            "tensor maps" in record["rule"] and not scalar_load:
+        # the single-launch kernel (rules that name tensor maps): 256 rows of m a block
+        return (256, 128, 32) if ceil_div(m, 256) * ceil_div(n, 128) >= sms else (128, 128, 32)
     if large and warpgroup_mma and record["realization"] == "tensor" and not small_k:
         return (128, 256, 32) if ceil_div(m, 128) * ceil_div(n, 256) >= sms else (128, 128, 32)
     bk = 16 if small_k else 32
@@ -1699,6 +1703,23 @@ def wgmma_facts(record, bm, bn, bk):
     return {"tm": 64, "tn": bn, "warps": (0, 0), "warpgroups": 2, "threads": 256,
             "stages": stages, "barriers": barriers, "shared": 4 * stages * (bm + bn) * bk + slack,
             "instruction": f"wgmma.m64n{bn}k8", "per_sm": 1 if bn == 256 else 2}
+
+
+def is_wgmma_tma_tile(bm, bn, bk):
+    return bm in (128, 256) and bn == 128 and bk == 32
+
+
+def wgmma_tma_facts(bm, bn, bk):
+    """The single-launch wgmma kernel's facts (docs/gemm.md): a producer and two consumer
+    warpgroups (384 threads), each consumer all bm rows x 64 columns, one block an SM; stages
+    of A's tile (bm x bk) and B's (bk rows of bn + 8), 4 at 256 rows and 6 at 128, 1024
+    bytes to align them to the swizzle's period, two 8-byte mbarriers a stage; one barrier
+    (after the mbarriers' set-up)."""
+    stages = 4 if bm == 256 else 6
+    return {"tm": bm, "tn": 64, "warps": (0, 0), "warpgroups": 2, "threads": 384,
+            "stages": stages, "barriers": 1,
+            "shared": 4 * stages * (bm * bk + bk * (bn + 8)) + 1024 + 16 * stages,
+            "instruction": f"wgmma.m64n{bm}k8", "per_sm": 1}
 
 
 def mma_sync_facts(a, record, bm, bn, bk):
@@ -1822,9 +1843,19 @@ def audit_gemm_plan(a, record, case, device_capability):
     # A's rows aligned where k is a multiple of 4, B's (and the output's) where n is
     a_width, b_width = (4 if packed and k % 4 == 0 else 1), (4 if packed and n % 4 == 0 else 1)
     bm, bn, bk = gemm_rule_tile(record, warpgroup_mma, a_width == 1 or b_width == 1)
-    wgmma = warpgroup_mma and realization == "tensor" and is_wgmma_tile(bm, bn, bk)
+    # TMA copies rows that start on 16 bytes (both operands'); records from before the
+    # single-launch kernel carry no tensor_maps, and a user block takes it where the
+    # driver could encode the maps (the record says whether it could)
+    tma = warpgroup_mma and realization == "tensor" and a_width == 4 and b_width == 4 and \
+        is_wgmma_tma_tile(bm, bn, bk) and ("tensor maps" in record["rule"] or (
+            record["profile"] == "user-block" and record.get("tensor_maps", False)))
+    if "tensor_maps" in record:
+        a.same("plan.tensor_maps", record["tensor_maps"], tma)
+    wgmma = warpgroup_mma and realization == "tensor" and not tma and is_wgmma_tile(bm, bn, bk)
     if realization == "simt":
         f = simt_facts(a, record, bm, bn, bk)
+    elif tma:
+        f = wgmma_tma_facts(bm, bn, bk)
     elif wgmma:
         f = wgmma_facts(record, bm, bn, bk)
     else:
@@ -1855,7 +1886,7 @@ def audit_gemm_plan(a, record, case, device_capability):
         # wgmma packs A and B (rounded to TF32, zeros past the edges) in a first launch:
         # a chunk of bm x bk and of bn x bk per block
         tiles = ceil_div(k, bk)
-        a.same("plan.launches", record["launches"], 2 if wgmma else 1)
+        a.same("plan.launches", record["launches"], 2 if wgmma else 1)  # tma: one
         a.same("plan.pack_blocks", record["pack_blocks"], (grid_m + grid_n) * tiles if wgmma else 0)
         a.same("plan.workspace_floats", record["workspace_floats"],
                (grid_m * bm + grid_n * bn) * tiles * bk if wgmma else 0)
