@@ -319,9 +319,9 @@ static void profile_of_a_run(void **state) {
 
 /* `tilebench plan --json` of a gemm shape under a realization, parsed. */
 static json_t *plan_gemm_json(const char *shape, const char *realization) {
-  assert_int_equal(RUN("plan", "--op", "gemm", "--shape", shape, "--matrix-realization",
-                       realization, "--json"),
-                   0);
+  assert_int_equal(
+      RUN("plan", "--op", "gemm", "--shape", shape, "--matrix-realization", realization, "--json"),
+      0);
   json_error_t jerr;
   json_t *plan = json_loads(out, 0, &jerr);
   assert_non_null(plan);

@@ -348,7 +348,8 @@ static void gemm(void) {
   static const struct {
     const char *name;
     struct tb_gemm_target target;
-  } targets[] = {{"cc90", {132, true, false}}, {"cc90-tma", {132, true, true}}, {"cc80", {132, false, false}}};
+  } targets[] = {
+      {"cc90", {132, true, false}}, {"cc90-tma", {132, true, true}}, {"cc80", {132, false, false}}};
   for (size_t s = 0; s < sizeof gemm_shapes / sizeof gemm_shapes[0]; ++s) {
     for (int view = 0; view < TB_VIEW_COUNT; ++view) {
       for (int r = 0; r < TB_REALIZATION_COUNT; ++r) {

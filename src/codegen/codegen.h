@@ -33,12 +33,12 @@ struct tb_kernel_spec {
  * apart) copied into shared memory a box at a time, zeros past its edges.
  * The backend encodes one per buffer set (the operand's address is in it). */
 struct tb_tensor_map_spec {
-  bool of_y;                       /* y's view (B), else x's (A) */
-  unsigned long long inner, rows;  /* the view's extents, in floats and rows */
-  unsigned long long row_stride;   /* floats from a row to the next */
-  unsigned box_inner, box_rows;    /* what one copy moves */
-  bool swizzle_128;                /* 128-byte swizzle (wgmma's layout), else none */
-  bool tf32;                       /* TFLOAT32 data type, else FLOAT32 */
+  bool of_y;                      /* y's view (B), else x's (A) */
+  unsigned long long inner, rows; /* the view's extents, in floats and rows */
+  unsigned long long row_stride;  /* floats from a row to the next */
+  unsigned box_inner, box_rows;   /* what one copy moves */
+  bool swizzle_128;               /* 128-byte swizzle (wgmma's layout), else none */
+  bool tf32;                      /* TFLOAT32 data type, else FLOAT32 */
 };
 #define TB_MAX_TENSOR_MAPS 2
 

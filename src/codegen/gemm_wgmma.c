@@ -55,10 +55,9 @@ void tb_emit_wgmma_step(struct tb_strbuf *b, unsigned n, bool a_in_registers) {
                                   : ", ",
                      i);
   }
-  tb_strbuf_printf(b, a_in_registers
-                          ? "\n               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), "
-                            "\"r\"(a[3]), \"l\"(db), \"r\"(1));\n}\n"
-                          : "\n               : \"l\"(da), \"l\"(db), \"r\"(1));\n}\n");
+  tb_strbuf_printf(b, a_in_registers ? "\n               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), "
+                                       "\"r\"(a[3]), \"l\"(db), \"r\"(1));\n}\n"
+                                     : "\n               : \"l\"(da), \"l\"(db), \"r\"(1));\n}\n");
 }
 
 /* Packed layout, shared by the two kernels: chunk (block row bm, k tile t)

@@ -90,17 +90,16 @@ static void emit_operand_helpers(struct tb_strbuf *b) {
 /* The producer: thread 0 starts tile u's copies once the consumers have
  * released its stage (tile u - STAGES). */
 static void emit_producer(struct tb_strbuf *b) {
-  tb_strbuf_printf(
-      b,
-      "static __device__ __forceinline__ void produce(int tiles, unsigned stages_at,\n"
-      "    unsigned full_at, unsigned empty_at, const tb_tensor_map *map_a,\n"
-      "    const tb_tensor_map *map_b, long long bm, long long bn) {\n"
-      "  for (int u = 0; u < tiles; ++u) {\n"
-      "    const int s = u %% STAGES;\n"
-      "    if (u >= STAGES) wait_phase(empty_at + 8 * s, ((u / STAGES) & 1) ^ 1);\n"
-      "    fill(stages_at, full_at, s, map_a, map_b, bm, bn, u);\n"
-      "  }\n"
-      "}\n");
+  tb_strbuf_printf(b,
+                   "static __device__ __forceinline__ void produce(int tiles, unsigned stages_at,\n"
+                   "    unsigned full_at, unsigned empty_at, const tb_tensor_map *map_a,\n"
+                   "    const tb_tensor_map *map_b, long long bm, long long bn) {\n"
+                   "  for (int u = 0; u < tiles; ++u) {\n"
+                   "    const int s = u %% STAGES;\n"
+                   "    if (u >= STAGES) wait_phase(empty_at + 8 * s, ((u / STAGES) & 1) ^ 1);\n"
+                   "    fill(stages_at, full_at, s, map_a, map_b, bm, bn, u);\n"
+                   "  }\n"
+                   "}\n");
 }
 
 /* A consumer warpgroup: per k tile, once it has landed, its fragments of B^T,
@@ -122,7 +121,8 @@ static void emit_consumer(struct tb_strbuf *b) {
       "                   tid %% 4);\n"
       "    const unsigned long long db = descriptor(stages_at + s * STAGE_BYTES);\n"
       "    /* the fragments are final before the fence */\n"
-      "    _Pragma(\"unroll\") for (int i = 0; i < BK / 2; ++i) asm volatile(\"\" : \"+r\"(f[i]) :: "
+      "    _Pragma(\"unroll\") for (int i = 0; i < BK / 2; ++i) asm volatile(\"\" : \"+r\"(f[i]) "
+      ":: "
       "\"memory\");\n"
       "    hold(acc);\n"
       "    asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\");\n"
@@ -144,40 +144,41 @@ static void emit_consumer(struct tb_strbuf *b) {
 static void emit_main_kernel(struct tb_strbuf *b, const struct tb_gemm_plan *plan) {
   tb_emit_signature_with_maps(b, "tb_main", plan->threads, plan->blocks_per_multiprocessor);
   tb_strbuf_printf(
-      b,
-      "  extern __shared__ __align__(1024) unsigned char smem[];\n"
-      "  /* the swizzle permutes by address bits 7-9: stages start on 1024 bytes */\n"
-      "  const unsigned raw = (unsigned)__cvta_generic_to_shared(smem);\n"
-      "  const unsigned stages_at = (raw + 1023u) & ~1023u;\n"
-      "  unsigned char *const stages = smem + (stages_at - raw);\n"
-      "  const unsigned full_at = stages_at + STAGES * STAGE_BYTES;\n"
-      "  const unsigned empty_at = full_at + 8 * STAGES;\n"
-      "  const int tid = threadIdx.x, warpgroup = tid / 128, lane = tid %% 32;\n"
-      "  const long long bm = blockIdx.x / GRID_N, bn = blockIdx.x %% GRID_N;\n"
-      "  const int tiles = (int)TILES;\n"
-      "  if (tid == 0) {\n"
-      "    _Pragma(\"unroll\") for (int s = 0; s < STAGES; ++s) {\n"
-      "      asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], 1;\\n\" :: \"r\"(full_at + 8 * s) : "
-      "\"memory\");\n"
-      "      asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], 2;\\n\" :: \"r\"(empty_at + 8 * s) : "
-      "\"memory\");\n"
-      "    }\n"
-      "    asm volatile(\"fence.mbarrier_init.release.cluster;\\n\" ::: \"memory\");\n"
-      "  }\n"
-      "  __syncthreads();\n"
-      "  /* registers moved from the producer to the consumers' accumulators:\n"
-      "   * 128 x 40 + 256 x 232 of the SM's 65536 */\n"
-      "  if (warpgroup == 0) {\n"
-      "    asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\\n\" ::: \"memory\");\n"
-      "    if (tid == 0) produce(tiles, stages_at, full_at, empty_at, &map_a, &map_b, bm, bn);\n"
-      "    return;\n"
-      "  }\n"
-      "  asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\\n\" ::: \"memory\");\n"
-      "  /* the thread's first column of B^T's fragments (rows of wgmma's first operand) */\n"
-      "  const int n = (warpgroup - 1) * 64 + ((tid / 32) %% 4) * 16 + lane / 4;\n"
-      "  float acc[ACC];\n"
-      "  _Pragma(\"unroll\") for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;\n"
-      "  consume(acc, tid, n, tiles, stages, stages_at, full_at, empty_at);\n");
+      b, "  extern __shared__ __align__(1024) unsigned char smem[];\n"
+         "  /* the swizzle permutes by address bits 7-9: stages start on 1024 bytes */\n"
+         "  const unsigned raw = (unsigned)__cvta_generic_to_shared(smem);\n"
+         "  const unsigned stages_at = (raw + 1023u) & ~1023u;\n"
+         "  unsigned char *const stages = smem + (stages_at - raw);\n"
+         "  const unsigned full_at = stages_at + STAGES * STAGE_BYTES;\n"
+         "  const unsigned empty_at = full_at + 8 * STAGES;\n"
+         "  const int tid = threadIdx.x, warpgroup = tid / 128, lane = tid %% 32;\n"
+         "  const long long bm = blockIdx.x / GRID_N, bn = blockIdx.x %% GRID_N;\n"
+         "  const int tiles = (int)TILES;\n"
+         "  if (tid == 0) {\n"
+         "    _Pragma(\"unroll\") for (int s = 0; s < STAGES; ++s) {\n"
+         "      asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], 1;\\n\" :: \"r\"(full_at + 8 * "
+         "s) : "
+         "\"memory\");\n"
+         "      asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], 2;\\n\" :: \"r\"(empty_at + 8 "
+         "* s) : "
+         "\"memory\");\n"
+         "    }\n"
+         "    asm volatile(\"fence.mbarrier_init.release.cluster;\\n\" ::: \"memory\");\n"
+         "  }\n"
+         "  __syncthreads();\n"
+         "  /* registers moved from the producer to the consumers' accumulators:\n"
+         "   * 128 x 40 + 256 x 232 of the SM's 65536 */\n"
+         "  if (warpgroup == 0) {\n"
+         "    asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\\n\" ::: \"memory\");\n"
+         "    if (tid == 0) produce(tiles, stages_at, full_at, empty_at, &map_a, &map_b, bm, bn);\n"
+         "    return;\n"
+         "  }\n"
+         "  asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\\n\" ::: \"memory\");\n"
+         "  /* the thread's first column of B^T's fragments (rows of wgmma's first operand) */\n"
+         "  const int n = (warpgroup - 1) * 64 + ((tid / 32) %% 4) * 16 + lane / 4;\n"
+         "  float acc[ACC];\n"
+         "  _Pragma(\"unroll\") for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;\n"
+         "  consume(acc, tid, n, tiles, stages, stages_at, full_at, empty_at);\n");
 }
 
 /* Accumulator layout (PTX ISA, wgmma .m64nNk8 f32) of the transposed tile:
@@ -203,13 +204,22 @@ static void emit_epilogue(struct tb_strbuf *b) {
 static void describe_maps(const struct tb_gemm_plan *plan, struct tb_gemm_strides s,
                           struct tb_generated *g) {
   g->tensor_map_count = 2;
-  g->tensor_maps[0] = (struct tb_tensor_map_spec){
-      .of_y = false, .inner = plan->k, .rows = plan->m, .row_stride = s.a,
-      .box_inner = plan->block_k, .box_rows = plan->block_m, .swizzle_128 = true, .tf32 = true};
-  g->tensor_maps[1] = (struct tb_tensor_map_spec){
-      .of_y = true, .inner = plan->n, .rows = plan->k, .row_stride = s.b,
-      .box_inner = plan->block_n + 8, .box_rows = plan->block_k, .swizzle_128 = false,
-      .tf32 = false};
+  g->tensor_maps[0] = (struct tb_tensor_map_spec){.of_y = false,
+                                                  .inner = plan->k,
+                                                  .rows = plan->m,
+                                                  .row_stride = s.a,
+                                                  .box_inner = plan->block_k,
+                                                  .box_rows = plan->block_m,
+                                                  .swizzle_128 = true,
+                                                  .tf32 = true};
+  g->tensor_maps[1] = (struct tb_tensor_map_spec){.of_y = true,
+                                                  .inner = plan->n,
+                                                  .rows = plan->k,
+                                                  .row_stride = s.b,
+                                                  .box_inner = plan->block_n + 8,
+                                                  .box_rows = plan->block_k,
+                                                  .swizzle_128 = false,
+                                                  .tf32 = false};
 }
 
 enum tb_status tb_codegen_gemm_wgmma_tma(const struct tb_gemm_plan *plan, const struct tb_case *c,

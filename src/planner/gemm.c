@@ -168,9 +168,8 @@ static void wgmma_tma_shape(struct tb_gemm_plan *p) {
   p->threads = 384;
   p->blocks_per_multiprocessor = 1;
   p->stages = p->block_m == 128 ? 6 : 4;
-  p->shared_bytes =
-      4 * p->stages * (p->block_m * p->block_k + p->block_k * (p->block_n + 8)) + 1024 +
-      16 * p->stages;
+  p->shared_bytes = 4 * p->stages * (p->block_m * p->block_k + p->block_k * (p->block_n + 8)) +
+                    1024 + 16 * p->stages;
   snprintf(p->instruction, sizeof p->instruction, "wgmma.m64n%uk8", p->block_m);
   p->barrier_sites = 1; /* after the mbarriers' set-up */
 }
@@ -283,9 +282,8 @@ enum tb_status tb_plan_gemm(size_t m, size_t n, size_t k, enum tb_realization re
   /* a tile's B rows (and the output's) are float4s only where n is a multiple of 4 */
   p->vector_width = align.b_rows && n % 4 == 0 ? 4 : 1;
   p->a_vector_width = align.a_rows ? 4 : 1;
-  enum tb_status st = realization == TB_REALIZATION_SIMT
-                          ? simt_shape(p, user, err)
-                          : tensor_shape(p, user, target, err);
+  enum tb_status st = realization == TB_REALIZATION_SIMT ? simt_shape(p, user, err)
+                                                         : tensor_shape(p, user, target, err);
   if (st != TB_OK) {
     return st;
   }

@@ -155,8 +155,8 @@ static CUresult launch_one(struct native_state *s) {
   /* the tensor maps follow the uniform arguments (a kernel without them
    * takes the first six) */
   CUtensorMap *maps = tb_tensor_maps_of_set(&s->maps, o.set);
-  void *args[] = {&o.x,   &o.y, &o.weight, &o.bias, &o.out, &o.workspace, maps,
-                  maps != NULL ? maps + 1 : NULL};
+  void *args[] = {&o.x,   &o.y,         &o.weight, &o.bias,
+                  &o.out, &o.workspace, maps,      maps != NULL ? maps + 1 : NULL};
   for (unsigned k = 0; k < s->gen.kernel_count; ++k) {
     const struct tb_kernel_spec *spec = &s->gen.kernels[k];
     CUresult rc = s->dev.cu->cuLaunchKernel(s->functions[k], (unsigned)spec->blocks, 1, 1,

@@ -16,8 +16,9 @@ static enum tb_status encode_one(const struct tb_cuda *cu, const struct tb_tenso
       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return rc == CUDA_SUCCESS
              ? TB_OK
-             : tb_cuda_fail(err, spec->of_y ? "cuTensorMapEncodeTiled (B)" : "cuTensorMapEncodeTiled (A)",
-                            rc);
+             : tb_cuda_fail(
+                   err, spec->of_y ? "cuTensorMapEncodeTiled (B)" : "cuTensorMapEncodeTiled (A)",
+                   rc);
 }
 
 enum tb_status tb_tensor_maps_encode(const struct tb_cuda_device *d, const struct tb_generated *g,
