@@ -1709,16 +1709,18 @@ def is_wgmma_tma_tile(bm, bn, bk):
     return bm in (128, 256) and bn == 128 and bk == 32
 
 
-def wgmma_tma_facts(bm, bn, bk):
+def wgmma_tma_facts(record, bm, bn, bk):
     """The single-launch wgmma kernel's facts (docs/gemm.md): a producer and two consumer
     warpgroups (384 threads), each consumer all bm rows x 64 columns, one block an SM; stages
     of A's tile (bm x bk) and B's (bk rows of bn + 8), 4 at 256 rows and 6 at 128, 1024
-    bytes to align them to the swizzle's period, two 8-byte mbarriers a stage; one barrier
-    (after the mbarriers' set-up)."""
+    bytes to align them to the swizzle's period, two 8-byte mbarriers a stage (three in the
+    experiment builds whose rule rounded A in shared memory: evidence/
+    2026-12-02-h200-wgmma-one-launch/call2); one barrier (after the mbarriers' set-up)."""
     stages = 4 if bm == 256 else 6
+    barrier_bytes = 24 if "rounded to TF32 in shared memory" in record["rule"] else 16
     return {"tm": bm, "tn": 64, "warps": (0, 0), "warpgroups": 2, "threads": 384,
             "stages": stages, "barriers": 1,
-            "shared": 4 * stages * (bm * bk + bk * (bn + 8)) + 1024 + 16 * stages,
+            "shared": 4 * stages * (bm * bk + bk * (bn + 8)) + 1024 + barrier_bytes * stages,
             "instruction": f"wgmma.m64n{bm}k8", "per_sm": 1}
 
 
@@ -1855,7 +1857,7 @@ def audit_gemm_plan(a, record, case, device_capability):
     if realization == "simt":
         f = simt_facts(a, record, bm, bn, bk)
     elif tma:
-        f = wgmma_tma_facts(bm, bn, bk)
+        f = wgmma_tma_facts(record, bm, bn, bk)
     elif wgmma:
         f = wgmma_facts(record, bm, bn, bk)
     else:
