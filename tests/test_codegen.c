@@ -12,14 +12,16 @@
 #include "test_support.h"
 
 /* the seed shapes, odd and long ones; few long rows in clusters of 3 (100x8195)
- * and in clusters of 16 whose chunks stream (10x500000); very short rows
+ * and in clusters of 16 whose chunks stream (10x500000) or stay in shared
+ * memory (8x262144); rows no register candidate holds, in clusters of 2
+ * (200x40000) and 16 (150x393216) with their chunks in shared memory; very short rows
  * (subwarp rows: 4 lanes a row with 5 or 8 elements each, 16-byte groups at
  * n = 32 and 16, one lane a row, 2 lanes with 6, a tail block of 1 row) */
 static const size_t shapes[][2] = {
-    {37, 769},   {1024, 1024}, {16384, 257}, {4096, 1024}, {17, 257},    {64, 4096},
-    {8, 65536},  {200, 40000}, {1, 1},       {3, 5},       {2, 1000000}, {32768, 8192},
-    {100, 8195}, {10, 500000}, {65536, 17},  {4096, 17},   {100, 1},     {37, 32},
-    {5, 3},      {1000, 12},   {65537, 16},
+    {37, 769},   {1024, 1024}, {16384, 257}, {4096, 1024}, {17, 257},     {64, 4096},
+    {8, 65536},  {200, 40000}, {1, 1},       {3, 5},       {2, 1000000},  {32768, 8192},
+    {100, 8195}, {10, 500000}, {65536, 17},  {4096, 17},   {100, 1},      {37, 32},
+    {5, 3},      {1000, 12},   {65537, 16},  {8, 262144},  {150, 393216},
 };
 #define SHAPES (sizeof shapes / sizeof shapes[0])
 
@@ -133,6 +135,15 @@ static void check_reduction(enum tb_op op, size_t m, size_t n, enum tb_view_kind
     assert_int_equal(g1.kernels[0].cluster_blocks, plan.stream.blocks_per_row);
     assert_int_equal(g1.kernels[0].blocks, m * plan.stream.blocks_per_row);
     assert_int_equal(g1.min_cc_major, 9);
+  }
+  /* a chunk kept in shared memory: said in the source, given to the launch */
+  unsigned cache = plan.stream.cache_shared_bytes;
+  assert_int_equal(strstr(g1.source, "#define CHUNK_SHARED 1") != NULL, cache > 0);
+  assert_int_equal(g1.kernels[0].dynamic_shared_bytes, cache);
+  if (cache > 0) {
+    assert_true(clustered);
+    assert_int_equal(cache, plan.stream.chunk_elements * 4);
+    assert_int_equal(plan.stream.memory_passes, 1);
   }
   char what[128];
   snprintf(what, sizeof what, "%s %zux%zu %s %s", tb_op_info(op)->name, m, n, tb_view_name(view),

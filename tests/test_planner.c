@@ -370,6 +370,54 @@ static void few_long_rows_clusters(void **state) {
                    TB_MAPPING_SPLIT_ROW);
 }
 
+/* Rows no register candidate holds, on the H200 (clusters of up to 16):
+ * the fewest blocks a row, at least 2, whose chunks of whole groups of 4 take
+ * at most 96 KiB of shared memory. softmax 4096x393216: 16 chunks of 24576
+ * floats (98304 B, exactly the cache), 65536 blocks in clusters of 16, one
+ * memory pass. rmsnorm 200x40000: 2 chunks of 20000 (80000 B). A row one
+ * group longer than 16 such chunks (393220) and sum (one pass anyway) stream
+ * in one block a row; so does every row on a device without clusters. Few
+ * long rows keep their rule and cache a chunk in shared memory where it
+ * fits: layernorm 8x262144, 16 chunks of 16384 (65536 B); rmsnorm 10x500000,
+ * 16 chunks of 31252 (125008 B), streams twice. */
+static void long_rows_shared_chunks(void **state) {
+  struct tb_plan wide = plan_on_h200(TB_OP_SOFTMAX, 4096, 393216);
+  assert_int_equal(wide.mapping, TB_MAPPING_CLUSTER_ROW);
+  assert_non_null(strstr(wide.rule, "fit shared memory"));
+  assert_int_equal(wide.stream.blocks_per_row, 16);
+  assert_int_equal(wide.stream.cluster_blocks, 16);
+  assert_int_equal(wide.stream.chunk_elements, 24576);
+  assert_int_equal(wide.stream.cache_shared_bytes, 98304);
+  assert_int_equal(wide.stream.thread_blocks, 4096ULL * 16);
+  assert_int_equal(wide.stream.memory_passes, 1);
+  assert_int_equal(wide.stream.launches, 1);
+  assert_int_equal(wide.stream.barrier_sites, 2);
+  struct tb_plan two = plan_on_h200(TB_OP_RMSNORM, 200, 40000);
+  assert_int_equal(two.mapping, TB_MAPPING_CLUSTER_ROW);
+  assert_int_equal(two.stream.blocks_per_row, 2);
+  assert_int_equal(two.stream.chunk_elements, 20000);
+  assert_int_equal(two.stream.cache_shared_bytes, 80000);
+  struct tb_plan longer = plan_on_h200(TB_OP_SOFTMAX, 4096, 393220);
+  assert_int_equal(longer.mapping, TB_MAPPING_BLOCK_STREAMING);
+  assert_int_equal(longer.stream.cache_shared_bytes, 0);
+  assert_int_equal(longer.stream.memory_passes, 2);
+  struct tb_plan sum = plan_on_h200(TB_OP_SUM, 4096, 393216);
+  assert_int_equal(sum.mapping, TB_MAPPING_BLOCK_STREAMING);
+  assert_int_equal(plan_of(TB_OP_SOFTMAX, 4096, 393216, TB_VARIANT_AUTOMATIC).mapping,
+                   TB_MAPPING_BLOCK_STREAMING);
+  struct tb_plan few = plan_on_h200(TB_OP_LAYERNORM, 8, 262144);
+  assert_int_equal(few.mapping, TB_MAPPING_CLUSTER_ROW);
+  assert_non_null(strstr(few.rule, "few long rows"));
+  assert_int_equal(few.stream.chunk_elements, 16384);
+  assert_int_equal(few.stream.cache_shared_bytes, 65536);
+  assert_int_equal(few.stream.memory_passes, 1);
+  struct tb_plan ten = plan_on_h200(TB_OP_RMSNORM, 10, 500000);
+  assert_int_equal(ten.stream.cache_shared_bytes, 0);
+  assert_int_equal(ten.stream.memory_passes, 2);
+  /* a chunk in registers takes no shared cache */
+  assert_int_equal(plan_on_h200(TB_OP_SOFTMAX, 8, 65536).stream.cache_shared_bytes, 0);
+}
+
 /* Fixed variants. softmax 4096x1024: 256 groups.
  * reference (s 1, p 8): slots 32, rounds 160, score 160 + 4 + 2 = 166; waves 64.
  * candidate (s 2, p 4): slots 16, rounds 80, score 80 + 8 + 4 = 92, kernel 92*64 = 5888,
@@ -409,8 +457,9 @@ static void device_limits_reject(void **state) {
  * rmsnorm 200x40000 (10000 groups; need slots + 36, rmsnorm's overhead):
  * s <= 19 store more than 64; s = 20: slots 64, 100 > 96; s = 21, 22: slots
  * 60, 96 > 80; s = 23, 24: 56, 92 > 80; s = 25..28: 52 or 48, >= 84 > 72;
- * s = 29..32: 44..40, >= 76 > 64. Every candidate is rejected: the row is
- * streamed. (s = 23 compiled with 48 B of spills before this rule.) */
+ * s = 29..32: 44..40, >= 76 > 64. Every candidate is rejected: the row goes
+ * to a cluster of 2 blocks with their chunks in shared memory (below).
+ * (s = 23 compiled with 48 B of spills before this rule.) */
 static void register_budget_on_the_h200(void **state) {
   struct tb_device_limits h200 = tb_device_limits_h200();
   struct tb_plan plan;
@@ -423,7 +472,7 @@ static void register_budget_on_the_h200(void **state) {
   assert_non_null(strstr(plan.candidates[29].rejection, "registers 92 per thread > 80"));
   assert_non_null(strstr(plan.candidates[26].rejection, "registers 100 per thread > 96"));
   assert_int_equal(plan.rejected_count, 39);
-  assert_int_equal(plan.mapping, TB_MAPPING_BLOCK_STREAMING);
+  assert_int_equal(plan.mapping, TB_MAPPING_CLUSTER_ROW);
   assert_int_equal(tb_register_budget(736, 65536), 80);
   assert_int_equal(tb_register_budget(1024, 65536), 64);
   assert_int_equal(tb_register_budget(32, 65536), 255);
@@ -974,6 +1023,7 @@ int main(void) {
       cmocka_unit_test(long_rows_every_candidate_rejected),
       cmocka_unit_test(few_long_rows_split),
       cmocka_unit_test(few_long_rows_clusters),
+      cmocka_unit_test(long_rows_shared_chunks),
       cmocka_unit_test(fixed_variants),
       cmocka_unit_test(fixed_candidates),
       cmocka_unit_test(variant_names),

@@ -94,8 +94,8 @@ class AuditTest(Corruptions, unittest.TestCase):
         cls.tmp = tempfile.mkdtemp(prefix="tb-audit-")
         cls.run_dir = os.path.join(cls.tmp, "run")
         cls.replay_dir = os.path.join(cls.tmp, "replay")
-        r = run("run", "--shapes", "37x769,3x5", "--variants", "reference,automatic", *FAST,
-                "--out", cls.run_dir)
+        r = run("run", "--shapes", "37x769,3x5,200x40000", "--variants", "reference,automatic",
+                *FAST, "--out", cls.run_dir)
         assert r.returncode == 0, r.stderr
         r = run("replay", "--shapes", "37x769,64x258", "--rounds", "4", *FAST, "--out", cls.replay_dir)
         assert r.returncode == 0, r.stderr
@@ -180,6 +180,43 @@ class AuditTest(Corruptions, unittest.TestCase):
         def m(d):
             self.subwarp_plans(d)[0]["constants"]["subwarp_slots"] = 4
         self.assert_caught(self.run_dir, m, "plan.constants.subwarp_slots")
+
+    def long_row_plans(self, d):
+        """The automatic plans of the 200x40000 row reductions that no register candidate
+        holds (softmax and layernorm; sum's and rmsnorm's s = 32 fits where no device limits
+        apply)."""
+        plans = [c["execution_plans"][0] for c in d["cases"] if c.get("execution_plans")]
+        return [p for p in plans if p.get("kind") == "row_reduction" and p["n"] == 40000
+                and p["variant"] == "automatic" and p["best_register_candidate"] is None]
+
+    def test_long_rows_stream_without_clusters(self):
+        # the CPU backend plans for no clusters: rows no candidate holds stream in one block,
+        # and the record names the shared-cache constant all the same
+        with open(os.path.join(self.run_dir, "results.json")) as f:
+            plans = self.long_row_plans(json.load(f))
+        self.assertEqual(sorted(p["op"] for p in plans), ["layernorm"] * 2 + ["softmax"] * 2)
+        for plan in plans:
+            self.assertEqual(plan["mapping"], "block_streaming")
+            self.assertEqual(plan["stream"]["cache_shared_bytes"], 0)
+            self.assertEqual(plan["constants"]["cluster_shared_bytes"], 98304)
+
+    def test_long_rows_on_a_cluster_device_take_shared_chunks(self):
+        # the same records, their device said to have clusters of 16: the audit's own rule puts
+        # softmax's and layernorm's rows in clusters with their chunks in shared memory
+        def m(d):
+            for plan in self.long_row_plans(d):
+                plan["device_limits"]["cluster_blocks"] = 16
+        self.assert_caught(self.run_dir, m, "plan.mapping")
+
+    def test_changed_shared_cache_constant(self):
+        def m(d):
+            self.long_row_plans(d)[0]["constants"]["cluster_shared_bytes"] = 65536
+        self.assert_caught(self.run_dir, m, "plan.constants.cluster_shared_bytes")
+
+    def test_changed_shared_cache_fact(self):
+        def m(d):
+            self.long_row_plans(d)[1]["stream"]["cache_shared_bytes"] = 160000
+        self.assert_caught(self.run_dir, m, "plan.stream.cache_shared_bytes")
 
     def test_plan_under_another_profile(self):
         def m(d):  # the run says analytic, its plans were made under calibrated

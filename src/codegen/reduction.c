@@ -155,6 +155,9 @@ static void cluster_row_constants(struct tb_strbuf *b, const struct tb_plan *pla
   bool cached = tb_cluster_chunk_cached(f);
   chunk_constants(b, f);
   tb_strbuf_printf(b, "#define CHUNK_CACHED %d\n", cached);
+  if (f->cache_shared_bytes > 0) {
+    tb_strbuf_printf(b, "#define CHUNK_SHARED 1\n");
+  }
   if (cached) {
     unsigned long long iters =
         (f->chunk_elements + 4ULL * f->threads_per_block - 1) / (4ULL * f->threads_per_block);
@@ -242,6 +245,7 @@ static void cluster_row_launches(struct tb_generated *g, const struct tb_plan *p
                                  const struct tb_case *c) {
   block_streaming_launches(g, plan, c);
   g->kernels[0].cluster_blocks = plan->stream.cluster_blocks;
+  g->kernels[0].dynamic_shared_bytes = plan->stream.cache_shared_bytes;
 }
 
 struct row_mapping {

@@ -251,10 +251,13 @@ static unsigned long long split_blocks(const struct tb_plan *plan, unsigned most
 
 /* Chunks of whole groups of 4 for k blocks per row; the facts both split
  * mappings share. */
+static unsigned long long chunk_of(size_t n, unsigned long long k) {
+  return ((n + k - 1) / k + 3) / 4 * 4;
+}
+
 static void plan_chunks(struct tb_plan *plan, unsigned long long k) {
   struct tb_stream_facts *f = &plan->stream;
-  unsigned long long chunk = (plan->n + k - 1) / k;
-  chunk = (chunk + 3) / 4 * 4;
+  unsigned long long chunk = chunk_of(plan->n, k);
   f->threads_per_block = TB_SPLIT_THREADS;
   f->chunk_elements = chunk;
   f->blocks_per_row = (unsigned)((plan->n + chunk - 1) / chunk);
@@ -273,10 +276,17 @@ static void plan_split_row(struct tb_plan *plan) {
   plan->mapping = TB_MAPPING_SPLIT_ROW;
 }
 
+/* Whether a chunk of `chunk` elements of `op`, too long for registers, fits
+ * the shared-memory cache: only a row output reads its chunk twice. */
+static bool chunk_fits_shared(enum tb_op op, unsigned long long chunk) {
+  return !tb_op_info(op)->output_is_vector && chunk * 4 <= TB_CLUSTER_SHARED_BYTES;
+}
+
 /* One cluster per row, one launch: each block reduces its chunk, the blocks
  * exchange their statistics through distributed shared memory, and each
  * writes its chunk: from registers when it fits TB_CLUSTER_CACHE_FLOATS per
- * thread (one memory pass), else re-read. */
+ * thread, else from shared memory when it fits TB_CLUSTER_SHARED_BYTES (one
+ * memory pass either way), else re-read. */
 static void plan_cluster_row(struct tb_plan *plan, unsigned long long k) {
   plan_chunks(plan, k);
   struct tb_stream_facts *f = &plan->stream;
@@ -284,6 +294,9 @@ static void plan_cluster_row(struct tb_plan *plan, unsigned long long k) {
   f->cluster_blocks = f->blocks_per_row;
   if (tb_cluster_chunk_cached(f)) {
     f->memory_passes = 1;
+  } else if (chunk_fits_shared(plan->op, f->chunk_elements)) {
+    f->memory_passes = 1;
+    f->cache_shared_bytes = (unsigned)(f->chunk_elements * 4);
   }
   /* the block's statistics, read by the cluster, and the row's K, fetched */
   f->shared_bytes += tb_stat_words(plan->op) * 4 * (1 + f->blocks_per_row);
@@ -338,6 +351,22 @@ static void plan_subwarp_rows(struct tb_plan *plan) {
   plan->chosen = -1;
 }
 
+/* Blocks per row for rows no register candidate holds: the fewest (at least
+ * 2) whose chunks fit the shared-memory cache, or 0 when that takes more
+ * blocks than a cluster holds, the device has no clusters, or the operation
+ * reads its row once anyway (sum). */
+static unsigned long long shared_cluster_blocks(const struct tb_plan *plan) {
+  if (plan->limits.cluster_blocks < 2) {
+    return 0;
+  }
+  for (unsigned long long k = 2; k <= plan->limits.cluster_blocks; ++k) {
+    if (chunk_fits_shared(plan->op, chunk_of(plan->n, k))) {
+      return k;
+    }
+  }
+  return 0;
+}
+
 static bool few_long_rows(const struct tb_plan *plan) {
   return plan->m < plan->limits.multiprocessors && plan->n >= TB_SPLIT_MIN_ROW;
 }
@@ -364,6 +393,10 @@ static void choose(struct tb_plan *plan) {
                          "prefers (whole groups, then fed threads, where any)"
                        : "first candidate with the least kernel score (the profile's)";
       select_register(plan, &plan->candidates[plan->best_register]);
+    } else if (shared_cluster_blocks(plan) > 0) {
+      plan->rule = "long rows: every register candidate rejected; one cluster of the fewest "
+                   "blocks a row whose chunks fit shared memory, each chunk read once";
+      plan_cluster_row(plan, shared_cluster_blocks(plan));
     } else {
       plan->rule = "long rows: every register candidate rejected; one block streams each row";
       plan_block_streaming(plan);

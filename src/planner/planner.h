@@ -127,6 +127,9 @@ struct tb_stream_facts {
   unsigned shared_bytes;
   unsigned barrier_sites;
   unsigned cluster_blocks; /* blocks per cluster (cluster row: blocks_per_row), else 0 */
+  /* cluster row: bytes of dynamic shared memory that hold the block's chunk
+   * (read once from memory, the output written from there), else 0 */
+  unsigned cache_shared_bytes;
 };
 
 /* Facts of subwarp rows (very short rows, docs/planner.md): each row is
@@ -187,6 +190,13 @@ struct tb_plan {
 /* A cluster row keeps its chunk in registers (read once from memory) when a
  * thread's share is at most this many floats; longer chunks stream twice. */
 #define TB_CLUSTER_CACHE_FLOATS 32
+/* A longer chunk of an operation with a row output stays in dynamic shared
+ * memory when it takes at most this many bytes: two such blocks fit one
+ * multiprocessor of compute capability 9.0 (228 KiB), and one fits every
+ * device with clusters (sm_120 allows 99 KiB a block). Rows that no register
+ * candidate holds then take one cluster of the fewest blocks whose chunks fit,
+ * instead of one block streaming the row twice. */
+#define TB_CLUSTER_SHARED_BYTES (96U * 1024U)
 
 /* Subwarp rows: automatic plans of rows at most this long give each row
  * lanes = the least power of two with lanes * TB_SUBWARP_SLOTS >= n (at

@@ -1465,6 +1465,28 @@ def best_candidate(cands, profile, sms):
     return least(whole, fed)
 
 
+# Chunks in shared memory (docs/planner.md): a cluster row of an operation with a row output keeps
+# a chunk too long for registers in at most CLUSTER_SHARED_BYTES of shared memory, and rows no
+# register candidate holds take a cluster of the fewest blocks (>= 2) whose chunks fit. Records
+# before it carry no constants.cluster_shared_bytes and were planned without it.
+CLUSTER_SHARED_BYTES = 96 * 1024
+
+
+def chunk_of(n, k):
+    """A row's chunk for k blocks: ceil(n / k), rounded up to whole groups of 4."""
+    return -(-(-(-n // k)) // 4) * 4
+
+
+def fits_shared(op, chunk):
+    return op != "sum" and 4 * chunk <= CLUSTER_SHARED_BYTES
+
+
+def shared_cluster_k(op, n, cluster_limit):
+    """Blocks a row for rows no register candidate holds: the fewest from 2 whose chunks fit the
+    shared cache, or 0 past the cluster limit."""
+    return next((k for k in range(2, cluster_limit + 1) if fits_shared(op, chunk_of(n, k))), 0)
+
+
 def expected_plan(record):
     op, m, n, variant = record["op"], record["m"], record["n"], record["variant"]
     limits = record["device_limits"]
@@ -1478,6 +1500,7 @@ def expected_plan(record):
     # clusters (docs/results-schema.md): records before them carry no cluster_blocks
     cluster_limit = limits.get("cluster_blocks", 0)
     cluster_k = split_chunks(m, n, sms, cluster_limit) if cluster_limit >= 2 else 0
+    shared_cache = "cluster_shared_bytes" in record["constants"]
     if variant == "automatic":
         if m < sms and n >= 8192 and cluster_k and 2 * m * cluster_k >= sms:
             plan["mapping"] = "cluster_row"
@@ -1487,6 +1510,8 @@ def expected_plan(record):
             plan["mapping"], plan["subwarp"] = "subwarp_rows", subwarp_facts(op, m, n)
         elif best is not None:
             plan["mapping"], plan["selected"], plan["chosen"] = "register_rows", cands[best], best
+        elif shared_cache and shared_cluster_k(op, n, cluster_limit):
+            plan["mapping"], cluster_k = "cluster_row", shared_cluster_k(op, n, cluster_limit)
         else:
             plan["mapping"] = "block_streaming"
     else:
@@ -1504,7 +1529,7 @@ def expected_plan(record):
             threads, per_row, chunk, blocks, launches = 512, 1, n, m, 1
         else:
             k = cluster_k if plan["mapping"] == "cluster_row" else split_chunks(m, n, sms, 0)
-            chunk = -(-(-(-n // k)) // 4) * 4
+            chunk = chunk_of(n, k)
             per_row = -(-n // chunk)
             threads, blocks = 256, m * per_row
             launches = 1 if plan["mapping"] == "cluster_row" else 2
@@ -1512,8 +1537,12 @@ def expected_plan(record):
                           "chunk_elements": chunk, "thread_blocks": blocks,
                           "memory_passes": 1 if op == "sum" else 2, "launches": launches,
                           "shared_bytes": words * (threads // 32) * 4, "barrier_sites": 1}
+        if shared_cache:
+            plan["stream"]["cache_shared_bytes"] = 0
         if plan["mapping"] == "cluster_row":
             cluster_facts(plan["stream"], record["stream"], op, words, per_row, chunk, threads)
+            if shared_cache and chunk > 32 * threads and fits_shared(op, chunk):
+                plan["stream"]["memory_passes"], plan["stream"]["cache_shared_bytes"] = 1, 4 * chunk
         elif "cluster_blocks" in (record.get("stream") or {}):
             plan["stream"]["cluster_blocks"] = 0
     return plan
@@ -1920,6 +1949,9 @@ def audit_plan(a, record, case, device_capability):
     if "block_weight" in record["constants"]:  # recorded since the calibrated profile
         a.same("plan.constants.block_weight", record["constants"]["block_weight"],
                BLOCK_WEIGHT[record["profile"]])
+    if "cluster_shared_bytes" in record["constants"]:  # recorded since chunks in shared memory
+        a.same("plan.constants.cluster_shared_bytes", record["constants"]["cluster_shared_bytes"],
+               CLUSTER_SHARED_BYTES)
     if "subwarp_max_row" in record["constants"]:  # recorded since subwarp rows
         for key, value in (("subwarp_max_row", SUBWARP_MAX_ROW), ("subwarp_slots", SUBWARP_SLOTS),
                            ("subwarp_threads", SUBWARP_THREADS)):
@@ -2126,9 +2158,16 @@ def audit_source(a, run_dir, case, plan):
     clustered = plan["mapping"] == "cluster_row"
     dims = f"__cluster_dims__({plan['stream']['cluster_blocks']}, 1, 1)" if clustered else "__cluster_dims__"
     a.same("source: cluster dimensions as planned", dims in source, clustered)
+    shared = plan["stream"].get("cache_shared_bytes", 0) > 0 if clustered else False
+    a.same("source: the chunk cached in shared memory iff planned", "#define CHUNK_SHARED 1" in source,
+           shared)
+    kernels = (case.get("provider_details") or {}).get("kernels")
+    if shared and kernels:
+        a.same("provider_details.kernels[0].dynamic_shared_bytes (the chunk's cache)",
+               kernels[0].get("dynamic_shared_bytes"), plan["stream"]["cache_shared_bytes"])
     if clustered and case["op"] != "sum":
-        a.same("source: the chunk cached in registers iff one memory pass is planned",
-               "#define ITERS" in source, plan["stream"]["memory_passes"] == 1)
+        a.same("source: the chunk cached in registers iff one memory pass is planned without shared",
+               "#define ITERS" in source, plan["stream"]["memory_passes"] == 1 and not shared)
     if "__shfl_xor_sync" not in source:
         a.fail("source", "a row reduction without warp-shuffle reduction")
     has_max = "tb_warp_max" in source or "tb_softmax_merge" in source

@@ -14,8 +14,16 @@
 // multiprocessor: reduction.c): the weight and bias
 // groups are loaded with the chunk, so the output after the cluster barrier
 // does not wait for them.
+// CHUNK_SHARED (emitted, as 1, for a chunk too long for registers that the
+// plan keeps in dynamic shared memory): the statistics pass stores each group
+// it loads at tb_chunk[(e - lo) / 4], and the later passes read it back from
+// there. TB_PASS deals every pass's groups to the same threads, so a thread
+// reads back only what it wrote itself: no barrier.
 #ifndef PREFETCH
 #define PREFETCH 0
+#endif
+#ifndef CHUNK_SHARED
+#define CHUNK_SHARED 0
 #endif
 
 // The two halves of a cluster barrier (arrive releases this block's shared
@@ -58,6 +66,19 @@ static __device__ __forceinline__ const float *tb_cluster_map(const float *local
     __VA_ARGS__                                                                          \
   })
 
+// The groups of [lo, hi) a thread passes over (TB_PASS), from the chunk in
+// shared memory: t[4] the group at e, and per element i, ok and w as above.
+#define TB_FOR_SHARED_ELEMENTS(...)                                                      \
+  TB_PASS(e, lo, hi, THREADS) {                                                          \
+    const float4 q4 = tb_chunk[(e - lo) / 4];                                            \
+    const float t[4] = {q4.x, q4.y, q4.z, q4.w};                                         \
+    _Pragma("unroll") for (int i = 0; i < 4; ++i) {                                      \
+      const bool ok = e + i < N;                                                         \
+      const float w = ok ? 1.0f : 0.0f;                                                  \
+      __VA_ARGS__                                                                        \
+    }                                                                                    \
+  }
+
 template <class Op>
 static __device__ __forceinline__ void tb_cluster_row(const float *__restrict__ x,
                                                       const float *__restrict__ weight,
@@ -82,6 +103,8 @@ static __device__ __forceinline__ void tb_cluster_row(const float *__restrict__ 
                           }
                         }
                       })
+#elif CHUNK_SHARED
+  extern __shared__ float4 tb_chunk[];
 #endif
   // the block's own statistics in a scope of their own: the merge below
   // declares the row's under the same name
@@ -92,6 +115,21 @@ static __device__ __forceinline__ void tb_cluster_row(const float *__restrict__ 
     if constexpr (Op::chunk_passes == 2) {
       Op::chunk_between(s);
       TB_FOR_CHUNK_ELEMENTS(Op::chunk_second(s, cache[k][i], ok, w);)
+    }
+#elif CHUNK_SHARED
+    // the chunk read once from memory, kept as it is read
+    typename Op::stats s = Op::init();
+    TB_PASS(e, lo, hi, THREADS) {
+      TB_LOAD4(t, xr, e, vec, )
+      tb_chunk[(e - lo) / 4] = make_float4(t[0], t[1], t[2], t[3]);
+      _Pragma("unroll") for (int i = 0; i < 4; ++i) {
+        const bool ok = e + i < N;
+        Op::chunk_first(s, t[i], ok, ok ? 1.0f : 0.0f);
+      }
+    }
+    if constexpr (Op::chunk_passes == 2) {
+      Op::chunk_between(s);
+      TB_FOR_SHARED_ELEMENTS(Op::chunk_second(s, t[i], ok, w);)
     }
 #else
     TB_STAT_PASS(Op, s, lo, hi, THREADS)
@@ -125,6 +163,18 @@ static __device__ __forceinline__ void tb_cluster_row(const float *__restrict__ 
     } else {
       TB_FOR_CHUNK_GROUPS(if (!in) continue; TB_LOAD_PARAMS(Op, p, e)
                           TB_OUTPUT_GROUP(Op, output, orow, e, ovec, f, p, cache[k][i]))
+    }
+  } else
+#elif CHUNK_SHARED
+  if constexpr (Op::has_row_output) {
+    const typename Op::finished f = Op::finish(s);
+    float *orow = out + row * N;
+    const bool ovec = tb_aligned16(orow);
+    TB_PASS(e, lo, hi, THREADS) {
+      const float4 q4 = tb_chunk[(e - lo) / 4];
+      const float t[4] = {q4.x, q4.y, q4.z, q4.w};
+      TB_LOAD_PARAMS(Op, p, e)
+      TB_OUTPUT_GROUP(Op, output, orow, e, ovec, f, p, t[i])
     }
   } else
 #endif
