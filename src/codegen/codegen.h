@@ -26,6 +26,9 @@ struct tb_kernel_spec {
   unsigned static_shared_bytes;
   unsigned dynamic_shared_bytes; /* requested at launch (beyond the 48 KiB static limit) */
   unsigned cluster_blocks;       /* blocks per cluster fixed in the source, 0 without */
+  /* the share of L1 the kernel asks to be shared memory, in per cent (the
+   * driver's carveout hint); 0: no hint */
+  unsigned shared_carveout_percent;
 };
 
 /* A TMA tensor map a kernel takes by value after the uniform arguments: a

@@ -246,6 +246,8 @@ static void cluster_row_launches(struct tb_generated *g, const struct tb_plan *p
   block_streaming_launches(g, plan, c);
   g->kernels[0].cluster_blocks = plan->stream.cluster_blocks;
   g->kernels[0].dynamic_shared_bytes = plan->stream.cache_shared_bytes;
+  /* all the shared memory there is, so that two such blocks share an SM */
+  g->kernels[0].shared_carveout_percent = plan->stream.cache_shared_bytes > 0 ? 100 : 0;
 }
 
 struct row_mapping {

@@ -76,6 +76,14 @@ static enum tb_status bind_functions(struct native_state *s, struct tb_error *er
         return tb_cuda_fail(err, "cuFuncSetAttribute (dynamic shared memory)", rc);
       }
     }
+    unsigned carveout = s->gen.kernels[k].shared_carveout_percent;
+    if (carveout > 0) {
+      rc = s->dev.cu->cuFuncSetAttribute(
+          s->functions[k], CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, (int)carveout);
+      if (rc != CUDA_SUCCESS) {
+        return tb_cuda_fail(err, "cuFuncSetAttribute (shared memory carveout)", rc);
+      }
+    }
     if (s->gen.kernels[k].cluster_blocks > 8) { /* 8 is the portable cluster size */
       rc = s->dev.cu->cuFuncSetAttribute(s->functions[k],
                                          CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);

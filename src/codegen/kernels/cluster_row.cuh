@@ -15,10 +15,12 @@
 // groups are loaded with the chunk, so the output after the cluster barrier
 // does not wait for them.
 // CHUNK_SHARED (emitted, as 1, for a chunk too long for registers that the
-// plan keeps in dynamic shared memory): the statistics pass stores each group
-// it loads at tb_chunk[(e - lo) / 4], and the later passes read it back from
+// plan keeps in dynamic shared memory): each thread copies its groups to
+// tb_chunk[(e - lo) / 4] all at once with cp.async (no registers between, so
+// the whole chunk is in flight however few warps the shared memory leaves an
+// SM), waits for its own copies, and the passes read the groups back from
 // there. TB_PASS deals every pass's groups to the same threads, so a thread
-// reads back only what it wrote itself: no barrier.
+// reads back only what it copied itself: no barrier.
 #ifndef PREFETCH
 #define PREFETCH 0
 #endif
@@ -65,6 +67,27 @@ static __device__ __forceinline__ const float *tb_cluster_map(const float *local
     const float w = ok ? 1.0f : 0.0f;                                                    \
     __VA_ARGS__                                                                          \
   })
+
+// Group e of row `src` to shared `dst` without registers: 16 bytes from a
+// 16-byte-aligned row (`vec`), else 4 at a time; zeros past the row end
+// (cp.async reads `bytes` of the source and zero-fills the rest).
+static __device__ __forceinline__ void tb_copy_group_async(float4 *dst, const float *src,
+                                                           long long e, bool vec) {
+  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+  if (vec) {
+    const unsigned bytes = e + 3 < N ? 16u : (unsigned)(N - e) * 4u;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src + e),
+                 "r"(bytes)
+                 : "memory");
+  } else {
+    _Pragma("unroll") for (int i = 0; i < 4; ++i) {
+      const bool ok = e + i < N;
+      asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(d + 4u * i),
+                   "l"(src + (ok ? e + i : e)), "r"(ok ? 4u : 0u)
+                   : "memory");
+    }
+  }
+}
 
 // The groups of [lo, hi) a thread passes over (TB_PASS), from the chunk in
 // shared memory: t[4] the group at e, and per element i, ok and w as above.
@@ -117,16 +140,12 @@ static __device__ __forceinline__ void tb_cluster_row(const float *__restrict__ 
       TB_FOR_CHUNK_ELEMENTS(Op::chunk_second(s, cache[k][i], ok, w);)
     }
 #elif CHUNK_SHARED
-    // the chunk read once from memory, kept as it is read
+    // the chunk read once from memory, every copy in flight before the first wait
+    for (long long e = lo + 4LL * threadIdx.x; e < hi; e += 4LL * THREADS)
+      tb_copy_group_async(&tb_chunk[(e - lo) / 4], xr, e, vec);
+    asm volatile("cp.async.wait_all;" ::: "memory");
     typename Op::stats s = Op::init();
-    TB_PASS(e, lo, hi, THREADS) {
-      TB_LOAD4(t, xr, e, vec, )
-      tb_chunk[(e - lo) / 4] = make_float4(t[0], t[1], t[2], t[3]);
-      _Pragma("unroll") for (int i = 0; i < 4; ++i) {
-        const bool ok = e + i < N;
-        Op::chunk_first(s, t[i], ok, ok ? 1.0f : 0.0f);
-      }
-    }
+    TB_FOR_SHARED_ELEMENTS(Op::chunk_first(s, t[i], ok, w);)
     if constexpr (Op::chunk_passes == 2) {
       Op::chunk_between(s);
       TB_FOR_SHARED_ELEMENTS(Op::chunk_second(s, t[i], ok, w);)
