@@ -353,10 +353,12 @@ static void plan_subwarp_rows(struct tb_plan *plan) {
 
 /* Blocks per row for rows no register candidate holds: the fewest (at least
  * 2) whose chunks fit the shared-memory cache, or 0 when that takes more
- * blocks than a cluster holds, the device has no clusters, or the operation
- * reads its row once anyway (sum). */
+ * blocks than a cluster holds, the device has no clusters, the operation
+ * reads its row once anyway (sum), or its output reads a weight (rmsnorm,
+ * layernorm): at two blocks an SM their output passes wait on the weight's
+ * loads, and one block streaming the row twice was faster (docs/planner.md). */
 static unsigned long long shared_cluster_blocks(const struct tb_plan *plan) {
-  if (plan->limits.cluster_blocks < 2) {
+  if (plan->limits.cluster_blocks < 2 || tb_op_info(plan->op)->has_weight) {
     return 0;
   }
   for (unsigned long long k = 2; k <= plan->limits.cluster_blocks; ++k) {

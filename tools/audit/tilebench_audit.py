@@ -1466,8 +1466,9 @@ def best_candidate(cands, profile, sms):
 
 
 # Chunks in shared memory (docs/planner.md): a cluster row of an operation with a row output keeps
-# a chunk too long for registers in at most CLUSTER_SHARED_BYTES of shared memory, and rows no
-# register candidate holds take a cluster of the fewest blocks (>= 2) whose chunks fit. Records
+# a chunk too long for registers in at most CLUSTER_SHARED_BYTES of shared memory, and softmax's
+# rows that no register candidate holds take a cluster of the fewest blocks (>= 2) whose chunks
+# fit. Records
 # before it carry no constants.cluster_shared_bytes and were planned without it.
 CLUSTER_SHARED_BYTES = 96 * 1024
 
@@ -1483,7 +1484,10 @@ def fits_shared(op, chunk):
 
 def shared_cluster_k(op, n, cluster_limit):
     """Blocks a row for rows no register candidate holds: the fewest from 2 whose chunks fit the
-    shared cache, or 0 past the cluster limit."""
+    shared cache, or 0 past the cluster limit and for the operations with a weight (rmsnorm,
+    layernorm), which stream."""
+    if op in ("rmsnorm", "layernorm"):
+        return 0
     return next((k for k in range(2, cluster_limit + 1) if fits_shared(op, chunk_of(n, k))), 0)
 
 
