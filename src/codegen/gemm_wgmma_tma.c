@@ -31,10 +31,6 @@ static void emit_layout(struct tb_strbuf *b, const struct tb_gemm_plan *plan) {
       "#define TILES ((K + BK - 1) / BK)\n"
       "#define GRID_M ((M + BM - 1) / BM)\n"
       "#define GRID_N ((N + BN - 1) / BN)\n"
-      "/* blocks take tiles in groups of GROUP_M rows (m), column by column, so a\n"
-      " * wave of 132 blocks reads ~8 tiles' rows of A and ~17 tiles' columns of B\n"
-      " * rather than 2 rows and every column (B's whole 256 MB at 8192^3) */\n"
-      "#define GROUP_M 8\n"
       "/* B's k rows 8 floats longer than the tile: a warp's fragment loads\n"
       " * (8 columns x 4 k rows) then fall on 32 distinct banks */\n"
       "#define B_STRIDE (BN + 8)\n"
@@ -49,20 +45,6 @@ static void emit_layout(struct tb_strbuf *b, const struct tb_gemm_plan *plan) {
       "  return (__float_as_uint(f) + 0x1000u) & 0xffffe000u;\n"
       "}\n",
       plan->stages);
-}
-
-/* The block's tile: blocks in order fill a group of GROUP_M tile rows column
- * by column (the last group has the rows that are left). */
-static void emit_tile_order(struct tb_strbuf *b) {
-  tb_strbuf_printf(
-      b, "static __device__ __forceinline__ void tile_of_block(long long *bm, long long *bn) {\n"
-         "  const long long per_group = (long long)GROUP_M * GRID_N;\n"
-         "  const long long first = blockIdx.x / per_group * GROUP_M;\n"
-         "  const long long rows = GRID_M - first < GROUP_M ? GRID_M - first : GROUP_M;\n"
-         "  const long long at = blockIdx.x %% per_group;\n"
-         "  *bm = first + at %% rows;\n"
-         "  *bn = at / rows;\n"
-         "}\n");
 }
 
 /* The tensor copy and the fragment loads of B^T. */
@@ -170,8 +152,7 @@ static void emit_main_kernel(struct tb_strbuf *b, const struct tb_gemm_plan *pla
          "  const unsigned full_at = stages_at + STAGES * STAGE_BYTES;\n"
          "  const unsigned empty_at = full_at + 8 * STAGES;\n"
          "  const int tid = threadIdx.x, warpgroup = tid / 128, lane = tid %% 32;\n"
-         "  long long bm, bn;\n"
-         "  tile_of_block(&bm, &bn);\n"
+         "  const long long bm = blockIdx.x / GRID_N, bn = blockIdx.x %% GRID_N;\n"
          "  const int tiles = (int)TILES;\n"
          "  if (tid == 0) {\n"
          "    _Pragma(\"unroll\") for (int s = 0; s < STAGES; ++s) {\n"
@@ -248,7 +229,6 @@ enum tb_status tb_codegen_gemm_wgmma_tma(const struct tb_gemm_plan *plan, const 
   emit_layout(&b, plan);
   tb_emit_wgmma_step(&b, plan->block_m, true);
   tb_emit_wgmma_sync_helpers(&b);
-  emit_tile_order(&b);
   emit_operand_helpers(&b);
   emit_producer(&b);
   emit_consumer(&b);
