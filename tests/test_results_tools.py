@@ -213,6 +213,11 @@ class AuditTest(Corruptions, unittest.TestCase):
             self.long_row_plans(d)[0]["constants"]["cluster_shared_bytes"] = 65536
         self.assert_caught(self.run_dir, m, "plan.constants.cluster_shared_bytes")
 
+    def test_changed_shared_with_weight_constant(self):
+        def m(d):
+            self.long_row_plans(d)[0]["constants"]["cluster_shared_with_weight"] = True
+        self.assert_caught(self.run_dir, m, "plan.constants.cluster_shared_with_weight")
+
     def test_changed_shared_cache_fact(self):
         def m(d):
             self.long_row_plans(d)[1]["stream"]["cache_shared_bytes"] = 160000
@@ -568,7 +573,6 @@ class EvidenceTest(unittest.TestCase):
         runs += [os.path.join("2026-12-01-h200-stopping-clocks/stopping", r)
                  for r in ("run", "clock-checks-on-1", "clock-checks-off-1", "clock-checks-on-2",
                            "clock-checks-off-2")]
-        runs += [os.path.join("2026-12-01-h200-templates-validation-ab", r) for r in ab]
         runs += [os.path.join("2026-12-01-h200-templates-fix-ab", r) for r in ab]
         runs += [os.path.join("2026-12-01-h200-user-kernels-all-ways", r)
                  for r in ("devices/run", "devices/run/shards/0")]
@@ -688,6 +692,22 @@ class EvidenceTest(unittest.TestCase):
         bundles[os.path.join(one_launch, "call3.tar.xz")] = ["gemm/run", "gemm/strided"] + [
             "sanitizer/run-%s-gemm-%s-automatic-tensor" % (t, s)
             for t in ("memcheck", "racecheck") for s in ("1536x1536x64", "2052x1540x516")]
+        shared = "2026-12-06-h100-shared-chunks"
+        rows_ab = ["rows/ab/A1", "rows/ab/A2", "rows/ab/B1", "rows/ab/B2"]
+        bundles[os.path.join(shared, "call1.tar.xz")] = rows_ab
+        bundles[os.path.join(shared, "call2.tar.xz")] = rows_ab + [
+            "rows/validation", "rows/ncu/run-1", "rows/ncu/run-2"] + [
+            "rows/sanitizer/run-%s-%s-automatic" % (t, c) for t in ("memcheck", "racecheck")
+            for c in ("softmax-200x40000", "layernorm-150x100003", "rmsnorm-8x262144")]
+        bundles[os.path.join(shared, "call3.tar.xz")] = rows_ab + [
+            "gemm/ab/A1", "gemm/ab/A2", "gemm/ab/B1", "gemm/ab/B2", "g8/run"]
+        for call in ("call1", "call2", "call3"):
+            builds[os.path.join(shared, call + ".tar.xz")] = [
+                ["rows/ab/A1", "rows/ab/A2"], ["rows/ab/B1", "rows/ab/B2"]]
+        builds[os.path.join(shared, "call2.tar.xz")] += [
+            [r] for r in bundles[os.path.join(shared, "call2.tar.xz")] if r not in rows_ab]
+        builds[os.path.join(shared, "call3.tar.xz")] += [
+            ["gemm/ab/A1", "gemm/ab/A2"], ["gemm/ab/B1", "gemm/ab/B2"], ["g8/run"]]
         committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
                            for f in files if f.endswith(".tar.xz"))
         self.assertEqual(sorted(bundles), committed)

@@ -1482,11 +1482,11 @@ def fits_shared(op, chunk):
     return op != "sum" and 4 * chunk <= CLUSTER_SHARED_BYTES
 
 
-def shared_cluster_k(op, n, cluster_limit):
+def shared_cluster_k(op, n, cluster_limit, with_weight):
     """Blocks a row for rows no register candidate holds: the fewest from 2 whose chunks fit the
-    shared cache, or 0 past the cluster limit and for the operations with a weight (rmsnorm,
-    layernorm), which stream."""
-    if op in ("rmsnorm", "layernorm"):
+    shared cache, or 0 past the cluster limit and, unless with_weight, for the operations with a
+    weight (rmsnorm, layernorm), which stream."""
+    if op in ("rmsnorm", "layernorm") and not with_weight:
         return 0
     return next((k for k in range(2, cluster_limit + 1) if fits_shared(op, chunk_of(n, k))), 0)
 
@@ -1505,6 +1505,11 @@ def expected_plan(record):
     cluster_limit = limits.get("cluster_blocks", 0)
     cluster_k = split_chunks(m, n, sms, cluster_limit) if cluster_limit >= 2 else 0
     shared_cache = "cluster_shared_bytes" in record["constants"]
+    # the first builds with shared chunks gave them to the norms' long rows too (0dd5ff5,
+    # 684ae5d), the next (3e0be6f) did not, and neither recorded cluster_shared_with_weight: such a
+    # record re-derives under the rule its mapping names
+    with_weight = record["constants"].get("cluster_shared_with_weight",
+                                          record.get("mapping") == "cluster_row")
     if variant == "automatic":
         if m < sms and n >= 8192 and cluster_k and 2 * m * cluster_k >= sms:
             plan["mapping"] = "cluster_row"
@@ -1514,8 +1519,9 @@ def expected_plan(record):
             plan["mapping"], plan["subwarp"] = "subwarp_rows", subwarp_facts(op, m, n)
         elif best is not None:
             plan["mapping"], plan["selected"], plan["chosen"] = "register_rows", cands[best], best
-        elif shared_cache and shared_cluster_k(op, n, cluster_limit):
-            plan["mapping"], cluster_k = "cluster_row", shared_cluster_k(op, n, cluster_limit)
+        elif shared_cache and shared_cluster_k(op, n, cluster_limit, with_weight):
+            plan["mapping"] = "cluster_row"
+            cluster_k = shared_cluster_k(op, n, cluster_limit, with_weight)
         else:
             plan["mapping"] = "block_streaming"
     else:
@@ -1956,6 +1962,9 @@ def audit_plan(a, record, case, device_capability):
     if "cluster_shared_bytes" in record["constants"]:  # recorded since chunks in shared memory
         a.same("plan.constants.cluster_shared_bytes", record["constants"]["cluster_shared_bytes"],
                CLUSTER_SHARED_BYTES)
+    if "cluster_shared_with_weight" in record["constants"]:  # recorded since the norms stream
+        a.same("plan.constants.cluster_shared_with_weight",
+               record["constants"]["cluster_shared_with_weight"], False)
     if "subwarp_max_row" in record["constants"]:  # recorded since subwarp rows
         for key, value in (("subwarp_max_row", SUBWARP_MAX_ROW), ("subwarp_slots", SUBWARP_SLOTS),
                            ("subwarp_threads", SUBWARP_THREADS)):
