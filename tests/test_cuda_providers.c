@@ -159,6 +159,23 @@ static CUresult fake_get_function(CUfunction *f, CUmodule m, const char *name) {
                                                                         : CUDA_ERROR_NOT_FOUND;
 }
 
+/* Function attributes the provider sets, by attribute (the last value), and
+ * the one set that fails when `fail_attribute` names it (else -1). */
+static struct {
+  int value[16];
+  int fail_attribute;
+} func_attributes;
+
+static CUresult fake_func_set_attribute(CUfunction f, CUfunction_attribute a, int value) {
+  if ((int)a == func_attributes.fail_attribute) {
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+  if ((int)a >= 0 && (int)a < 16) {
+    func_attributes.value[a] = value;
+  }
+  return CUDA_SUCCESS;
+}
+
 /* native launches in order: the function, its grid and block, and the
  * workspace argument it was given */
 static struct {
@@ -237,8 +254,11 @@ static void install_device(int cc_major, int cc_minor, int multiprocessors) {
       .cuModuleUnload = fake_module_unload,
       .cuModuleGetFunction = fake_get_function,
       .cuFuncGetAttribute = fake_func_attribute,
+      .cuFuncSetAttribute = fake_func_set_attribute,
       .cuLaunchKernel = fake_launch,
   };
+  memset(&func_attributes, 0, sizeof func_attributes);
+  func_attributes.fail_attribute = -1;
   memset(&fake_kernel, 0, sizeof fake_kernel);
   memset(&native_launches, 0, sizeof native_launches);
   tb_cuda_driver_install(&table);
@@ -415,6 +435,55 @@ static void native_launches_matrix_vector(void **state) {
     assert_int_equal(details.as.cuda.kernel_count, cases[i].launches);
     assert_string_equal(details.as.cuda.kernels[0].name, "tb_main");
     p->ops->release(p);
+    tb_provider_destroy(p);
+    assert_everything_given_back();
+    tb_case_data_free(&data);
+  }
+}
+
+/* softmax 200x40000 on a 9.0 device: rows no register candidate holds go to
+ * clusters of 2 blocks whose chunks (20000 floats) stay in shared memory: the
+ * function is given 80000 B of dynamic shared memory and the whole carveout,
+ * the launch asks for them; a carveout the driver refuses fails the prepare,
+ * naming it, with everything given back. */
+static void native_shared_chunks_ask_for_shared_memory(void **state) {
+  for (int refuse = 0; refuse < 2; ++refuse) {
+    struct tb_provider *p = native_on(9, 0, 132);
+    dev.l2_bytes = 64 << 20;
+    func_attributes.fail_attribute =
+        refuse ? (int)CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT : -1;
+    struct tb_case c =
+        case_of(TB_OP_SOFTMAX, (struct tb_shape){200, 40000, 0}, TB_REALIZATION_SIMT);
+    struct tb_case_data data;
+    struct tb_error err = {0};
+    assert_int_equal(tb_case_data_create(&c, 7, &data, &err), TB_OK);
+    struct tb_exec_plan plan;
+    assert_int_equal(p->ops->plan(p, &c, &plan, &err), TB_OK);
+    assert_int_equal(plan.as.reduction.mapping, TB_MAPPING_CLUSTER_ROW);
+    assert_int_equal(plan.as.reduction.stream.cache_shared_bytes, 80000);
+    enum tb_status st = p->ops->prepare(p, &c, &data, &plan, &err);
+    if (st == TB_ERR_UNAVAILABLE && strstr(err.message, "NVRTC") != NULL) {
+      tb_case_data_free(&data);
+      tb_provider_destroy(p);
+      skip(); /* no NVRTC here: native cannot prepare */
+    }
+    if (refuse) {
+      assert_int_not_equal(st, TB_OK);
+      assert_non_null(strstr(err.message, "cuFuncSetAttribute (shared memory carveout)"));
+    } else {
+      assert_int_equal(st, TB_OK);
+      assert_int_equal(func_attributes.value[CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES],
+                       80000);
+      assert_int_equal(func_attributes.value[CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT],
+                       100);
+      assert_int_equal(p->ops->launch(p, 1, &err), TB_OK);
+      assert_int_equal(native_launches.grid[0], 400); /* 200 rows x 2 blocks */
+      assert_int_equal(native_launches.block[0], 256);
+      struct tb_provider_details details;
+      p->ops->details(p, &details);
+      assert_int_equal(details.as.cuda.kernels[0].dynamic_shared_bytes, 80000);
+      p->ops->release(p);
+    }
     tb_provider_destroy(p);
     assert_everything_given_back();
     tb_case_data_free(&data);
@@ -675,6 +744,7 @@ int main(void) {
       cmocka_unit_test(native_buffers_are_defended),
       cmocka_unit_test(native_plans_gemm_for_its_device),
       cmocka_unit_test(native_launches_matrix_vector),
+      cmocka_unit_test(native_shared_chunks_ask_for_shared_memory),
       cmocka_unit_test(native_plans_elementwise_and_refuses_bad_blocks),
       cmocka_unit_test(cublas_is_its_own_provider),
       cmocka_unit_test(user_provider_runs_a_library_on_device_buffers),

@@ -59,6 +59,17 @@ static enum tb_status check_contract(const struct native_state *s, struct tb_err
   return TB_OK;
 }
 
+static enum tb_status set_attribute(struct native_state *s, unsigned k, CUfunction_attribute attr,
+                                    int value, const char *what, struct tb_error *err) {
+  CUresult rc = s->dev.cu->cuFuncSetAttribute(s->functions[k], attr, value);
+  if (rc != CUDA_SUCCESS) {
+    char text[96];
+    snprintf(text, sizeof text, "cuFuncSetAttribute (%s)", what);
+    return tb_cuda_fail(err, text, rc);
+  }
+  return TB_OK;
+}
+
 /* Functions of the module and their resource use; a kernel whose registers
  * do not allow its block size is refused here, before timing. */
 static enum tb_status bind_functions(struct native_state *s, struct tb_error *err) {
@@ -68,28 +79,24 @@ static enum tb_status bind_functions(struct native_state *s, struct tb_error *er
     if (rc != CUDA_SUCCESS) {
       return tb_cuda_fail(err, "cuModuleGetFunction", rc);
     }
-    unsigned dynamic = s->gen.kernels[k].dynamic_shared_bytes;
-    if (dynamic > 0) {
-      rc = s->dev.cu->cuFuncSetAttribute(
-          s->functions[k], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)dynamic);
-      if (rc != CUDA_SUCCESS) {
-        return tb_cuda_fail(err, "cuFuncSetAttribute (dynamic shared memory)", rc);
-      }
+    const struct tb_kernel_spec *spec = &s->gen.kernels[k];
+    /* what the kernel asks of its launches: dynamic shared memory beyond
+     * 48 KiB, a carveout, a cluster past the portable 8 blocks */
+    enum tb_status st = TB_OK;
+    if (spec->dynamic_shared_bytes > 0) {
+      st = set_attribute(s, k, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                         (int)spec->dynamic_shared_bytes, "dynamic shared memory", err);
     }
-    unsigned carveout = s->gen.kernels[k].shared_carveout_percent;
-    if (carveout > 0) {
-      rc = s->dev.cu->cuFuncSetAttribute(
-          s->functions[k], CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, (int)carveout);
-      if (rc != CUDA_SUCCESS) {
-        return tb_cuda_fail(err, "cuFuncSetAttribute (shared memory carveout)", rc);
-      }
+    if (st == TB_OK && spec->shared_carveout_percent > 0) {
+      st = set_attribute(s, k, CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                         (int)spec->shared_carveout_percent, "shared memory carveout", err);
     }
-    if (s->gen.kernels[k].cluster_blocks > 8) { /* 8 is the portable cluster size */
-      rc = s->dev.cu->cuFuncSetAttribute(s->functions[k],
-                                         CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
-      if (rc != CUDA_SUCCESS) {
-        return tb_cuda_fail(err, "cuFuncSetAttribute (non-portable cluster size)", rc);
-      }
+    if (st == TB_OK && spec->cluster_blocks > 8) {
+      st = set_attribute(s, k, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1,
+                         "non-portable cluster size", err);
+    }
+    if (st != TB_OK) {
+      return st;
     }
     int max_threads = 0;
     s->dev.cu->cuFuncGetAttribute(&s->registers[k], CU_FUNC_ATTRIBUTE_NUM_REGS, s->functions[k]);
