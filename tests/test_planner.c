@@ -402,8 +402,7 @@ static void long_rows_shared_chunks(void **state) {
   struct tb_plan norm = plan_on_h200(TB_OP_RMSNORM, 200, 40000);
   assert_int_equal(norm.mapping, TB_MAPPING_BLOCK_STREAMING);
   assert_int_equal(norm.stream.cache_shared_bytes, 0);
-  assert_int_equal(plan_on_h200(TB_OP_LAYERNORM, 4096, 393216).mapping,
-                   TB_MAPPING_BLOCK_STREAMING);
+  assert_int_equal(plan_on_h200(TB_OP_LAYERNORM, 4096, 393216).mapping, TB_MAPPING_BLOCK_STREAMING);
   struct tb_plan longer = plan_on_h200(TB_OP_SOFTMAX, 4096, 393220);
   assert_int_equal(longer.mapping, TB_MAPPING_BLOCK_STREAMING);
   assert_int_equal(longer.stream.cache_shared_bytes, 0);
