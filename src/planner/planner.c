@@ -358,11 +358,14 @@ static void plan_subwarp_rows(struct tb_plan *plan) {
  * layernorm): at two blocks an SM their output passes wait on the weight's
  * loads, and one block streaming the row twice was faster (docs/planner.md). */
 static unsigned long long shared_cluster_blocks(const struct tb_plan *plan) {
-  if (plan->limits.cluster_blocks < 2 || tb_op_info(plan->op)->has_weight) {
+  if (plan->limits.cluster_blocks < 2 ||
+      (tb_op_info(plan->op)->has_weight && !TB_CLUSTER_SHARED_WITH_WEIGHT)) {
     return 0;
   }
   for (unsigned long long k = 2; k <= plan->limits.cluster_blocks; ++k) {
-    if (chunk_fits_shared(plan->op, chunk_of(plan->n, k))) {
+    unsigned long long chunk = chunk_of(plan->n, k);
+    if (chunk > (unsigned long long)TB_CLUSTER_CACHE_FLOATS * TB_SPLIT_THREADS &&
+        chunk_fits_shared(plan->op, chunk)) {
       return k;
     }
   }

@@ -188,7 +188,8 @@ struct tb_plan {
  * the multiprocessors; fewer rows take the two-launch split row. */
 #define TB_CLUSTER_MIN_FILL 2
 /* A cluster row keeps its chunk in registers (read once from memory) when a
- * thread's share is at most this many floats; longer chunks stream twice. */
+ * thread's share is at most this many floats; longer chunks go to shared
+ * memory (below) where they fit, else stream twice. */
 #define TB_CLUSTER_CACHE_FLOATS 32
 /* A longer chunk of an operation with a row output stays in dynamic shared
  * memory when it takes at most this many bytes: two such blocks fit one
@@ -197,6 +198,9 @@ struct tb_plan {
  * candidate holds then take one cluster of the fewest blocks whose chunks fit,
  * instead of one block streaming the row twice. */
 #define TB_CLUSTER_SHARED_BYTES (96U * 1024U)
+/* Whether that rule takes operations with a weight (rmsnorm, layernorm): not
+ * while their output pass waits on the weight's loads (docs/planner.md). */
+#define TB_CLUSTER_SHARED_WITH_WEIGHT false
 
 /* Subwarp rows: automatic plans of rows at most this long give each row
  * lanes = the least power of two with lanes * TB_SUBWARP_SLOTS >= n (at

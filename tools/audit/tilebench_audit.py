@@ -1488,7 +1488,8 @@ def shared_cluster_k(op, n, cluster_limit, with_weight):
     weight (rmsnorm, layernorm), which stream."""
     if op in ("rmsnorm", "layernorm") and not with_weight:
         return 0
-    return next((k for k in range(2, cluster_limit + 1) if fits_shared(op, chunk_of(n, k))), 0)
+    return next((k for k in range(2, cluster_limit + 1)
+                 if chunk_of(n, k) > 32 * 256 and fits_shared(op, chunk_of(n, k))), 0)
 
 
 def expected_plan(record):
@@ -2175,9 +2176,10 @@ def audit_source(a, run_dir, case, plan):
     a.same("source: the chunk cached in shared memory iff planned", "#define CHUNK_SHARED 1" in source,
            shared)
     kernels = (case.get("provider_details") or {}).get("kernels")
-    if shared and kernels:
-        a.same("provider_details.kernels[0].dynamic_shared_bytes (the chunk's cache)",
-               kernels[0].get("dynamic_shared_bytes"), plan["stream"]["cache_shared_bytes"])
+    if kernels:  # a row reduction asks for dynamic shared memory only for a chunk kept there
+        a.same("provider_details.kernels[0].dynamic_shared_bytes (the chunk's cache, else 0)",
+               kernels[0].get("dynamic_shared_bytes"),
+               plan["stream"]["cache_shared_bytes"] if shared else 0)
     if clustered and case["op"] != "sum":
         a.same("source: the chunk cached in registers iff one memory pass is planned without shared",
                "#define ITERS" in source, plan["stream"]["memory_passes"] == 1 and not shared)
