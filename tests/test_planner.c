@@ -370,34 +370,38 @@ static void few_long_rows_clusters(void **state) {
                    TB_MAPPING_SPLIT_ROW);
 }
 
-/* Rows no register candidate holds, on the H200 (clusters of up to 16):
- * the fewest blocks a row, at least 2, whose chunks of whole groups of 4 take
- * at most 96 KiB of shared memory. softmax 4096x393216: 16 chunks of 24576
+/* A cluster row of `per_row` blocks whose chunks of `chunk` floats stay in
+ * `cache` bytes of shared memory (0: not there), read `passes` times. */
+static void assert_cluster_chunks(const struct tb_plan *plan, unsigned per_row,
+                                  unsigned long long chunk, unsigned cache, unsigned passes) {
+  assert_int_equal(plan->mapping, TB_MAPPING_CLUSTER_ROW);
+  assert_int_equal(plan->stream.blocks_per_row, per_row);
+  assert_int_equal(plan->stream.cluster_blocks, per_row);
+  assert_int_equal(plan->stream.chunk_elements, chunk);
+  assert_int_equal(plan->stream.cache_shared_bytes, cache);
+  assert_int_equal(plan->stream.memory_passes, passes);
+}
+
+/* Rows no register candidate holds, on the H200 (clusters of up to 16): the
+ * fewest blocks a row, at least 2, whose chunks of whole groups of 4 take at
+ * most 96 KiB of shared memory. softmax 4096x393216: 16 chunks of 24576
  * floats (98304 B, exactly the cache), 65536 blocks in clusters of 16, one
  * memory pass. softmax 200x40000: 2 chunks of 20000 (80000 B). A row one
  * group longer than 16 such chunks (393220), sum (one pass anyway) and the
  * norms (their outputs wait on the weight) stream in one block a row; so does
- * every row on a device without clusters. Few
- * long rows keep their rule and cache a chunk in shared memory where it
- * fits: layernorm 8x262144, 16 chunks of 16384 (65536 B); rmsnorm 10x500000,
- * 16 chunks of 31252 (125008 B), streams twice. */
+ * every row on a device without clusters. Few long rows keep their rule and
+ * cache a chunk in shared memory where it fits: layernorm 8x262144, 16 chunks
+ * of 16384 (65536 B); rmsnorm 10x500000, 16 chunks of 31252 (125008 B),
+ * streams twice. */
 static void long_rows_shared_chunks(void **state) {
   struct tb_plan wide = plan_on_h200(TB_OP_SOFTMAX, 4096, 393216);
-  assert_int_equal(wide.mapping, TB_MAPPING_CLUSTER_ROW);
+  assert_cluster_chunks(&wide, 16, 24576, 98304, 1);
   assert_non_null(strstr(wide.rule, "fit shared memory"));
-  assert_int_equal(wide.stream.blocks_per_row, 16);
-  assert_int_equal(wide.stream.cluster_blocks, 16);
-  assert_int_equal(wide.stream.chunk_elements, 24576);
-  assert_int_equal(wide.stream.cache_shared_bytes, 98304);
   assert_int_equal(wide.stream.thread_blocks, 4096ULL * 16);
-  assert_int_equal(wide.stream.memory_passes, 1);
   assert_int_equal(wide.stream.launches, 1);
   assert_int_equal(wide.stream.barrier_sites, 2);
   struct tb_plan two = plan_on_h200(TB_OP_SOFTMAX, 200, 40000);
-  assert_int_equal(two.mapping, TB_MAPPING_CLUSTER_ROW);
-  assert_int_equal(two.stream.blocks_per_row, 2);
-  assert_int_equal(two.stream.chunk_elements, 20000);
-  assert_int_equal(two.stream.cache_shared_bytes, 80000);
+  assert_cluster_chunks(&two, 2, 20000, 80000, 1);
   /* the norms' outputs read a weight: they keep streaming such rows */
   struct tb_plan norm = plan_on_h200(TB_OP_RMSNORM, 200, 40000);
   assert_int_equal(norm.mapping, TB_MAPPING_BLOCK_STREAMING);
@@ -412,16 +416,13 @@ static void long_rows_shared_chunks(void **state) {
   assert_int_equal(plan_of(TB_OP_SOFTMAX, 4096, 393216, TB_VARIANT_AUTOMATIC).mapping,
                    TB_MAPPING_BLOCK_STREAMING);
   struct tb_plan few = plan_on_h200(TB_OP_LAYERNORM, 8, 262144);
-  assert_int_equal(few.mapping, TB_MAPPING_CLUSTER_ROW);
+  assert_cluster_chunks(&few, 16, 16384, 65536, 1);
   assert_non_null(strstr(few.rule, "few long rows"));
-  assert_int_equal(few.stream.chunk_elements, 16384);
-  assert_int_equal(few.stream.cache_shared_bytes, 65536);
-  assert_int_equal(few.stream.memory_passes, 1);
   struct tb_plan ten = plan_on_h200(TB_OP_RMSNORM, 10, 500000);
-  assert_int_equal(ten.stream.cache_shared_bytes, 0);
-  assert_int_equal(ten.stream.memory_passes, 2);
+  assert_cluster_chunks(&ten, 16, 31252, 0, 2);
   /* a chunk in registers takes no shared cache */
-  assert_int_equal(plan_on_h200(TB_OP_SOFTMAX, 8, 65536).stream.cache_shared_bytes, 0);
+  struct tb_plan registers = plan_on_h200(TB_OP_SOFTMAX, 8, 65536);
+  assert_cluster_chunks(&registers, 16, 4096, 0, 1);
 }
 
 /* Fixed variants. softmax 4096x1024: 256 groups.

@@ -202,26 +202,21 @@ class AuditTest(Corruptions, unittest.TestCase):
 
     def test_long_rows_on_a_cluster_device_take_shared_chunks(self):
         # the same records, their device said to have clusters of 16: the audit's own rule puts
-        # softmax's and layernorm's rows in clusters with their chunks in shared memory
+        # softmax's rows in clusters with their chunks in shared memory (layernorm's stream)
         def m(d):
             for plan in self.long_row_plans(d):
                 plan["device_limits"]["cluster_blocks"] = 16
         self.assert_caught(self.run_dir, m, "plan.mapping")
 
-    def test_changed_shared_cache_constant(self):
-        def m(d):
-            self.long_row_plans(d)[0]["constants"]["cluster_shared_bytes"] = 65536
-        self.assert_caught(self.run_dir, m, "plan.constants.cluster_shared_bytes")
-
-    def test_changed_shared_with_weight_constant(self):
-        def m(d):
-            self.long_row_plans(d)[0]["constants"]["cluster_shared_with_weight"] = True
-        self.assert_caught(self.run_dir, m, "plan.constants.cluster_shared_with_weight")
-
-    def test_changed_shared_cache_fact(self):
-        def m(d):
-            self.long_row_plans(d)[1]["stream"]["cache_shared_bytes"] = 160000
-        self.assert_caught(self.run_dir, m, "plan.stream.cache_shared_bytes")
+    def test_changed_shared_cache_record(self):
+        # each of the rule's recorded constants and the plan's cache fact, changed alone
+        for where, key, value in (("constants", "cluster_shared_bytes", 65536),
+                                  ("constants", "cluster_shared_with_weight", True),
+                                  ("stream", "cache_shared_bytes", 160000)):
+            with self.subTest(key=key):
+                def m(d):
+                    self.long_row_plans(d)[0][where][key] = value
+                self.assert_caught(self.run_dir, m, "plan.%s.%s" % (where, key))
 
     def test_plan_under_another_profile(self):
         def m(d):  # the run says analytic, its plans were made under calibrated
