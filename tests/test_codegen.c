@@ -18,10 +18,11 @@
  * (subwarp rows: 4 lanes a row with 5 or 8 elements each, 16-byte groups at
  * n = 32 and 16, one lane a row, 2 lanes with 6, a tail block of 1 row) */
 static const size_t shapes[][2] = {
-    {37, 769},   {1024, 1024}, {16384, 257}, {4096, 1024}, {17, 257},     {64, 4096},
-    {8, 65536},  {200, 40000}, {1, 1},       {3, 5},       {2, 1000000},  {32768, 8192},
-    {100, 8195}, {10, 500000}, {65536, 17},  {4096, 17},   {100, 1},      {37, 32},
-    {5, 3},      {1000, 12},   {65537, 16},  {8, 262144},  {150, 393216},
+    {37, 769},    {1024, 1024},  {16384, 257},  {4096, 1024},  {17, 257},
+    {64, 4096},   {8, 65536},    {200, 40000},  {1, 1},        {3, 5},
+    {2, 1000000}, {32768, 8192}, {100, 8195},   {10, 500000},  {65536, 17},
+    {4096, 17},   {100, 1},      {37, 32},      {5, 3},        {1000, 12},
+    {65537, 16},  {8, 262144},   {150, 393216}, {16, 4194304}, {1, 1000000},
 };
 #define SHAPES (sizeof shapes / sizeof shapes[0])
 
@@ -136,14 +137,29 @@ static void check_reduction(enum tb_op op, size_t m, size_t n, enum tb_view_kind
     assert_int_equal(g1.kernels[0].blocks, m * plan.stream.blocks_per_row);
     assert_int_equal(g1.min_cc_major, 9);
   }
-  /* a chunk kept in shared memory: said in the source, given to the launch */
+  /* a chunk kept in shared memory: said in the source (a persistent row keeps every chunk
+   * there), given to the launch */
   unsigned cache = plan.stream.cache_shared_bytes;
-  assert_int_equal(strstr(g1.source, "#define CHUNK_SHARED 1") != NULL, cache > 0);
+  bool persistent = plan.mapping == TB_MAPPING_PERSISTENT_ROW;
+  assert_int_equal(strstr(g1.source, "#define CHUNK_SHARED 1") != NULL, cache > 0 && !persistent);
   assert_int_equal(g1.kernels[0].dynamic_shared_bytes, cache);
   if (cache > 0) {
-    assert_true(clustered);
+    assert_true(clustered || persistent);
     assert_int_equal(cache, plan.stream.chunk_elements * 4);
     assert_int_equal(plan.stream.memory_passes, 1);
+  }
+  /* a persistent row: every block resident (a cooperative launch), its groups' counters and
+   * two rows of statistics in the workspace */
+  assert_int_equal(g1.kernels[0].cooperative, persistent);
+  if (persistent) {
+    assert_int_equal(g1.kernels[0].blocks, plan.stream.thread_blocks);
+    assert_true(g1.kernels[0].blocks <= TB_PERSISTENT_BLOCKS_PER_SM * h200.multiprocessors);
+    assert_int_equal(g1.workspace_floats,
+                     plan.stream.row_groups *
+                         (2 + 2 * plan.stream.blocks_per_row * tb_stat_words(op)));
+    char groups[48];
+    snprintf(groups, sizeof groups, "#define ROW_GROUPS %uLL", plan.stream.row_groups);
+    assert_non_null(strstr(g1.source, groups));
   }
   char what[128];
   snprintf(what, sizeof what, "%s %zux%zu %s %s", tb_op_info(op)->name, m, n, tb_view_name(view),
@@ -507,7 +523,7 @@ static void unknown_mapping_refused(void **state) {
   struct tb_error err = {0};
   assert_int_equal(
       tb_plan_reduction(TB_OP_SOFTMAX, 4, 4, TB_VARIANT_AUTOMATIC, NULL, NULL, &plan, &err), TB_OK);
-  plan.mapping = (enum tb_mapping)(TB_MAPPING_SUBWARP_ROWS + 1);
+  plan.mapping = (enum tb_mapping)(TB_MAPPING_PERSISTENT_ROW + 1);
   struct tb_generated g;
   assert_int_equal(tb_codegen_reduction(&plan, &c, &g, &err), TB_ERR_RUN);
   assert_non_null(strstr(err.message, "mapping"));

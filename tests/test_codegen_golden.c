@@ -77,7 +77,7 @@ static struct entries generated; /* in matrix order */
 
 /* What the matrix reached (asserted non-zero at the end). */
 static struct {
-  size_t mapping[5]; /* register rows, block streaming, split row, cluster row, subwarp rows */
+  size_t mapping[TB_MAPPING_PERSISTENT_ROW + 1]; /* by enum tb_mapping */
   size_t cluster_cached, cluster_streamed;
   size_t s1_packed, s1_single, s_small, s_large; /* s = 1 with p > 1 / p = 1, 2..16, > 16 */
   size_t elementwise;
@@ -504,7 +504,8 @@ static size_t dedupe(struct entries *list, struct entries *sorted, const char *w
 static void check_coverage(void) {
   printf(
       "matrix: %zu sources (%zu repeated labels dropped); reductions: register rows %zu, block "
-      "streaming %zu, split row %zu, cluster row %zu (%zu cached, %zu streamed), subwarp rows %zu; "
+      "streaming %zu, split row %zu, cluster row %zu (%zu cached, %zu streamed), subwarp rows %zu, "
+      "persistent row %zu; "
       "register rows s=1 p>1 %zu, s=1 p=1 %zu, s 2..16 %zu, s>16 %zu; elementwise %zu; gemm: simt "
       "%zu + %zu "
       "(thread n < 4), mma.sync tf32 %zu, 3xtf32 %zu, wgmma n128 %zu, n256 %zu, matrix-vector "
@@ -514,12 +515,12 @@ static void check_coverage(void) {
       generated.count, reached.duplicates, reached.mapping[TB_MAPPING_REGISTER_ROWS],
       reached.mapping[TB_MAPPING_BLOCK_STREAMING], reached.mapping[TB_MAPPING_SPLIT_ROW],
       reached.mapping[TB_MAPPING_CLUSTER_ROW], reached.cluster_cached, reached.cluster_streamed,
-      reached.mapping[TB_MAPPING_SUBWARP_ROWS], reached.s1_packed, reached.s1_single,
-      reached.s_small, reached.s_large, reached.elementwise, reached.simt_wide, reached.simt_narrow,
-      reached.mma_sync, reached.mma_sync_3xtf32, reached.wgmma_128, reached.wgmma_256,
-      reached.gemv_rows, reached.gemv_columns, reached.gemv_split, reached.gemv_whole, reached.vw4,
-      reached.vw1, reached.vw_mixed, reached.small_k, reached.wide_offsets, reached.user_blocks,
-      reached.refused_blocks);
+      reached.mapping[TB_MAPPING_SUBWARP_ROWS], reached.mapping[TB_MAPPING_PERSISTENT_ROW],
+      reached.s1_packed, reached.s1_single, reached.s_small, reached.s_large, reached.elementwise,
+      reached.simt_wide, reached.simt_narrow, reached.mma_sync, reached.mma_sync_3xtf32,
+      reached.wgmma_128, reached.wgmma_256, reached.gemv_rows, reached.gemv_columns,
+      reached.gemv_split, reached.gemv_whole, reached.vw4, reached.vw1, reached.vw_mixed,
+      reached.small_k, reached.wide_offsets, reached.user_blocks, reached.refused_blocks);
   const struct {
     const char *kind;
     size_t count;
@@ -530,6 +531,7 @@ static void check_coverage(void) {
       {"cluster row, chunk in registers", reached.cluster_cached},
       {"cluster row, chunk streamed", reached.cluster_streamed},
       {"subwarp rows", reached.mapping[TB_MAPPING_SUBWARP_ROWS]},
+      {"persistent row", reached.mapping[TB_MAPPING_PERSISTENT_ROW]},
       {"register rows s = 1, p > 1", reached.s1_packed},
       {"register rows s = 1, p = 1", reached.s1_single},
       {"register rows s = 2..16", reached.s_small},

@@ -24,7 +24,7 @@
 /* ---- the fake driver ---------------------------------------------------- */
 
 static struct {
-  int cc_major, cc_minor, multiprocessors, l2_bytes;
+  int cc_major, cc_minor, multiprocessors, l2_bytes, shared_per_multiprocessor;
   int contexts_retained, contexts_released, streams_created, streams_destroyed;
   int allocations, frees;
 } dev;
@@ -59,6 +59,9 @@ static CUresult fake_attribute(int *value, CUdevice_attribute a, CUdevice d) {
   case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *value = 48 << 10; break;
   case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = 227 << 10; break;
   case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: *value = 65536; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR:
+    *value = dev.shared_per_multiprocessor;
+    break;
   default: *value = 0;
   }
   return CUDA_SUCCESS;
@@ -90,6 +93,7 @@ static CUresult fake_mem_alloc(CUdeviceptr *ptr, size_t bytes) {
   if (m == NULL) {
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
+  memset(m, 0xA5, bytes); /* as a GPU's: whatever was there before */
   *ptr = (CUdeviceptr)(uintptr_t)m;
   dev.allocations++;
   return CUDA_SUCCESS;
@@ -228,12 +232,22 @@ static CUresult fake_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
   return CUDA_SUCCESS;
 }
 
+/* A cooperative launch: logged as a native one, and counted. */
+static int cooperative_launches;
+static CUresult fake_cooperative_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                                        unsigned bx, unsigned by, unsigned bz, unsigned smem,
+                                        CUstream stream, void **params) {
+  cooperative_launches++;
+  return fake_launch(f, gx, gy, gz, bx, by, bz, smem, stream, params, NULL);
+}
+
 static void install_device(int cc_major, int cc_minor, int multiprocessors) {
   memset(&dev, 0, sizeof dev);
   dev.cc_major = cc_major;
   dev.cc_minor = cc_minor;
   dev.multiprocessors = multiprocessors;
   dev.l2_bytes = 60 << 20;
+  dev.shared_per_multiprocessor = 228 << 10; /* compute capability 9.0's */
   struct tb_cuda table = {
       .cuDeviceGet = fake_device_get,
       .cuDeviceGetName = fake_name,
@@ -256,11 +270,13 @@ static void install_device(int cc_major, int cc_minor, int multiprocessors) {
       .cuFuncGetAttribute = fake_func_attribute,
       .cuFuncSetAttribute = fake_func_set_attribute,
       .cuLaunchKernel = fake_launch,
+      .cuLaunchCooperativeKernel = fake_cooperative_launch,
   };
   memset(&func_attributes, 0, sizeof func_attributes);
   func_attributes.fail_attribute = -1;
   memset(&fake_kernel, 0, sizeof fake_kernel);
   memset(&native_launches, 0, sizeof native_launches);
+  cooperative_launches = 0;
   tb_cuda_driver_install(&table);
 }
 
@@ -284,8 +300,8 @@ static struct tb_case case_of(enum tb_op op, struct tb_shape shape, enum tb_real
                           .realization = r};
 }
 
-static struct tb_provider *native_on(int cc_major, int cc_minor, int multiprocessors) {
-  install_device(cc_major, cc_minor, multiprocessors);
+/* The native provider on the installed fake device. */
+static struct tb_provider *native_created(void) {
   struct tb_provider *p = NULL;
   struct tb_error err = {0};
   assert_int_equal(tb_cuda_native_provider_create(&p, &err), TB_OK);
@@ -294,6 +310,11 @@ static struct tb_provider *native_on(int cc_major, int cc_minor, int multiproces
   assert_true(p->plans_reductions);
   assert_int_equal(dev.streams_created, 1);
   return p;
+}
+
+static struct tb_provider *native_on(int cc_major, int cc_minor, int multiprocessors) {
+  install_device(cc_major, cc_minor, multiprocessors);
+  return native_created();
 }
 
 /* A reduction is planned under the device's own limits, not the default. */
@@ -441,6 +462,24 @@ static void native_launches_matrix_vector(void **state) {
   }
 }
 
+/* softmax of `shape` on p, planned (to `mapping`) and prepared: the prepare's
+ * status, or the test skipped where there is no NVRTC. */
+static enum tb_status prepare_softmax(struct tb_provider *p, struct tb_shape shape,
+                                      enum tb_mapping mapping, struct tb_exec_plan *plan,
+                                      struct tb_case_data *data, struct tb_error *err) {
+  struct tb_case c = case_of(TB_OP_SOFTMAX, shape, TB_REALIZATION_SIMT);
+  assert_int_equal(tb_case_data_create(&c, 7, data, err), TB_OK);
+  assert_int_equal(p->ops->plan(p, &c, plan, err), TB_OK);
+  assert_int_equal(plan->as.reduction.mapping, mapping);
+  enum tb_status st = p->ops->prepare(p, &c, data, plan, err);
+  if (st == TB_ERR_UNAVAILABLE && strstr(err->message, "NVRTC") != NULL) {
+    tb_case_data_free(data);
+    tb_provider_destroy(p);
+    skip(); /* no NVRTC here: native cannot prepare */
+  }
+  return st;
+}
+
 /* softmax 200x40000 on a 9.0 device: rows no register candidate holds go to
  * clusters of 2 blocks whose chunks (20000 floats) stay in shared memory: the
  * function is given 80000 B of dynamic shared memory and the whole carveout,
@@ -452,21 +491,12 @@ static void native_shared_chunks_ask_for_shared_memory(void **state) {
     dev.l2_bytes = 64 << 20;
     func_attributes.fail_attribute =
         refuse ? (int)CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT : -1;
-    struct tb_case c =
-        case_of(TB_OP_SOFTMAX, (struct tb_shape){200, 40000, 0}, TB_REALIZATION_SIMT);
     struct tb_case_data data;
     struct tb_error err = {0};
-    assert_int_equal(tb_case_data_create(&c, 7, &data, &err), TB_OK);
     struct tb_exec_plan plan;
-    assert_int_equal(p->ops->plan(p, &c, &plan, &err), TB_OK);
-    assert_int_equal(plan.as.reduction.mapping, TB_MAPPING_CLUSTER_ROW);
+    enum tb_status st = prepare_softmax(p, (struct tb_shape){200, 40000, 0}, TB_MAPPING_CLUSTER_ROW,
+                                        &plan, &data, &err);
     assert_int_equal(plan.as.reduction.stream.cache_shared_bytes, 80000);
-    enum tb_status st = p->ops->prepare(p, &c, &data, &plan, &err);
-    if (st == TB_ERR_UNAVAILABLE && strstr(err.message, "NVRTC") != NULL) {
-      tb_case_data_free(&data);
-      tb_provider_destroy(p);
-      skip(); /* no NVRTC here: native cannot prepare */
-    }
     if (refuse) {
       assert_int_not_equal(st, TB_OK);
       assert_non_null(strstr(err.message, "cuFuncSetAttribute (shared memory carveout)"));
@@ -482,6 +512,47 @@ static void native_shared_chunks_ask_for_shared_memory(void **state) {
       struct tb_provider_details details;
       p->ops->details(p, &details);
       assert_int_equal(details.as.cuda.kernels[0].dynamic_shared_bytes, 80000);
+      p->ops->release(p);
+    }
+    tb_provider_destroy(p);
+    assert_everything_given_back();
+    tb_case_data_free(&data);
+  }
+}
+
+/* softmax 10x500000 on a 9.0 device of 132 SMs: rows too long for a
+ * cluster's chunks take persistent rows, 10 groups of 26 blocks with chunks
+ * of 19232 floats in shared memory, launched cooperatively (every block
+ * resident), with a workspace of zeros (each group's two counters and two
+ * rows of 26 x 2 floats). A device whose multiprocessors hold one such block
+ * (100 KiB of shared memory, as sm_120) is refused before anything is timed,
+ * naming the shortfall. */
+static void native_persistent_rows_launch_cooperatively(void **state) {
+  for (int small = 0; small < 2; ++small) {
+    install_device(9, 0, 132);
+    dev.shared_per_multiprocessor = small ? 100 << 10 : 228 << 10;
+    dev.l2_bytes = 1 << 20; /* one buffer set */
+    struct tb_provider *p = native_created();
+    struct tb_case_data data;
+    struct tb_error err = {0};
+    struct tb_exec_plan plan;
+    enum tb_status st = prepare_softmax(p, (struct tb_shape){10, 500000, 0},
+                                        TB_MAPPING_PERSISTENT_ROW, &plan, &data, &err);
+    if (small) {
+      assert_int_equal(st, TB_ERR_UNAVAILABLE);
+      assert_non_null(strstr(err.message, "260 blocks resident at once, the device holds 132"));
+    } else {
+      assert_int_equal(st, TB_OK);
+      assert_int_equal(func_attributes.value[CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES],
+                       19232 * 4);
+      assert_int_equal(p->ops->launch(p, 2, &err), TB_OK);
+      assert_int_equal(cooperative_launches, 2);
+      assert_int_equal(native_launches.grid[0], 260);
+      assert_int_equal(native_launches.block[0], 256);
+      const float *workspace = (const float *)(uintptr_t)native_launches.workspace[0];
+      for (size_t i = 0; i < 10 * (2 + 2 * 26 * 2); ++i) {
+        assert_true(workspace[i] == 0.0f);
+      }
       p->ops->release(p);
     }
     tb_provider_destroy(p);
@@ -745,6 +816,7 @@ int main(void) {
       cmocka_unit_test(native_plans_gemm_for_its_device),
       cmocka_unit_test(native_launches_matrix_vector),
       cmocka_unit_test(native_shared_chunks_ask_for_shared_memory),
+      cmocka_unit_test(native_persistent_rows_launch_cooperatively),
       cmocka_unit_test(native_plans_elementwise_and_refuses_bad_blocks),
       cmocka_unit_test(cublas_is_its_own_provider),
       cmocka_unit_test(user_provider_runs_a_library_on_device_buffers),

@@ -355,11 +355,12 @@ static void few_long_rows_clusters(void **state) {
   assert_int_equal(odd.stream.cluster_blocks, 3);
   assert_int_equal(odd.stream.chunk_elements, 2732);
   assert_int_equal(odd.stream.thread_blocks, 300);
-  /* ten rows of 500000: k = 16, chunks of 31252 > 32 floats x 256 threads: streamed twice */
-  struct tb_plan ten = plan_on_h200(TB_OP_RMSNORM, 10, 500000);
+  /* sum of ten rows of 500000 (no row output): k = 16, chunks of 31252 > 32 floats x 256
+   * threads, streamed once (persistent_rows takes the other operations' rows) */
+  struct tb_plan ten = plan_on_h200(TB_OP_SUM, 10, 500000);
   assert_int_equal(ten.mapping, TB_MAPPING_CLUSTER_ROW);
   assert_int_equal(ten.stream.chunk_elements, 31252);
-  assert_int_equal(ten.stream.memory_passes, 2);
+  assert_int_equal(ten.stream.memory_passes, 1);
   struct tb_plan two = plan_on_h200(TB_OP_SUM, 2, 1000000);
   assert_int_equal(two.mapping, TB_MAPPING_SPLIT_ROW);
   assert_int_equal(two.stream.blocks_per_row, 132);
@@ -418,11 +419,51 @@ static void long_rows_shared_chunks(void **state) {
   struct tb_plan few = plan_on_h200(TB_OP_LAYERNORM, 8, 262144);
   assert_cluster_chunks(&few, 16, 16384, 65536, 1);
   assert_non_null(strstr(few.rule, "few long rows"));
-  struct tb_plan ten = plan_on_h200(TB_OP_RMSNORM, 10, 500000);
-  assert_cluster_chunks(&ten, 16, 31252, 0, 2);
   /* a chunk in registers takes no shared cache */
   struct tb_plan registers = plan_on_h200(TB_OP_SOFTMAX, 8, 65536);
   assert_cluster_chunks(&registers, 16, 4096, 0, 1);
+}
+
+/* A persistent row of `per_row` blocks a row in `groups` groups, chunks of
+ * `chunk` floats in shared memory: one launch, one memory pass. */
+static void assert_persistent(const struct tb_plan *plan, unsigned groups, unsigned per_row,
+                              unsigned long long chunk) {
+  assert_int_equal(plan->mapping, TB_MAPPING_PERSISTENT_ROW);
+  assert_int_equal(plan->stream.row_groups, groups);
+  assert_int_equal(plan->stream.blocks_per_row, per_row);
+  assert_int_equal(plan->stream.chunk_elements, chunk);
+  assert_int_equal(plan->stream.thread_blocks, groups * per_row);
+  assert_int_equal(plan->stream.cache_shared_bytes, chunk * 4);
+  assert_int_equal(plan->stream.memory_passes, 1);
+  assert_int_equal(plan->stream.launches, 1);
+  assert_int_equal(plan->stream.cluster_blocks, 0);
+  assert_int_equal(plan->stream.barrier_sites, 3);
+  assert_non_null(strstr(plan->rule, "resident"));
+}
+
+/* Few rows too long for 16 chunks of 96 KiB (n > 393216), on the H200 (264
+ * resident blocks of 96 KiB): layernorm 16x4194304 needs chunks from 171 blocks
+ * (4194304 / 170 > 24576 floats), so one group of all 264 blocks takes the rows
+ * in turn, chunks of 15888 floats, shared 2 x 3 words x 8 warps x 4 B = 192.
+ * softmax 1x1000000: one group, chunks of 3788. rmsnorm 10x500000: 21 blocks
+ * at least, 12 groups would fit, 10 rows take 10 groups of 26 (19232 floats).
+ * softmax 16x524288: 22 blocks at least, 12 groups, two turns: 8 groups of 33.
+ * Sum (one pass anyway), rows a cluster of 16 caches (393216), a device
+ * without clusters, and rows longer than 264 chunks (n > 6488064) keep their
+ * rules. */
+static void few_very_long_rows_persistent(void **state) {
+  struct tb_plan big = plan_on_h200(TB_OP_LAYERNORM, 16, 4194304);
+  assert_persistent(&big, 1, 264, 15888);
+  assert_int_equal(big.stream.shared_bytes, 192);
+  assert_persistent((struct tb_plan[]){plan_on_h200(TB_OP_SOFTMAX, 1, 1000000)}, 1, 264, 3788);
+  assert_persistent((struct tb_plan[]){plan_on_h200(TB_OP_RMSNORM, 10, 500000)}, 10, 26, 19232);
+  assert_persistent((struct tb_plan[]){plan_on_h200(TB_OP_SOFTMAX, 16, 524288)}, 8, 33, 15888);
+  assert_int_equal(plan_on_h200(TB_OP_SUM, 16, 4194304).mapping, TB_MAPPING_CLUSTER_ROW);
+  assert_int_equal(plan_on_h200(TB_OP_SOFTMAX, 16, 393216).mapping, TB_MAPPING_CLUSTER_ROW);
+  assert_int_equal(plan_of(TB_OP_LAYERNORM, 16, 4194304, TB_VARIANT_AUTOMATIC).mapping,
+                   TB_MAPPING_SPLIT_ROW);
+  assert_int_not_equal(plan_on_h200(TB_OP_SOFTMAX, 16, 6488068).mapping, TB_MAPPING_PERSISTENT_ROW);
+  assert_persistent((struct tb_plan[]){plan_on_h200(TB_OP_SOFTMAX, 1, 6488064)}, 1, 264, 24576);
 }
 
 /* Fixed variants. softmax 4096x1024: 256 groups.
@@ -1030,6 +1071,7 @@ int main(void) {
       cmocka_unit_test(few_long_rows_split),
       cmocka_unit_test(few_long_rows_clusters),
       cmocka_unit_test(long_rows_shared_chunks),
+      cmocka_unit_test(few_very_long_rows_persistent),
       cmocka_unit_test(fixed_variants),
       cmocka_unit_test(fixed_candidates),
       cmocka_unit_test(variant_names),

@@ -5,6 +5,7 @@ Run by CTest with TB_BINARY (the tilebench executable) and TB_AUDIT (the script)
 import copy
 import gzip
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -217,6 +218,42 @@ class AuditTest(Corruptions, unittest.TestCase):
                 def m(d):
                     self.long_row_plans(d)[0][where][key] = value
                 self.assert_caught(self.run_dir, m, "plan.%s.%s" % (where, key))
+
+    def test_persistent_rows_rederived(self):
+        # the audit's own rule for few rows too long for a cluster's chunks, on a record of this
+        # run said to be of such a shape on a device with clusters of 16 and 132 SMs: the same
+        # facts as the planner's (tests/test_planner.c few_very_long_rows_persistent)
+        spec = importlib.util.spec_from_file_location("tilebench_audit", AUDIT)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        with open(os.path.join(self.run_dir, "results.json")) as f:
+            base = self.long_row_plans(json.load(f))[0]
+        base["device_limits"]["cluster_blocks"] = 16
+        for op, m, n, groups, per_row, chunk in (("layernorm", 16, 4194304, 1, 264, 15888),
+                                                 ("softmax", 1, 1000000, 1, 264, 3788),
+                                                 ("rmsnorm", 10, 500000, 10, 26, 19232),
+                                                 ("softmax", 16, 524288, 8, 33, 15888)):
+            with self.subTest(op=op, m=m, n=n):
+                record = dict(base, op=op, m=m, n=n)
+                plan = module.expected_plan(record)
+                self.assertEqual(plan["mapping"], "persistent_row")
+                stream = plan["stream"]
+                self.assertEqual((stream["row_groups"], stream["blocks_per_row"],
+                                  stream["chunk_elements"], stream["thread_blocks"]),
+                                 (groups, per_row, chunk, groups * per_row))
+                self.assertEqual((stream["cache_shared_bytes"], stream["memory_passes"],
+                                  stream["launches"], stream["barrier_sites"]),
+                                 (4 * chunk, 1, 1, 3))
+        # without the rule's constant (a record made before it) the same rows stream twice
+        record = dict(base, op="softmax", m=16, n=4194304,
+                      constants={k: v for k, v in base["constants"].items()
+                                 if k != "persistent_blocks_per_sm"})
+        self.assertEqual(module.expected_plan(record)["mapping"], "cluster_row")
+
+    def test_changed_persistent_constant(self):
+        def m(d):
+            self.long_row_plans(d)[0]["constants"]["persistent_blocks_per_sm"] = 3
+        self.assert_caught(self.run_dir, m, "plan.constants.persistent_blocks_per_sm")
 
     def test_plan_under_another_profile(self):
         def m(d):  # the run says analytic, its plans were made under calibrated

@@ -29,6 +29,9 @@ struct tb_kernel_spec {
   /* the share of L1 the kernel asks to be shared memory, in per cent (the
    * driver's carveout hint); 0: no hint */
   unsigned shared_carveout_percent;
+  /* launched cooperatively: every block resident at once or no launch (the
+   * blocks of a persistent row wait for each other) */
+  bool cooperative;
 };
 
 /* A TMA tensor map a kernel takes by value after the uniform arguments: a

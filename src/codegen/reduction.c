@@ -171,6 +171,14 @@ static void cluster_row_constants(struct tb_strbuf *b, const struct tb_plan *pla
   tb_strbuf_printf(b, "#define TB_CLUSTER_DIMS __cluster_dims__(%u, 1, 1)\n", f->cluster_blocks);
 }
 
+/* ROW_GROUPS: groups of K blocks, a row a group at a time. */
+static void persistent_row_constants(struct tb_strbuf *b, const struct tb_plan *plan,
+                                     const struct tb_case *c) {
+  (void)c;
+  chunk_constants(b, &plan->stream);
+  tb_strbuf_printf(b, "#define ROW_GROUPS %uLL\n", plan->stream.row_groups);
+}
+
 /* Block barriers each template has: register rows one per reduction of the
  * row when it spans warps; the streaming mappings one for the block's
  * statistics, and cluster rows one more for the statistics fetched from the
@@ -192,6 +200,11 @@ static unsigned one_barrier(const struct tb_plan *plan, const struct row_operato
 static unsigned two_barriers(const struct tb_plan *plan, const struct row_operator *op) {
   (void)plan, (void)op;
   return 2;
+}
+
+static unsigned three_barriers(const struct tb_plan *plan, const struct row_operator *op) {
+  (void)plan, (void)op;
+  return 3;
 }
 
 static void launch(struct tb_kernel_spec *k, const char *name, unsigned threads,
@@ -250,9 +263,20 @@ static void cluster_row_launches(struct tb_generated *g, const struct tb_plan *p
   g->kernels[0].shared_carveout_percent = plan->stream.cache_shared_bytes > 0 ? 100 : 0;
 }
 
+/* One cooperative launch of every resident block; the workspace holds each
+ * group's two counters and two rows of its blocks' statistics. */
+static void persistent_row_launches(struct tb_generated *g, const struct tb_plan *plan,
+                                    const struct tb_case *c) {
+  const struct tb_stream_facts *f = &plan->stream;
+  cluster_row_launches(g, plan, c);
+  g->kernels[0].cooperative = true;
+  g->workspace_floats =
+      (size_t)f->row_groups * (2 + 2 * (size_t)f->blocks_per_row * tb_stat_words(c->op->op));
+}
+
 struct row_mapping {
   enum tb_mapping mapping;
-  const char *templates[2]; /* pasted in order; NULL ends */
+  const char *templates[3]; /* pasted in order; NULL ends */
   void (*constants)(struct tb_strbuf *b, const struct tb_plan *plan, const struct tb_case *c);
   unsigned (*barrier_sites)(const struct tb_plan *plan, const struct row_operator *op);
   void (*launches)(struct tb_generated *g, const struct tb_plan *plan, const struct tb_case *c);
@@ -279,7 +303,7 @@ static const struct row_mapping row_mappings[] = {
      split_row_launches,
      0},
     {TB_MAPPING_CLUSTER_ROW,
-     {tb_kernel_streaming, tb_kernel_cluster_row},
+     {tb_kernel_streaming, tb_kernel_shared_chunk, tb_kernel_cluster_row},
      cluster_row_constants,
      two_barriers,
      cluster_row_launches,
@@ -290,6 +314,12 @@ static const struct row_mapping row_mappings[] = {
      no_barrier,
      subwarp_rows_launches,
      0},
+    {TB_MAPPING_PERSISTENT_ROW,
+     {tb_kernel_streaming, tb_kernel_shared_chunk, tb_kernel_persistent_row},
+     persistent_row_constants,
+     three_barriers,
+     persistent_row_launches,
+     8}, /* cp.async and ld.acquire (the planner plans it only with clusters: 9.0) */
 };
 
 static const struct row_mapping *row_mapping_of(enum tb_mapping mapping) {

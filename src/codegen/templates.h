@@ -16,11 +16,14 @@ extern const char tb_kernel_rmsnorm[];
 extern const char tb_kernel_layernorm[];
 /* streamed statistics, shared by block streaming, split rows, cluster rows */
 extern const char tb_kernel_streaming[];
+/* a row's chunk in shared memory: cluster rows and persistent rows */
+extern const char tb_kernel_shared_chunk[];
 /* the mappings, one template each */
 extern const char tb_kernel_register_rows[];
 extern const char tb_kernel_block_streaming[];
 extern const char tb_kernel_split_row[];
 extern const char tb_kernel_cluster_row[];
+extern const char tb_kernel_persistent_row[];
 extern const char tb_kernel_subwarp_rows[];
 /* gemm with m = 1 or n = 1: the matrix-vector kernels (codegen/gemv.c) */
 extern const char tb_kernel_gemv[];

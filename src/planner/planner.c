@@ -9,6 +9,7 @@ const char *tb_mapping_name(enum tb_mapping m) {
   case TB_MAPPING_BLOCK_STREAMING: return "block_streaming";
   case TB_MAPPING_CLUSTER_ROW: return "cluster_row";
   case TB_MAPPING_SUBWARP_ROWS: return "subwarp_rows";
+  case TB_MAPPING_PERSISTENT_ROW: return "persistent_row";
   default: return "split_row";
   }
 }
@@ -372,6 +373,52 @@ static unsigned long long shared_cluster_blocks(const struct tb_plan *plan) {
   return 0;
 }
 
+/* Row groups for persistent rows, or 0 when they do not apply: rows with a
+ * row output too long for even the largest cluster's chunks to fit shared
+ * memory, on a device with clusters (compute capability 9.0: two blocks of
+ * TB_CLUSTER_SHARED_BYTES share a multiprocessor). Each group takes at least
+ * the fewest blocks whose chunks fit; as many groups as that leaves room
+ * for, at most one a row, and no more than it takes to cover the rows in the
+ * same number of turns (16 rows over at most 12 groups: 8 groups twice). */
+static unsigned long long persistent_row_groups(const struct tb_plan *plan) {
+  const struct tb_device_limits *d = &plan->limits;
+  if (d->cluster_blocks < 2 || tb_op_info(plan->op)->output_is_vector ||
+      chunk_fits_shared(plan->op, chunk_of(plan->n, d->cluster_blocks))) {
+    return 0;
+  }
+  unsigned long long resident =
+      (unsigned long long)TB_PERSISTENT_BLOCKS_PER_SM * d->multiprocessors;
+  unsigned long long least = d->cluster_blocks + 1ULL;
+  while (least <= resident && !chunk_fits_shared(plan->op, chunk_of(plan->n, least))) {
+    ++least;
+  }
+  if (least > resident) {
+    return 0;
+  }
+  unsigned long long most = resident / least;
+  unsigned long long turns = (plan->m + most - 1) / most;
+  return (plan->m + turns - 1) / turns;
+}
+
+/* Every resident block, in `groups` groups of the most blocks that share a
+ * row (chunks of whole groups of 4, so a group may use fewer), each block's
+ * chunk in shared memory: one memory pass, one launch. */
+static void plan_persistent_row(struct tb_plan *plan, unsigned long long groups) {
+  unsigned long long resident =
+      (unsigned long long)TB_PERSISTENT_BLOCKS_PER_SM * plan->limits.multiprocessors;
+  plan_chunks(plan, resident / groups);
+  struct tb_stream_facts *f = &plan->stream;
+  f->row_groups = (unsigned)groups;
+  f->thread_blocks = groups * f->blocks_per_row;
+  f->launches = 1;
+  f->memory_passes = 1;
+  f->cache_shared_bytes = (unsigned)(f->chunk_elements * 4);
+  /* the chunk's statistics, then the row's: one block combine each */
+  f->shared_bytes *= 2;
+  f->barrier_sites = 3; /* and the group barrier's, before the row's statistics are read */
+  plan->mapping = TB_MAPPING_PERSISTENT_ROW;
+}
+
 static bool few_long_rows(const struct tb_plan *plan) {
   return plan->m < plan->limits.multiprocessors && plan->n >= TB_SPLIT_MIN_ROW;
 }
@@ -380,7 +427,12 @@ static void choose(struct tb_plan *plan) {
   if (plan->variant == TB_VARIANT_AUTOMATIC) {
     if (few_long_rows(plan)) {
       unsigned long long cluster = cluster_row_blocks(plan);
-      if (cluster > 0) {
+      if (persistent_row_groups(plan) > 0) {
+        plan->rule = "few long rows (m < multiprocessors, n >= 8192) too long for a cluster's "
+                     "chunks in shared memory: every block resident, a group of blocks a row "
+                     "at a time, chunks in shared memory";
+        plan_persistent_row(plan, persistent_row_groups(plan));
+      } else if (cluster > 0) {
         plan->rule = "few long rows (m < multiprocessors, n >= 8192) whose clusters fill half the "
                      "multiprocessors: one cluster of blocks per row";
         plan_cluster_row(plan, cluster);

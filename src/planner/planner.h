@@ -46,6 +46,9 @@ enum tb_mapping {
                                  distributed shared memory, in one launch */
   TB_MAPPING_SUBWARP_ROWS,    /* very short rows: g < 32 lanes a row, 32/g rows a warp, the row in
                                  registers */
+  TB_MAPPING_PERSISTENT_ROW,  /* rows too long for a cluster's shared memory: every block resident,
+                                 in groups of blocks_per_row, each group taking a row at a time;
+                                 chunks in shared memory, partials combined through global memory */
 };
 
 const char *tb_mapping_name(enum tb_mapping m);
@@ -130,6 +133,9 @@ struct tb_stream_facts {
   /* cluster row: bytes of dynamic shared memory that hold the block's chunk
    * (read once from memory, the output written from there), else 0 */
   unsigned cache_shared_bytes;
+  /* persistent row: groups of blocks_per_row blocks, group g taking rows g,
+   * g + row_groups, ...; else 0 */
+  unsigned row_groups;
 };
 
 /* Facts of subwarp rows (very short rows, docs/planner.md): each row is
@@ -201,6 +207,11 @@ struct tb_plan {
 /* Whether that rule takes operations with a weight (rmsnorm, layernorm): not
  * while their output pass waits on the weight's loads (docs/planner.md). */
 #define TB_CLUSTER_SHARED_WITH_WEIGHT false
+/* Persistent rows: blocks of 256 threads and a chunk of at most
+ * TB_CLUSTER_SHARED_BYTES, this many resident on each multiprocessor (the
+ * launch is cooperative: the driver refuses a grid that would not all be
+ * resident, and the provider a device whose multiprocessors hold fewer). */
+#define TB_PERSISTENT_BLOCKS_PER_SM 2
 
 /* Subwarp rows: automatic plans of rows at most this long give each row
  * lanes = the least power of two with lanes * TB_SUBWARP_SLOTS >= n (at

@@ -34,12 +34,13 @@ static json_t *stream_json(const struct tb_plan *plan) {
     return json_null();
   }
   const struct tb_stream_facts *f = &plan->stream;
-  return json_pack("{s:i, s:i, s:I, s:I, s:i, s:i, s:i, s:i, s:i, s:i}", "threads_per_block",
+  return json_pack("{s:i, s:i, s:I, s:I, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "threads_per_block",
                    f->threads_per_block, "blocks_per_row", f->blocks_per_row, "chunk_elements",
                    (json_int_t)f->chunk_elements, "thread_blocks", (json_int_t)f->thread_blocks,
                    "memory_passes", f->memory_passes, "launches", f->launches, "shared_bytes",
                    f->shared_bytes, "barrier_sites", f->barrier_sites, "cluster_blocks",
-                   f->cluster_blocks, "cache_shared_bytes", f->cache_shared_bytes);
+                   f->cluster_blocks, "cache_shared_bytes", f->cache_shared_bytes, "row_groups",
+                   f->row_groups);
 }
 
 static json_t *subwarp_json(const struct tb_plan *plan) {
@@ -98,6 +99,8 @@ static json_t *reduction_plan_json(const struct tb_plan *plan) {
   json_object_set_new(json_object_get(j, "constants"), "cluster_shared_bytes",
                       json_integer(TB_CLUSTER_SHARED_BYTES));
   json_object_set_new(json_object_get(j, "constants"), "cluster_shared_with_weight", json_false());
+  json_object_set_new(json_object_get(j, "constants"), "persistent_blocks_per_sm",
+                      json_integer(TB_PERSISTENT_BLOCKS_PER_SM));
   json_object_set_new(j, "payload_per_element",
                       json_pack("{s:i, s:i, s:i, s:i}", "global_read", pay.global_read,
                                 "global_write", pay.global_write, "private_write",

@@ -1492,6 +1492,27 @@ def shared_cluster_k(op, n, cluster_limit, with_weight):
                  if chunk_of(n, k) > 32 * 256 and fits_shared(op, chunk_of(n, k))), 0)
 
 
+# Persistent rows (docs/planner.md): few rows with a row output too long for the largest cluster's
+# chunks in shared memory take every resident block (PERSISTENT_BLOCKS_PER_SM an SM) in groups of
+# at least the fewest blocks whose chunks fit, a group a row at a time. Records before them carry
+# no constants.persistent_blocks_per_sm and were planned without it.
+PERSISTENT_BLOCKS_PER_SM = 2
+
+
+def persistent_groups(op, m, n, sms, cluster_limit):
+    """Row groups of a persistent row, or 0 where the rule does not take the rows."""
+    if cluster_limit < 2 or fits_shared(op, chunk_of(n, cluster_limit)) or op == "sum":
+        return 0
+    resident = PERSISTENT_BLOCKS_PER_SM * sms
+    least = next((k for k in range(cluster_limit + 1, resident + 1)
+                  if fits_shared(op, chunk_of(n, k))), None)
+    if least is None:
+        return 0
+    most = resident // least
+    turns = -(-m // most)
+    return -(-m // turns)
+
+
 def expected_plan(record):
     op, m, n, variant = record["op"], record["m"], record["n"], record["variant"]
     limits = record["device_limits"]
@@ -1511,8 +1532,12 @@ def expected_plan(record):
     # record re-derives under the rule its mapping names
     with_weight = record["constants"].get("cluster_shared_with_weight",
                                           record.get("mapping") == "cluster_row")
+    persistent = "persistent_blocks_per_sm" in record["constants"]
+    groups = persistent_groups(op, m, n, sms, cluster_limit) if persistent else 0
     if variant == "automatic":
-        if m < sms and n >= 8192 and cluster_k and 2 * m * cluster_k >= sms:
+        if m < sms and n >= 8192 and groups:
+            plan["mapping"] = "persistent_row"
+        elif m < sms and n >= 8192 and cluster_k and 2 * m * cluster_k >= sms:
             plan["mapping"] = "cluster_row"
         elif m < sms and n >= 8192:
             plan["mapping"] = "split_row"
@@ -1534,23 +1559,37 @@ def expected_plan(record):
             plan["chosen"] = pairs.index((s, p)) if (s, p) in pairs else None
         else:
             plan["mapping"] = "block_streaming"
-    if plan["mapping"] in ("block_streaming", "split_row", "cluster_row"):
+    if plan["mapping"] in ("block_streaming", "split_row", "cluster_row", "persistent_row"):
         words = STAT_WORDS[op]
         if plan["mapping"] == "block_streaming":
             threads, per_row, chunk, blocks, launches = 512, 1, n, m, 1
         else:
-            k = cluster_k if plan["mapping"] == "cluster_row" else split_chunks(m, n, sms, 0)
+            if plan["mapping"] == "cluster_row":
+                k = cluster_k
+            elif plan["mapping"] == "persistent_row":
+                k = PERSISTENT_BLOCKS_PER_SM * sms // groups
+            else:
+                k = split_chunks(m, n, sms, 0)
             chunk = chunk_of(n, k)
             per_row = -(-n // chunk)
             threads, blocks = 256, m * per_row
-            launches = 1 if plan["mapping"] == "cluster_row" else 2
+            launches = 2 if plan["mapping"] == "split_row" else 1
         plan["stream"] = {"threads_per_block": threads, "blocks_per_row": per_row,
                           "chunk_elements": chunk, "thread_blocks": blocks,
                           "memory_passes": 1 if op == "sum" else 2, "launches": launches,
                           "shared_bytes": words * (threads // 32) * 4, "barrier_sites": 1}
         if shared_cache:
             plan["stream"]["cache_shared_bytes"] = 0
-        if plan["mapping"] == "cluster_row":
+        if "row_groups" in (record.get("stream") or {}):  # recorded since persistent rows
+            plan["stream"]["row_groups"] = 0
+        if plan["mapping"] == "persistent_row":
+            # every resident block in `groups` groups, the chunk in shared memory, two block
+            # combines (the chunk's statistics, the row's) and the group barrier's block barrier
+            plan["stream"].update(row_groups=groups, thread_blocks=groups * per_row,
+                                  memory_passes=1, cache_shared_bytes=4 * chunk,
+                                  shared_bytes=2 * words * (threads // 32) * 4, barrier_sites=3,
+                                  cluster_blocks=0)
+        elif plan["mapping"] == "cluster_row":
             cluster_facts(plan["stream"], record["stream"], op, words, per_row, chunk, threads)
             if shared_cache and chunk > 32 * threads and fits_shared(op, chunk):
                 plan["stream"]["memory_passes"], plan["stream"]["cache_shared_bytes"] = 1, 4 * chunk
@@ -1966,6 +2005,9 @@ def audit_plan(a, record, case, device_capability):
     if "cluster_shared_with_weight" in record["constants"]:  # recorded since the norms stream
         a.same("plan.constants.cluster_shared_with_weight",
                record["constants"]["cluster_shared_with_weight"], False)
+    if "persistent_blocks_per_sm" in record["constants"]:  # recorded since persistent rows
+        a.same("plan.constants.persistent_blocks_per_sm",
+               record["constants"]["persistent_blocks_per_sm"], PERSISTENT_BLOCKS_PER_SM)
     if "subwarp_max_row" in record["constants"]:  # recorded since subwarp rows
         for key, value in (("subwarp_max_row", SUBWARP_MAX_ROW), ("subwarp_slots", SUBWARP_SLOTS),
                            ("subwarp_threads", SUBWARP_THREADS)):
@@ -2175,6 +2217,10 @@ def audit_source(a, run_dir, case, plan):
     shared = plan["stream"].get("cache_shared_bytes", 0) > 0 if clustered else False
     a.same("source: the chunk cached in shared memory iff planned", "#define CHUNK_SHARED 1" in source,
            shared)
+    persistent = plan["mapping"] == "persistent_row"
+    groups = f"#define ROW_GROUPS {plan['stream']['row_groups']}LL\n" if persistent else "#define ROW_GROUPS"
+    a.same("source: row groups as planned (persistent rows only)", groups in source, persistent)
+    shared = shared or persistent
     kernels = (case.get("provider_details") or {}).get("kernels")
     if kernels:  # a row reduction asks for dynamic shared memory only for a chunk kept there
         a.same("provider_details.kernels[0].dynamic_shared_bytes (the chunk's cache, else 0)",

@@ -24,6 +24,34 @@ struct native_state {
   struct tb_tensor_maps maps; /* the kernels' TMA tensor maps, per buffer set */
 };
 
+/* The shared memory the driver reserves for each resident block (compute
+ * capability 8.0 and newer). */
+#define TB_SHARED_RESERVED_PER_BLOCK 1024
+
+/* A cooperative kernel's blocks must all be resident at once: refused here,
+ * naming the shortfall, when the multiprocessors' shared memory holds fewer
+ * (the driver would refuse the launch itself, mid-run). */
+static enum tb_status check_residency(const struct native_state *s, struct tb_error *err) {
+  const struct tb_device_info *d = &s->dev.info;
+  for (unsigned k = 0; k < s->gen.kernel_count; ++k) {
+    const struct tb_kernel_spec *spec = &s->gen.kernels[k];
+    if (!spec->cooperative) {
+      continue;
+    }
+    unsigned long long per_block = (unsigned long long)spec->static_shared_bytes +
+                                   spec->dynamic_shared_bytes + TB_SHARED_RESERVED_PER_BLOCK;
+    unsigned long long per_sm = (unsigned long long)d->max_shared_per_multiprocessor / per_block;
+    if (spec->blocks > per_sm * (unsigned long long)d->multiprocessors) {
+      return tb_fail(err, TB_ERR_UNAVAILABLE,
+                     "capability: %s needs its %llu blocks resident at once, the device holds %llu "
+                     "(%llu of %llu B of shared memory on each of %d multiprocessors)",
+                     spec->name, spec->blocks, per_sm * (unsigned long long)d->multiprocessors,
+                     per_sm, per_block, d->multiprocessors);
+    }
+  }
+  return TB_OK;
+}
+
 /* Refuses a case the device cannot run, before anything is timed. */
 static enum tb_status check_contract(const struct native_state *s, struct tb_error *err) {
   const struct tb_generated *g = &s->gen;
@@ -55,8 +83,7 @@ static enum tb_status check_contract(const struct native_state *s, struct tb_err
                    "capability: %u B of shared memory per block, the device allows %d",
                    g->max_static_shared_bytes + g->max_dynamic_shared_bytes, d->max_shared_optin);
   }
-
-  return TB_OK;
+  return check_residency(s, err);
 }
 
 static enum tb_status set_attribute(struct native_state *s, unsigned k, CUfunction_attribute attr,
@@ -174,9 +201,14 @@ static CUresult launch_one(struct native_state *s) {
                   &o.out, &o.workspace, maps,      maps != NULL ? maps + 1 : NULL};
   for (unsigned k = 0; k < s->gen.kernel_count; ++k) {
     const struct tb_kernel_spec *spec = &s->gen.kernels[k];
-    CUresult rc = s->dev.cu->cuLaunchKernel(s->functions[k], (unsigned)spec->blocks, 1, 1,
-                                            spec->threads_per_block, 1, 1,
-                                            spec->dynamic_shared_bytes, s->dev.stream, args, NULL);
+    CUresult rc =
+        spec->cooperative
+            ? s->dev.cu->cuLaunchCooperativeKernel(s->functions[k], (unsigned)spec->blocks, 1, 1,
+                                                   spec->threads_per_block, 1, 1,
+                                                   spec->dynamic_shared_bytes, s->dev.stream, args)
+            : s->dev.cu->cuLaunchKernel(s->functions[k], (unsigned)spec->blocks, 1, 1,
+                                        spec->threads_per_block, 1, 1, spec->dynamic_shared_bytes,
+                                        s->dev.stream, args, NULL);
     if (rc != CUDA_SUCCESS) {
       return rc;
     }

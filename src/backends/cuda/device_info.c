@@ -18,6 +18,8 @@ enum tb_status tb_device_info_read(const struct tb_cuda *cu, CUdevice dev,
       {&info->max_shared_per_block, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK},
       {&info->max_registers_per_block, CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK},
       {&info->max_shared_optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN},
+      {&info->max_shared_per_multiprocessor,
+       CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR},
   };
   for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; ++i) {
     CUresult rc = cu->cuDeviceGetAttribute(wanted[i].field, wanted[i].attribute, dev);

@@ -14,6 +14,7 @@ struct tb_device_info {
   int max_threads_per_block;
   int max_shared_per_block; /* static shared memory a block may use */
   int max_shared_optin;     /* static + dynamic, once a kernel opts in */
+  int max_shared_per_multiprocessor;
   int max_registers_per_block;
 };
 

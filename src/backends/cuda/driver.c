@@ -33,6 +33,7 @@ static int bind_all(void *handle) {
          BIND(cuModuleGetFunction, "cuModuleGetFunction") &&
          BIND(cuFuncGetAttribute, "cuFuncGetAttribute") &&
          BIND(cuFuncSetAttribute, "cuFuncSetAttribute") && BIND(cuLaunchKernel, "cuLaunchKernel") &&
+         BIND(cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel") &&
          BIND(cuStreamBeginCapture, "cuStreamBeginCapture_v2") &&
          BIND(cuStreamEndCapture, "cuStreamEndCapture") &&
          BIND(cuGraphInstantiateWithFlags, "cuGraphInstantiateWithFlags") &&

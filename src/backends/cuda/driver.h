@@ -43,6 +43,8 @@ struct tb_cuda {
   CUresult (*cuFuncSetAttribute)(CUfunction, CUfunction_attribute, int);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, CUstream, void **, void **);
+  CUresult (*cuLaunchCooperativeKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                                        unsigned, unsigned, unsigned, CUstream, void **);
   /* CUDA graphs of a batch of calls (backends/cuda/graph.h) */
   CUresult (*cuStreamBeginCapture)(CUstream, CUstreamCaptureMode);
   CUresult (*cuStreamEndCapture)(CUstream, CUgraph *);

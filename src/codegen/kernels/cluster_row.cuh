@@ -7,20 +7,16 @@
 // every thread merges them in rank order. The barrier's second half waits at
 // the very end: a block leaves only when the whole cluster has read its
 // statistics, and writes its chunk meanwhile. CHUNK_CACHED: the chunk stays
-// in registers (ITERS groups of 4 a thread: read once from memory), else it
-// is streamed twice. TB_CLUSTER_DIMS (the generator's) fixes the cluster.
+// in registers (ITERS groups of 4 a thread: read once from memory); else
+// CHUNK_SHARED: in shared memory (read once); else it is streamed twice.
+// TB_CLUSTER_DIMS (the generator's) fixes the cluster.
 // PREFETCH (emitted, as 1, only for a chunk in registers of at most 4 groups
 // a thread of an operation with a weight, in a grid of at most one block a
 // multiprocessor: reduction.c): the weight and bias
 // groups are loaded with the chunk, so the output after the cluster barrier
 // does not wait for them.
 // CHUNK_SHARED (emitted, as 1, for a chunk too long for registers that the
-// plan keeps in dynamic shared memory): each thread copies its groups to
-// tb_chunk[(e - lo) / 4] all at once with cp.async (no registers between, so
-// the whole chunk is in flight however few warps the shared memory leaves an
-// SM), waits for its own copies, and the passes read the groups back from
-// there. TB_PASS deals every pass's groups to the same threads, so a thread
-// reads back only what it copied itself: no barrier.
+// plan keeps in dynamic shared memory): shared_chunk.cuh.
 #ifndef PREFETCH
 #define PREFETCH 0
 #endif
@@ -68,40 +64,6 @@ static __device__ __forceinline__ const float *tb_cluster_map(const float *local
     __VA_ARGS__                                                                          \
   })
 
-// Group e of row `src` to shared `dst` without registers: 16 bytes from a
-// 16-byte-aligned row (`vec`), else 4 at a time; zeros past the row end
-// (cp.async reads `bytes` of the source and zero-fills the rest).
-static __device__ __forceinline__ void tb_copy_group_async(float4 *dst, const float *src,
-                                                           long long e, bool vec) {
-  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-  if (vec) {
-    const unsigned bytes = e + 3 < N ? 16u : (unsigned)(N - e) * 4u;
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src + e),
-                 "r"(bytes)
-                 : "memory");
-  } else {
-    _Pragma("unroll") for (int i = 0; i < 4; ++i) {
-      const bool ok = e + i < N;
-      asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(d + 4u * i),
-                   "l"(src + (ok ? e + i : e)), "r"(ok ? 4u : 0u)
-                   : "memory");
-    }
-  }
-}
-
-// The groups of [lo, hi) a thread passes over (TB_PASS), from the chunk in
-// shared memory: t[4] the group at e, and per element i, ok and w as above.
-#define TB_FOR_SHARED_ELEMENTS(...)                                                      \
-  TB_PASS(e, lo, hi, THREADS) {                                                          \
-    const float4 q4 = tb_chunk[(e - lo) / 4];                                            \
-    const float t[4] = {q4.x, q4.y, q4.z, q4.w};                                         \
-    _Pragma("unroll") for (int i = 0; i < 4; ++i) {                                      \
-      const bool ok = e + i < N;                                                         \
-      const float w = ok ? 1.0f : 0.0f;                                                  \
-      __VA_ARGS__                                                                        \
-    }                                                                                    \
-  }
-
 template <class Op>
 static __device__ __forceinline__ void tb_cluster_row(const float *__restrict__ x,
                                                       const float *__restrict__ weight,
@@ -141,15 +103,9 @@ static __device__ __forceinline__ void tb_cluster_row(const float *__restrict__ 
     }
 #elif CHUNK_SHARED
     // the chunk read once from memory, every copy in flight before the first wait
-    for (long long e = lo + 4LL * threadIdx.x; e < hi; e += 4LL * THREADS)
-      tb_copy_group_async(&tb_chunk[(e - lo) / 4], xr, e, vec);
+    tb_copy_chunk_async(tb_chunk, xr, lo, hi, vec);
     asm volatile("cp.async.wait_all;" ::: "memory");
-    typename Op::stats s = Op::init();
-    TB_FOR_SHARED_ELEMENTS(Op::chunk_first(s, t[i], ok, w);)
-    if constexpr (Op::chunk_passes == 2) {
-      Op::chunk_between(s);
-      TB_FOR_SHARED_ELEMENTS(Op::chunk_second(s, t[i], ok, w);)
-    }
+    TB_SHARED_CHUNK_STATS(Op, s)
 #else
     TB_STAT_PASS(Op, s, lo, hi, THREADS)
 #endif
@@ -189,12 +145,7 @@ static __device__ __forceinline__ void tb_cluster_row(const float *__restrict__ 
     const typename Op::finished f = Op::finish(s);
     float *orow = out + row * N;
     const bool ovec = tb_aligned16(orow);
-    TB_PASS(e, lo, hi, THREADS) {
-      const float4 q4 = tb_chunk[(e - lo) / 4];
-      const float t[4] = {q4.x, q4.y, q4.z, q4.w};
-      TB_LOAD_PARAMS(Op, p, e)
-      TB_OUTPUT_GROUP(Op, output, orow, e, ovec, f, p, t[i])
-    }
+    TB_SHARED_OUTPUT_PASS(Op, f, orow, ovec, {})
   } else
 #endif
   {

@@ -3,7 +3,8 @@
 # binary carries them and a template edit rebuilds only this file.
 set(TB_KERNEL_TEMPLATES
     prelude row_common sum softmax rmsnorm layernorm
-    streaming register_rows block_streaming split_row cluster_row subwarp_rows gemv
+    streaming register_rows block_streaming split_row shared_chunk cluster_row persistent_row
+    subwarp_rows gemv
     gemv_combine)
 list(TRANSFORM TB_KERNEL_TEMPLATES PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
 list(TRANSFORM TB_KERNEL_TEMPLATES APPEND .cuh)
