@@ -171,12 +171,15 @@ static void cluster_row_constants(struct tb_strbuf *b, const struct tb_plan *pla
   tb_strbuf_printf(b, "#define TB_CLUSTER_DIMS __cluster_dims__(%u, 1, 1)\n", f->cluster_blocks);
 }
 
-/* ROW_GROUPS: groups of K blocks, a row a group at a time. */
+/* ROW_GROUPS: groups of K blocks, a row a group at a time; the row's reads
+ * and writes streamed past L2, which keeps the weights every row reads. */
 static void persistent_row_constants(struct tb_strbuf *b, const struct tb_plan *plan,
                                      const struct tb_case *c) {
   (void)c;
   chunk_constants(b, &plan->stream);
-  tb_strbuf_printf(b, "#define ROW_GROUPS %uLL\n", plan->stream.row_groups);
+  tb_strbuf_printf(b,
+                   "#define ROW_GROUPS %uLL\n#define STREAMED_ONCE 1\n#define STREAMING_STORES 1\n",
+                   plan->stream.row_groups);
 }
 
 /* Block barriers each template has: register rows one per reduction of the

@@ -8,8 +8,11 @@
 // chunk's statistics in the workspace and waits at its group's barrier for
 // the other K - 1; then every block merges the row's K statistics and writes
 // its chunk from shared memory, copying the next row's chunk into each group
-// as soon as it is written, so the group's reads of row r + ROW_GROUPS
-// overlap its writes of row r.
+// as soon as it is written and reducing those copies as they land, so the
+// group's reads and reduction of row r + ROW_GROUPS overlap its writes of
+// row r. The copies and the output's stores are marked as streamed once
+// (STREAMED_ONCE, STREAMING_STORES), so that L2 keeps the weight and bias,
+// which every row reads again.
 //
 // The workspace (zeroed when it is allocated): ROW_GROUPS arrival counters,
 // ROW_GROUPS departure counters, then each group's statistics, two rows of K
@@ -45,6 +48,26 @@ static __device__ __forceinline__ typename Op::stats tb_load_partial(const float
   return Op::load(v, 0);
 }
 
+// Merges group e's elements (zero past the row end) into s: the group's own
+// statistics first, in the passes of the operator's chunk, so the reduction
+// can run group by group as the copies land.
+template <class Op>
+static __device__ __forceinline__ void tb_merge_group(typename Op::stats &s, const float4 q4,
+                                                      long long e) {
+  const float t[4] = {q4.x, q4.y, q4.z, q4.w};
+  typename Op::stats g = Op::init();
+  _Pragma("unroll") for (int i = 0; i < 4; ++i) Op::chunk_first(g, t[i], e + i < N, e + i < N);
+  if constexpr (Op::chunk_passes == 2) {
+    Op::chunk_between(g);
+    _Pragma("unroll") for (int i = 0; i < 4; ++i) Op::chunk_second(g, t[i], e + i < N, e + i < N);
+  }
+  Op::merge(s, g);
+}
+
+// Groups a thread has copied but not yet reduced while it writes a row: the
+// copies of the next row stay this many groups ahead of its reduction.
+#define TB_STATS_LAG 4
+
 template <class Op>
 static __device__ __forceinline__ void tb_persistent_row(const float *__restrict__ x,
                                                          const float *__restrict__ weight,
@@ -53,20 +76,23 @@ static __device__ __forceinline__ void tb_persistent_row(const float *__restrict
                                                          float *__restrict__ workspace) {
   const long long group = blockIdx.x / K, chunk = blockIdx.x % K;
   const long long lo = chunk * CHUNK, hi = lo + CHUNK < N ? lo + CHUNK : N;
+  const long long step = 4LL * THREADS; // from one of a thread's groups to the next
   unsigned *arrived = reinterpret_cast<unsigned *>(workspace) + group;
   unsigned *departed = reinterpret_cast<unsigned *>(workspace) + ROW_GROUPS + group;
   float *slots = workspace + 2 * ROW_GROUPS + group * 2 * K * Op::words;
   extern __shared__ float4 tb_chunk[];
+  // s: the thread's statistics of its groups of the group's current row
+  typename Op::stats s = Op::init();
   if (group < M) {
     const float *xr = x + group * SX;
     tb_copy_chunk_async(tb_chunk, xr, lo, hi, tb_aligned16(xr));
+    asm volatile("cp.async.wait_all;" ::: "memory");
+    TB_PASS(e, lo, hi, THREADS) tb_merge_group<Op>(s, tb_chunk[(e - lo) / 4], e);
   }
   unsigned trip = 0;
   for (long long row = group; row < M; row += ROW_GROUPS, ++trip) {
     float *slot = slots + (trip & 1) * K * Op::words;
-    asm volatile("cp.async.wait_all;" ::: "memory");
     {
-      TB_SHARED_CHUNK_STATS(Op, s)
       TB_BLOCK_COMBINE(Op, s, THREADS, 0)
       if (threadIdx.x == 0) {
         Op::store(s, slot, chunk * Op::words);
@@ -76,19 +102,35 @@ static __device__ __forceinline__ void tb_persistent_row(const float *__restrict
     tb_barrier<1>();
     // the row's K statistics, merged by the block (a fixed order: every
     // block of the group gets the same bits)
-    typename Op::stats s = Op::init();
-    for (long long k = threadIdx.x; k < K; k += THREADS)
-      Op::merge(s, tb_load_partial<Op>(slot, k));
-    TB_BLOCK_COMBINE(Op, s, THREADS, 2)
-    const typename Op::finished f = Op::finish(s);
+    typename Op::finished f;
+    {
+      typename Op::stats r = Op::init();
+      for (long long k = threadIdx.x; k < K; k += THREADS)
+        Op::merge(r, tb_load_partial<Op>(slot, k));
+      TB_BLOCK_COMBINE(Op, r, THREADS, 2)
+      f = Op::finish(r);
+    }
     float *orow = out + row * N;
     const bool ovec = tb_aligned16(orow);
     const long long next = row + ROW_GROUPS;
+    s = Op::init();
     if (next < M) {
+      // each group written, then its slot refilled from the next row; the
+      // group TB_STATS_LAG copies back reduced once it has landed
       const float *nx = x + next * SX;
       const bool nvec = tb_aligned16(nx);
-      TB_SHARED_OUTPUT_PASS(Op, f, orow, ovec,
-                            tb_copy_group_async(&tb_chunk[(e - lo) / 4], nx, e, nvec);)
+      TB_SHARED_OUTPUT_PASS(Op, f, orow, ovec, {
+        tb_copy_group_async(&tb_chunk[(e - lo) / 4], nx, e, nvec);
+        asm volatile("cp.async.commit_group;" ::: "memory");
+        const long long back = e - step * TB_STATS_LAG;
+        if (back >= lo) {
+          asm volatile("cp.async.wait_group %0;" ::"n"(TB_STATS_LAG) : "memory");
+          tb_merge_group<Op>(s, tb_chunk[(back - lo) / 4], back);
+        }
+      })
+      asm volatile("cp.async.wait_all;" ::: "memory");
+      for (long long e = lo + 4LL * threadIdx.x; e < hi; e += step)
+        if (e + step * TB_STATS_LAG >= hi) tb_merge_group<Op>(s, tb_chunk[(e - lo) / 4], e);
     } else {
       TB_SHARED_OUTPUT_PASS(Op, f, orow, ovec, {})
     }

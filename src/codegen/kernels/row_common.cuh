@@ -65,13 +65,25 @@ struct tb_params {
     _Pragma("unroll") for (int i = 0; i < 4; ++i) t[i] = guard e + i < N ? src[e + i] : 0.0f; \
   }
 
+// How an output is stored: plainly, or (STREAMING_STORES, emitted as 1 where
+// the plan wants the caches kept for what is read again) marked as written
+// once, first to leave L2.
+#ifndef STREAMING_STORES
+#define STREAMING_STORES 0
+#endif
+#if STREAMING_STORES
+#define TB_ST(p, v) __stcs(p, v)
+#else
+#define TB_ST(p, v) (*(p) = (v))
+#endif
+
 // Stores r[4] at e of `dst`, 16 bytes at once when aligned (`ovec`), masked
 // at the row end.
 #define TB_STORE4(dst, e, ovec, r)                                                       \
   if (ovec && e + 3 < N) {                                                               \
-    *reinterpret_cast<float4 *>(dst + e) = make_float4(r[0], r[1], r[2], r[3]);          \
+    TB_ST(reinterpret_cast<float4 *>(dst + e), make_float4(r[0], r[1], r[2], r[3]));     \
   } else {                                                                               \
-    _Pragma("unroll") for (int i = 0; i < 4; ++i) if (e + i < N) dst[e + i] = r[i];      \
+    _Pragma("unroll") for (int i = 0; i < 4; ++i) if (e + i < N) TB_ST(dst + e + i, r[i]); \
   }
 
 // p = the weight (and bias) group at e, what operator Op reads (16-byte

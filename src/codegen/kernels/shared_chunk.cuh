@@ -7,22 +7,40 @@
 // every pass's groups to the same threads, so a thread reads back only what
 // it copied itself: no barrier.
 
+// STREAMED_ONCE (emitted as 1 where the plan wants L2 kept for what is read
+// again, as persistent rows' weights): the copies' lines are the first L2
+// evicts.
+#ifndef STREAMED_ONCE
+#define STREAMED_ONCE 0
+#endif
+#if STREAMED_ONCE
+#define TB_CP_ASYNC(level, bytes)                                                        \
+  "cp.async." level ".shared.global.L2::cache_hint [%0], [%1], " bytes ", %2, %3;"
+#define TB_CP_POLICY , "l"(policy)
+#else
+#define TB_CP_ASYNC(level, bytes) "cp.async." level ".shared.global [%0], [%1], " bytes ", %2;"
+#define TB_CP_POLICY
+#endif
+
 // Group e of row `src` to shared `dst` without registers: 16 bytes from a
 // 16-byte-aligned row (`vec`), else 4 at a time; zeros past the row end
 // (cp.async reads `bytes` of the source and zero-fills the rest).
 static __device__ __forceinline__ void tb_copy_group_async(float4 *dst, const float *src,
                                                            long long e, bool vec) {
   const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+#if STREAMED_ONCE
+  unsigned long long policy;
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+#endif
   if (vec) {
     const unsigned bytes = e + 3 < N ? 16u : (unsigned)(N - e) * 4u;
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src + e),
-                 "r"(bytes)
+    asm volatile(TB_CP_ASYNC("cg", "16")::"r"(d), "l"(src + e), "r"(bytes) TB_CP_POLICY
                  : "memory");
   } else {
     _Pragma("unroll") for (int i = 0; i < 4; ++i) {
       const bool ok = e + i < N;
-      asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(d + 4u * i),
-                   "l"(src + (ok ? e + i : e)), "r"(ok ? 4u : 0u)
+      asm volatile(TB_CP_ASYNC("ca", "4")::"r"(d + 4u * i), "l"(src + (ok ? e + i : e)),
+                   "r"(ok ? 4u : 0u) TB_CP_POLICY
                    : "memory");
     }
   }
