@@ -145,7 +145,8 @@ static void check_reduction(enum tb_op op, size_t m, size_t n, enum tb_view_kind
   assert_int_equal(g1.kernels[0].dynamic_shared_bytes, cache);
   if (cache > 0) {
     assert_true(clustered || persistent);
-    assert_int_equal(cache, plan.stream.chunk_elements * 4);
+    assert_int_equal(cache,
+                     persistent ? TB_PERSISTENT_SHARED_BYTES : plan.stream.chunk_elements * 4);
     assert_int_equal(plan.stream.memory_passes, 1);
   }
   /* a persistent row: every block resident (a cooperative launch), its groups' counters and

@@ -243,17 +243,19 @@ class AuditTest(Corruptions, unittest.TestCase):
                                  (groups, per_row, chunk, groups * per_row))
                 self.assertEqual((stream["cache_shared_bytes"], stream["memory_passes"],
                                   stream["launches"], stream["barrier_sites"]),
-                                 (4 * chunk, 1, 1, 3))
+                                 (110592, 1, 1, 3))
         # without the rule's constant (a record made before it) the same rows stream twice
         record = dict(base, op="softmax", m=16, n=4194304,
                       constants={k: v for k, v in base["constants"].items()
                                  if k != "persistent_blocks_per_sm"})
         self.assertEqual(module.expected_plan(record)["mapping"], "cluster_row")
 
-    def test_changed_persistent_constant(self):
-        def m(d):
-            self.long_row_plans(d)[0]["constants"]["persistent_blocks_per_sm"] = 3
-        self.assert_caught(self.run_dir, m, "plan.constants.persistent_blocks_per_sm")
+    def test_changed_persistent_constants(self):
+        for key, value in (("persistent_blocks_per_sm", 3), ("persistent_shared_bytes", 98304)):
+            with self.subTest(key=key):
+                def m(d):
+                    self.long_row_plans(d)[0]["constants"][key] = value
+                self.assert_caught(self.run_dir, m, "plan.constants." + key)
 
     def test_plan_under_another_profile(self):
         def m(d):  # the run says analytic, its plans were made under calibrated

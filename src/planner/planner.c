@@ -402,7 +402,8 @@ static unsigned long long persistent_row_groups(const struct tb_plan *plan) {
 
 /* Every resident block, in `groups` groups of the most blocks that share a
  * row (chunks of whole groups of 4, so a group may use fewer), each block's
- * chunk in shared memory: one memory pass, one launch. */
+ * chunk in a ring of shared memory that also takes the next row's first
+ * groups: one memory pass, one launch. */
 static void plan_persistent_row(struct tb_plan *plan, unsigned long long groups) {
   unsigned long long resident =
       (unsigned long long)TB_PERSISTENT_BLOCKS_PER_SM * plan->limits.multiprocessors;
@@ -412,7 +413,7 @@ static void plan_persistent_row(struct tb_plan *plan, unsigned long long groups)
   f->thread_blocks = groups * f->blocks_per_row;
   f->launches = 1;
   f->memory_passes = 1;
-  f->cache_shared_bytes = (unsigned)(f->chunk_elements * 4);
+  f->cache_shared_bytes = TB_PERSISTENT_SHARED_BYTES;
   /* the chunk's statistics, then the row's: one block combine each */
   f->shared_bytes *= 2;
   f->barrier_sites = 3; /* and the group barrier's, before the row's statistics are read */

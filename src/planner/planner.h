@@ -212,6 +212,12 @@ struct tb_plan {
  * launch is cooperative: the driver refuses a grid that would not all be
  * resident, and the provider a device whose multiprocessors hold fewer). */
 #define TB_PERSISTENT_BLOCKS_PER_SM 2
+/* ... each with this much dynamic shared memory: a ring of 27 slots of 16
+ * bytes a thread, so that a chunk (at most TB_CLUSTER_SHARED_BYTES: 24
+ * slots) leaves at least 3 free for the next row's first groups, copied
+ * before the row's barrier (two such blocks and their 1 KiB reserves fit the
+ * 228 KiB of a compute capability 9.0 multiprocessor). */
+#define TB_PERSISTENT_SHARED_BYTES (27U * 16U * TB_SPLIT_THREADS)
 
 /* Subwarp rows: automatic plans of rows at most this long give each row
  * lanes = the least power of two with lanes * TB_SUBWARP_SLOTS >= n (at

@@ -1497,6 +1497,7 @@ def shared_cluster_k(op, n, cluster_limit, with_weight):
 # at least the fewest blocks whose chunks fit, a group a row at a time. Records before them carry
 # no constants.persistent_blocks_per_sm and were planned without it.
 PERSISTENT_BLOCKS_PER_SM = 2
+PERSISTENT_SHARED_BYTES = 27 * 16 * 256  # a ring of 27 groups of 4 floats a thread
 
 
 def persistent_groups(op, m, n, sms, cluster_limit):
@@ -1586,7 +1587,7 @@ def expected_plan(record):
             # every resident block in `groups` groups, the chunk in shared memory, two block
             # combines (the chunk's statistics, the row's) and the group barrier's block barrier
             plan["stream"].update(row_groups=groups, thread_blocks=groups * per_row,
-                                  memory_passes=1, cache_shared_bytes=4 * chunk,
+                                  memory_passes=1, cache_shared_bytes=PERSISTENT_SHARED_BYTES,
                                   shared_bytes=2 * words * (threads // 32) * 4, barrier_sites=3,
                                   cluster_blocks=0)
         elif plan["mapping"] == "cluster_row":
@@ -2006,8 +2007,9 @@ def audit_plan(a, record, case, device_capability):
         a.same("plan.constants.cluster_shared_with_weight",
                record["constants"]["cluster_shared_with_weight"], False)
     if "persistent_blocks_per_sm" in record["constants"]:  # recorded since persistent rows
-        a.same("plan.constants.persistent_blocks_per_sm",
-               record["constants"]["persistent_blocks_per_sm"], PERSISTENT_BLOCKS_PER_SM)
+        for key, value in (("persistent_blocks_per_sm", PERSISTENT_BLOCKS_PER_SM),
+                           ("persistent_shared_bytes", PERSISTENT_SHARED_BYTES)):
+            a.same(f"plan.constants.{key}", record["constants"].get(key), value)
     if "subwarp_max_row" in record["constants"]:  # recorded since subwarp rows
         for key, value in (("subwarp_max_row", SUBWARP_MAX_ROW), ("subwarp_slots", SUBWARP_SLOTS),
                            ("subwarp_threads", SUBWARP_THREADS)):

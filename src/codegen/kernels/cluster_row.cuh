@@ -64,6 +64,32 @@ static __device__ __forceinline__ const float *tb_cluster_map(const float *local
     __VA_ARGS__                                                                          \
   })
 
+// The groups of [lo, hi) a thread passes over (TB_PASS), from the chunk in
+// shared memory: t[4] the group at e, and per element i, ok and w as
+// TB_FOR_CHUNK_ELEMENTS makes them
+// (CHUNK_SHARED: tb_chunk[(e - lo) / 4] holds group e; TB_PASS deals every
+// pass's groups to the same threads).
+#define TB_FOR_SHARED_ELEMENTS(...)                                                      \
+  TB_PASS(e, lo, hi, THREADS) {                                                          \
+    const float4 q4 = tb_chunk[(e - lo) / 4];                                            \
+    const float t[4] = {q4.x, q4.y, q4.z, q4.w};                                         \
+    _Pragma("unroll") for (int i = 0; i < 4; ++i) {                                      \
+      const bool ok = e + i < N;                                                         \
+      const float w = ok ? 1.0f : 0.0f;                                                  \
+      __VA_ARGS__                                                                        \
+    }                                                                                    \
+  }
+
+// s = the thread's statistics of its groups of the chunk in shared memory,
+// in the passes the operator's chunk in registers takes.
+#define TB_SHARED_CHUNK_STATS(Op, s)                                                     \
+  typename Op::stats s = Op::init();                                                     \
+  TB_FOR_SHARED_ELEMENTS(Op::chunk_first(s, t[i], ok, w);)                               \
+  if constexpr (Op::chunk_passes == 2) {                                                 \
+    Op::chunk_between(s);                                                                \
+    TB_FOR_SHARED_ELEMENTS(Op::chunk_second(s, t[i], ok, w);)                            \
+  }
+
 template <class Op>
 static __device__ __forceinline__ void tb_cluster_row(const float *__restrict__ x,
                                                       const float *__restrict__ weight,
@@ -145,7 +171,7 @@ static __device__ __forceinline__ void tb_cluster_row(const float *__restrict__ 
     const typename Op::finished f = Op::finish(s);
     float *orow = out + row * N;
     const bool ovec = tb_aligned16(orow);
-    TB_SHARED_OUTPUT_PASS(Op, f, orow, ovec, {})
+    TB_PASS(e, lo, hi, THREADS) TB_OUTPUT_FROM_SHARED(Op, f, orow, ovec, e, tb_chunk[(e - lo) / 4])
   } else
 #endif
   {

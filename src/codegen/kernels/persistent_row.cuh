@@ -7,12 +7,13 @@
 // current row in shared memory (shared_chunk.cuh: read once), publishes the
 // chunk's statistics in the workspace and waits at its group's barrier for
 // the other K - 1; then every block merges the row's K statistics and writes
-// its chunk from shared memory, copying the next row's chunk into each group
-// as soon as it is written and reducing those copies as they land, so the
-// group's reads and reduction of row r + ROW_GROUPS overlap its writes of
-// row r. The copies and the output's stores are marked as streamed once
-// (STREAMED_ONCE, STREAMING_STORES), so that L2 keeps the weight and bias,
-// which every row reads again.
+// its chunk from shared memory. The next row's chunk is copied ahead: its
+// first groups into free slots of a ring before the barrier, the rest into
+// each slot as soon as it is written, and reduced as the copies land, so the
+// group's reads and reduction of row r + ROW_GROUPS overlap its barrier and
+// its writes of row r. The copies and the output's stores are marked as
+// streamed once (STREAMED_ONCE, STREAMING_STORES) and the weight and bias,
+// which every row reads again, as kept (PARAMS_KEPT), so that L2 holds them.
 //
 // The workspace (zeroed when it is allocated): ROW_GROUPS arrival counters,
 // ROW_GROUPS departure counters, then each group's statistics, two rows of K
@@ -64,9 +65,14 @@ static __device__ __forceinline__ void tb_merge_group(typename Op::stats &s, con
   Op::merge(s, g);
 }
 
-// Groups a thread has copied but not yet reduced while it writes a row: the
-// copies of the next row stay this many groups ahead of its reduction.
-#define TB_STATS_LAG 4
+// A thread's groups of a chunk: group k is element lo + 4 * (threadIdx.x +
+// k * THREADS), k < GROUPS. Shared memory is a ring of RING slots a thread
+// (slot j at tb_ring[j * THREADS + threadIdx.x]); a row's groups take GROUPS
+// consecutive slots from its base, so the next row's first RING - GROUPS
+// groups have slots free before this row is written.
+static __device__ __forceinline__ int tb_ring_slot(int base, int k) {
+  return base + k < RING ? base + k : base + k - RING;
+}
 
 template <class Op>
 static __device__ __forceinline__ void tb_persistent_row(const float *__restrict__ x,
@@ -76,21 +82,38 @@ static __device__ __forceinline__ void tb_persistent_row(const float *__restrict
                                                          float *__restrict__ workspace) {
   const long long group = blockIdx.x / K, chunk = blockIdx.x % K;
   const long long lo = chunk * CHUNK, hi = lo + CHUNK < N ? lo + CHUNK : N;
-  const long long step = 4LL * THREADS; // from one of a thread's groups to the next
+  const long long first = lo + 4LL * threadIdx.x, step = 4LL * THREADS; // group k: first + k * step
   unsigned *arrived = reinterpret_cast<unsigned *>(workspace) + group;
   unsigned *departed = reinterpret_cast<unsigned *>(workspace) + ROW_GROUPS + group;
   float *slots = workspace + 2 * ROW_GROUPS + group * 2 * K * Op::words;
-  extern __shared__ float4 tb_chunk[];
+  extern __shared__ float4 tb_ring[];
+  float4 *mine = tb_ring + threadIdx.x; // the thread's slot j: mine[j * THREADS]
   // s: the thread's statistics of its groups of the group's current row
   typename Op::stats s = Op::init();
   if (group < M) {
     const float *xr = x + group * SX;
-    tb_copy_chunk_async(tb_chunk, xr, lo, hi, tb_aligned16(xr));
+    tb_copy_chunk_async(tb_ring, xr, lo, hi, tb_aligned16(xr)); // slots 0 .. GROUPS - 1
     asm volatile("cp.async.wait_all;" ::: "memory");
-    TB_PASS(e, lo, hi, THREADS) tb_merge_group<Op>(s, tb_chunk[(e - lo) / 4], e);
+    _Pragma("unroll 4") for (int k = 0; k < GROUPS; ++k) {
+      if (first + k * step < hi) tb_merge_group<Op>(s, mine[k * THREADS], first + k * step);
+    }
   }
+  int base = 0; // the current row's group 0's slot
   unsigned trip = 0;
   for (long long row = group; row < M; row += ROW_GROUPS, ++trip) {
+    const long long next = row + ROW_GROUPS;
+    const float *nx = x + (next < M ? next : row) * SX;
+    const bool nvec = tb_aligned16(nx);
+    const int nbase = tb_ring_slot(base, GROUPS);
+    // the next row's first groups into the free slots, in flight across the
+    // barrier (one commit group each, empty or not: the waits below count them)
+    if (next < M) {
+      _Pragma("unroll") for (int k = 0; k < RING - GROUPS; ++k) {
+        if (k < GROUPS && first + k * step < hi)
+          tb_copy_group_async(&mine[tb_ring_slot(nbase, k) * THREADS], nx, first + k * step, nvec);
+        asm volatile("cp.async.commit_group;" ::: "memory");
+      }
+    }
     float *slot = slots + (trip & 1) * K * Op::words;
     {
       TB_BLOCK_COMBINE(Op, s, THREADS, 0)
@@ -112,29 +135,36 @@ static __device__ __forceinline__ void tb_persistent_row(const float *__restrict
     }
     float *orow = out + row * N;
     const bool ovec = tb_aligned16(orow);
-    const long long next = row + ROW_GROUPS;
     s = Op::init();
-    if (next < M) {
-      // each group written, then its slot refilled from the next row; the
-      // group TB_STATS_LAG copies back reduced once it has landed
-      const float *nx = x + next * SX;
-      const bool nvec = tb_aligned16(nx);
-      TB_SHARED_OUTPUT_PASS(Op, f, orow, ovec, {
-        tb_copy_group_async(&tb_chunk[(e - lo) / 4], nx, e, nvec);
+    // group k written, its slot refilled with the next row's group
+    // k + RING - GROUPS, and the next row's group k (copied RING - GROUPS
+    // commit groups ago) reduced once it has landed (4 groups unrolled: more
+    // keeps too many weight loads in flight for 128 registers)
+    _Pragma("unroll 4") for (int k = 0; k < GROUPS; ++k) {
+      const long long e = first + k * step;
+      const int at = tb_ring_slot(base, k);
+      if (e < hi) TB_OUTPUT_FROM_SHARED(Op, f, orow, ovec, e, mine[at * THREADS])
+      if (next < M) {
+        const long long later = first + (k + RING - GROUPS) * step;
+        if (k + RING - GROUPS < GROUPS && later < hi)
+          tb_copy_group_async(&mine[at * THREADS], nx, later, nvec);
         asm volatile("cp.async.commit_group;" ::: "memory");
-        const long long back = e - step * TB_STATS_LAG;
-        if (back >= lo) {
-          asm volatile("cp.async.wait_group %0;" ::"n"(TB_STATS_LAG) : "memory");
-          tb_merge_group<Op>(s, tb_chunk[(back - lo) / 4], back);
-        }
-      })
-      asm volatile("cp.async.wait_all;" ::: "memory");
-      for (long long e = lo + 4LL * threadIdx.x; e < hi; e += step)
-        if (e + step * TB_STATS_LAG >= hi) tb_merge_group<Op>(s, tb_chunk[(e - lo) / 4], e);
-    } else {
-      TB_SHARED_OUTPUT_PASS(Op, f, orow, ovec, {})
+        asm volatile("cp.async.wait_group %0;" ::"n"(RING - GROUPS) : "memory");
+        if (e < hi) tb_merge_group<Op>(s, mine[tb_ring_slot(nbase, k) * THREADS], e);
+      }
+    }
+    base = nbase;
+  }
+#if PARAMS_KEPT
+  // the weight's and bias's lines back to normal priority (the first group
+  // of each line resets it), so they leave L2 as any other once done
+  for (long long e = first; e < hi; e += step) {
+    if (e % 32 == 0) {
+      tb_release_kept(weight + e);
+      if constexpr (Op::has_bias) tb_release_kept(bias + e);
     }
   }
+#endif
   if (threadIdx.x == 0 && atomicAdd(departed, 1u) == (unsigned)K - 1) {
     *arrived = 0;
     *departed = 0;

@@ -1,11 +1,9 @@
 
 // ---- a row's chunk in dynamic shared memory (cluster and persistent rows) -
-// Each thread copies its groups of [lo, hi) to tb_chunk[(e - lo) / 4] with
-// cp.async, all at once (no registers between, so the whole chunk is in
-// flight however few warps the shared memory leaves an SM), waits for its
-// own copies, and the passes read the groups back from there. TB_PASS deals
-// every pass's groups to the same threads, so a thread reads back only what
-// it copied itself: no barrier.
+// Each thread copies its groups with cp.async, all in flight at once (no
+// registers between, so the whole chunk is requested however few warps the
+// shared memory leaves an SM), waits for its own copies and reads them back:
+// a thread reads back only what it copied itself, so no barrier is needed.
 
 // STREAMED_ONCE (emitted as 1 where the plan wants L2 kept for what is read
 // again, as persistent rows' weights): the copies' lines are the first L2
@@ -53,38 +51,12 @@ static __device__ __forceinline__ void tb_copy_chunk_async(float4 *chunk, const 
     tb_copy_group_async(&chunk[(e - lo) / 4], src, e, vec);
 }
 
-// The groups of [lo, hi) a thread passes over (TB_PASS), from the chunk in
-// shared memory: t[4] the group at e, and per element i, ok and w as
-// cluster_row.cuh's TB_FOR_CHUNK_ELEMENTS makes them.
-#define TB_FOR_SHARED_ELEMENTS(...)                                                      \
-  TB_PASS(e, lo, hi, THREADS) {                                                          \
-    const float4 q4 = tb_chunk[(e - lo) / 4];                                            \
-    const float t[4] = {q4.x, q4.y, q4.z, q4.w};                                         \
-    _Pragma("unroll") for (int i = 0; i < 4; ++i) {                                      \
-      const bool ok = e + i < N;                                                         \
-      const float w = ok ? 1.0f : 0.0f;                                                  \
-      __VA_ARGS__                                                                        \
-    }                                                                                    \
-  }
-
-// s = the thread's statistics of its groups of the chunk in shared memory,
-// in the passes the operator's chunk in registers takes.
-#define TB_SHARED_CHUNK_STATS(Op, s)                                                     \
-  typename Op::stats s = Op::init();                                                     \
-  TB_FOR_SHARED_ELEMENTS(Op::chunk_first(s, t[i], ok, w);)                               \
-  if constexpr (Op::chunk_passes == 2) {                                                 \
-    Op::chunk_between(s);                                                                \
-    TB_FOR_SHARED_ELEMENTS(Op::chunk_second(s, t[i], ok, w);)                            \
-  }
-
-// The output of [lo, hi) to `orow` from the chunk in shared memory and the
-// row's finished statistics f; `then` (a statement) follows each group's
-// stores, once its shared group has been read.
-#define TB_SHARED_OUTPUT_PASS(Op, f, orow, ovec, then)                                   \
-  TB_PASS(e, lo, hi, THREADS) {                                                          \
-    const float4 q4 = tb_chunk[(e - lo) / 4];                                            \
-    const float t[4] = {q4.x, q4.y, q4.z, q4.w};                                         \
+// The output group at e of `orow` from q4, the group as shared memory holds
+// it, and the row's finished statistics f.
+#define TB_OUTPUT_FROM_SHARED(Op, f, orow, ovec, e, q4)                                  \
+  {                                                                                      \
+    const float4 q = q4;                                                                 \
+    const float t[4] = {q.x, q.y, q.z, q.w};                                             \
     TB_LOAD_PARAMS(Op, p, e)                                                             \
     TB_OUTPUT_GROUP(Op, output, orow, e, ovec, f, p, t[i])                               \
-    then                                                                                 \
   }
