@@ -444,9 +444,12 @@ static void assert_persistent(const struct tb_plan *plan, unsigned groups, unsig
 }
 
 /* Few rows too long for 16 chunks of 96 KiB (n > 393216), on the H200 (264
- * resident blocks of 96 KiB): layernorm 16x4194304 needs chunks from 171 blocks
+ * resident blocks of 96 KiB): rmsnorm 16x4194304 needs chunks from 171 blocks
  * (4194304 / 170 > 24576 floats), so one group of all 264 blocks takes the rows
- * in turn, chunks of 15888 floats, shared 2 x 3 words x 8 warps x 4 B = 192.
+ * in turn, chunks of 15888 floats, shared 2 x 1 word x 8 warps x 4 B = 64;
+ * its weight (16 MiB) is read again each turn, layernorm's weight and bias
+ * (32 MiB) too many: its 16 rows keep cluster rows, one row of it takes
+ * persistent rows (192 B of statistics).
  * softmax 1x1000000: one group, chunks of 3788. rmsnorm 10x500000: 21 blocks
  * at least, 12 groups would fit, 10 rows take 10 groups of 26 (19232 floats).
  * softmax 16x524288: 22 blocks at least, 12 groups, two turns: 8 groups of 33.
@@ -454,9 +457,13 @@ static void assert_persistent(const struct tb_plan *plan, unsigned groups, unsig
  * without clusters, and rows longer than 264 chunks (n > 6488064) keep their
  * rules. */
 static void few_very_long_rows_persistent(void **state) {
-  struct tb_plan big = plan_on_h200(TB_OP_LAYERNORM, 16, 4194304);
+  struct tb_plan big = plan_on_h200(TB_OP_RMSNORM, 16, 4194304);
   assert_persistent(&big, 1, 264, 15888);
-  assert_int_equal(big.stream.shared_bytes, 192);
+  assert_int_equal(big.stream.shared_bytes, 64);
+  assert_int_equal(plan_on_h200(TB_OP_LAYERNORM, 16, 4194304).mapping, TB_MAPPING_CLUSTER_ROW);
+  struct tb_plan one = plan_on_h200(TB_OP_LAYERNORM, 1, 4194304);
+  assert_persistent(&one, 1, 264, 15888);
+  assert_int_equal(one.stream.shared_bytes, 192);
   assert_persistent((struct tb_plan[]){plan_on_h200(TB_OP_SOFTMAX, 1, 1000000)}, 1, 264, 3788);
   assert_persistent((struct tb_plan[]){plan_on_h200(TB_OP_RMSNORM, 10, 500000)}, 10, 26, 19232);
   assert_persistent((struct tb_plan[]){plan_on_h200(TB_OP_SOFTMAX, 16, 524288)}, 8, 33, 15888);

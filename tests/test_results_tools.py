@@ -229,7 +229,8 @@ class AuditTest(Corruptions, unittest.TestCase):
         with open(os.path.join(self.run_dir, "results.json")) as f:
             base = self.long_row_plans(json.load(f))[0]
         base["device_limits"]["cluster_blocks"] = 16
-        for op, m, n, groups, per_row, chunk in (("layernorm", 16, 4194304, 1, 264, 15888),
+        for op, m, n, groups, per_row, chunk in (("rmsnorm", 16, 4194304, 1, 264, 15888),
+                                                 ("layernorm", 1, 4194304, 1, 264, 15888),
                                                  ("softmax", 1, 1000000, 1, 264, 3788),
                                                  ("rmsnorm", 10, 500000, 10, 26, 19232),
                                                  ("softmax", 16, 524288, 8, 33, 15888)):
@@ -244,6 +245,9 @@ class AuditTest(Corruptions, unittest.TestCase):
                 self.assertEqual((stream["cache_shared_bytes"], stream["memory_passes"],
                                   stream["launches"], stream["barrier_sites"]),
                                  (110592, 1, 1, 3))
+        # layernorm's 32 MiB of weight and bias over 16 turns: cluster rows
+        record = dict(base, op="layernorm", m=16, n=4194304)
+        self.assertEqual(module.expected_plan(record)["mapping"], "cluster_row")
         # without the rule's constant (a record made before it) the same rows stream twice
         record = dict(base, op="softmax", m=16, n=4194304,
                       constants={k: v for k, v in base["constants"].items()
@@ -251,7 +255,8 @@ class AuditTest(Corruptions, unittest.TestCase):
         self.assertEqual(module.expected_plan(record)["mapping"], "cluster_row")
 
     def test_changed_persistent_constants(self):
-        for key, value in (("persistent_blocks_per_sm", 3), ("persistent_shared_bytes", 98304)):
+        for key, value in (("persistent_blocks_per_sm", 3), ("persistent_shared_bytes", 98304),
+                           ("persistent_param_bytes", 1 << 30)):
             with self.subTest(key=key):
                 def m(d):
                     self.long_row_plans(d)[0]["constants"][key] = value

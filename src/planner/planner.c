@@ -379,7 +379,9 @@ static unsigned long long shared_cluster_blocks(const struct tb_plan *plan) {
  * TB_CLUSTER_SHARED_BYTES share a multiprocessor). Each group takes at least
  * the fewest blocks whose chunks fit; as many groups as that leaves room
  * for, at most one a row, and no more than it takes to cover the rows in the
- * same number of turns (16 rows over at most 12 groups: 8 groups twice). */
+ * same number of turns (16 rows over at most 12 groups: 8 groups twice).
+ * Not where the groups take more than one turn and the weight and bias
+ * exceed TB_PERSISTENT_PARAM_BYTES. */
 static unsigned long long persistent_row_groups(const struct tb_plan *plan) {
   const struct tb_device_limits *d = &plan->limits;
   if (d->cluster_blocks < 2 || tb_op_info(plan->op)->output_is_vector ||
@@ -397,6 +399,11 @@ static unsigned long long persistent_row_groups(const struct tb_plan *plan) {
   }
   unsigned long long most = resident / least;
   unsigned long long turns = (plan->m + most - 1) / most;
+  const struct tb_op_info *op = tb_op_info(plan->op);
+  unsigned long long params = 4ULL * plan->n * ((op->has_weight ? 1 : 0) + (op->has_bias ? 1 : 0));
+  if (turns > 1 && params > TB_PERSISTENT_PARAM_BYTES) {
+    return 0;
+  }
   return (plan->m + turns - 1) / turns;
 }
 

@@ -218,6 +218,12 @@ struct tb_plan {
  * before the row's barrier (two such blocks and their 1 KiB reserves fit the
  * 228 KiB of a compute capability 9.0 multiprocessor). */
 #define TB_PERSISTENT_SHARED_BYTES (27U * 16U * TB_SPLIT_THREADS)
+/* Groups that take their rows in more than one turn read the weight and bias
+ * again each turn: only while they take at most this many bytes, which L2
+ * keeps across turns (on the H100, rmsnorm 16x4194304's 16 MiB weight was;
+ * layernorm's 32 MiB weight and bias came from DRAM each row, 1.2x the
+ * cluster rows' time: docs/planner.md). */
+#define TB_PERSISTENT_PARAM_BYTES (16ULL << 20)
 
 /* Subwarp rows: automatic plans of rows at most this long give each row
  * lanes = the least power of two with lanes * TB_SUBWARP_SLOTS >= n (at

@@ -103,6 +103,8 @@ static json_t *reduction_plan_json(const struct tb_plan *plan) {
                       json_integer(TB_PERSISTENT_BLOCKS_PER_SM));
   json_object_set_new(json_object_get(j, "constants"), "persistent_shared_bytes",
                       json_integer(TB_PERSISTENT_SHARED_BYTES));
+  json_object_set_new(json_object_get(j, "constants"), "persistent_param_bytes",
+                      json_integer((json_int_t)TB_PERSISTENT_PARAM_BYTES));
   json_object_set_new(j, "payload_per_element",
                       json_pack("{s:i, s:i, s:i, s:i}", "global_read", pay.global_read,
                                 "global_write", pay.global_write, "private_write",

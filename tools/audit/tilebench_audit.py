@@ -1498,6 +1498,8 @@ def shared_cluster_k(op, n, cluster_limit, with_weight):
 # no constants.persistent_blocks_per_sm and were planned without it.
 PERSISTENT_BLOCKS_PER_SM = 2
 PERSISTENT_SHARED_BYTES = 27 * 16 * 256  # a ring of 27 groups of 4 floats a thread
+PERSISTENT_PARAM_BYTES = 16 << 20  # weight and bias bytes L2 keeps across turns
+PARAMS = {"sum": 0, "softmax": 0, "rmsnorm": 1, "layernorm": 2}  # weight, bias
 
 
 def persistent_groups(op, m, n, sms, cluster_limit):
@@ -1511,6 +1513,8 @@ def persistent_groups(op, m, n, sms, cluster_limit):
         return 0
     most = resident // least
     turns = -(-m // most)
+    if turns > 1 and 4 * n * PARAMS[op] > PERSISTENT_PARAM_BYTES:
+        return 0
     return -(-m // turns)
 
 
@@ -2008,7 +2012,8 @@ def audit_plan(a, record, case, device_capability):
                record["constants"]["cluster_shared_with_weight"], False)
     if "persistent_blocks_per_sm" in record["constants"]:  # recorded since persistent rows
         for key, value in (("persistent_blocks_per_sm", PERSISTENT_BLOCKS_PER_SM),
-                           ("persistent_shared_bytes", PERSISTENT_SHARED_BYTES)):
+                           ("persistent_shared_bytes", PERSISTENT_SHARED_BYTES),
+                           ("persistent_param_bytes", PERSISTENT_PARAM_BYTES)):
             a.same(f"plan.constants.{key}", record["constants"].get(key), value)
     if "subwarp_max_row" in record["constants"]:  # recorded since subwarp rows
         for key, value in (("subwarp_max_row", SUBWARP_MAX_ROW), ("subwarp_slots", SUBWARP_SLOTS),

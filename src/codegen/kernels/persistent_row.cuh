@@ -12,8 +12,8 @@
 // each slot as soon as it is written, and reduced as the copies land, so the
 // group's reads and reduction of row r + ROW_GROUPS overlap its barrier and
 // its writes of row r. The copies and the output's stores are marked as
-// streamed once (STREAMED_ONCE, STREAMING_STORES) and the weight and bias,
-// which every row reads again, as kept (PARAMS_KEPT), so that L2 holds them.
+// streamed once (STREAMED_ONCE, STREAMING_STORES), so that L2 keeps the
+// weight and bias, which every row reads again.
 //
 // The workspace (zeroed when it is allocated): ROW_GROUPS arrival counters,
 // ROW_GROUPS departure counters, then each group's statistics, two rows of K
@@ -155,16 +155,6 @@ static __device__ __forceinline__ void tb_persistent_row(const float *__restrict
     }
     base = nbase;
   }
-#if PARAMS_KEPT
-  // the weight's and bias's lines back to normal priority (the first group
-  // of each line resets it), so they leave L2 as any other once done
-  for (long long e = first; e < hi; e += step) {
-    if (e % 32 == 0) {
-      tb_release_kept(weight + e);
-      if constexpr (Op::has_bias) tb_release_kept(bias + e);
-    }
-  }
-#endif
   if (threadIdx.x == 0 && atomicAdd(departed, 1u) == (unsigned)K - 1) {
     *arrived = 0;
     *departed = 0;

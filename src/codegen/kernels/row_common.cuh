@@ -77,38 +77,6 @@ struct tb_params {
 #define TB_ST(p, v) (*(p) = (v))
 #endif
 
-// How the weight and bias are loaded: plainly, or (PARAMS_KEPT, emitted as 1
-// where every row of a launch reads them again) marked last to leave L2;
-// tb_release_kept gives a line back its normal priority.
-#ifndef PARAMS_KEPT
-#define PARAMS_KEPT 0
-#endif
-#if PARAMS_KEPT
-static __device__ __forceinline__ unsigned long long tb_keep_policy() {
-  unsigned long long policy;
-  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
-  return policy;
-}
-static __device__ __forceinline__ float4 tb_load_kept(const float4 *p) {
-  float4 v;
-  asm("ld.global.nc.L2::cache_hint.v4.f32 {%0, %1, %2, %3}, [%4], %5;"
-      : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-      : "l"(p), "l"(tb_keep_policy()));
-  return v;
-}
-static __device__ __forceinline__ float tb_load_kept(const float *p) {
-  float v;
-  asm("ld.global.nc.L2::cache_hint.f32 %0, [%1], %2;" : "=f"(v) : "l"(p), "l"(tb_keep_policy()));
-  return v;
-}
-static __device__ __forceinline__ void tb_release_kept(const float *line) {
-  asm volatile("applypriority.global.L2::evict_normal [%0], 128;" ::"l"(line) : "memory");
-}
-#define TB_LD_PARAM(p) tb_load_kept(p)
-#else
-#define TB_LD_PARAM(p) (*(p))
-#endif
-
 // Stores r[4] at e of `dst`, 16 bytes at once when aligned (`ovec`), masked
 // at the row end.
 #define TB_STORE4(dst, e, ovec, r)                                                       \
@@ -124,16 +92,16 @@ static __device__ __forceinline__ void tb_release_kept(const float *line) {
   tb_params p;                                                                           \
   if constexpr (Op::has_weight) {                                                        \
     if (e + 3 < N) {                                                                     \
-      const float4 t = TB_LD_PARAM(reinterpret_cast<const float4 *>(weight + e));        \
+      const float4 t = *reinterpret_cast<const float4 *>(weight + e);                    \
       p.w[0] = t.x; p.w[1] = t.y; p.w[2] = t.z; p.w[3] = t.w;                            \
       if constexpr (Op::has_bias) {                                                      \
-        const float4 u = TB_LD_PARAM(reinterpret_cast<const float4 *>(bias + e));        \
+        const float4 u = *reinterpret_cast<const float4 *>(bias + e);                    \
         p.b[0] = u.x; p.b[1] = u.y; p.b[2] = u.z; p.b[3] = u.w;                          \
       }                                                                                  \
     } else {                                                                             \
       _Pragma("unroll") for (int i = 0; i < 4; ++i) {                                    \
-        p.w[i] = e + i < N ? TB_LD_PARAM(weight + e + i) : 0.0f;                         \
-        if constexpr (Op::has_bias) p.b[i] = e + i < N ? TB_LD_PARAM(bias + e + i) : 0.0f; \
+        p.w[i] = e + i < N ? weight[e + i] : 0.0f;                                       \
+        if constexpr (Op::has_bias) p.b[i] = e + i < N ? bias[e + i] : 0.0f;             \
       }                                                                                  \
     }                                                                                    \
   }
