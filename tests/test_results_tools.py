@@ -598,10 +598,9 @@ class EvidenceTest(unittest.TestCase):
     def test_committed_gpu_evidence_audits(self):
         root = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "evidence")
         ab = ("ab/A1", "ab/B1", "ab/B2", "ab/A2")
-        runs = [os.path.join("2026-12-01-h200-after-issues-15-16", "torch")]
         shapes = ("17x257", "37x769", "64x4096", "1024x1024", "4096x1024", "16384x257", "8x65536",
                   "32768x8192")
-        runs += [os.path.join("2026-12-01-h200-held-graphs/batch", s) for s in shapes]
+        runs = [os.path.join("2026-12-01-h200-held-graphs/batch", s) for s in shapes]
         runs += [os.path.join("2026-12-01-h200-graph-rotation/batch", s) for s in shapes]
         runs += [os.path.join("2026-12-01-h200-subwarp-rows", r)
                  for r in ("validation", "torch-all/65536x17", "torch-all/65536x32") + ab]
@@ -627,9 +626,6 @@ class EvidenceTest(unittest.TestCase):
                  for r in ("ab/" + x for x in ab)]
         runs += [os.path.join("2026-12-01-h200-planner-calibrated-2/ab-rmsnorm-8192x32768", r)
                  for r in ab]
-        runs += [os.path.join("2026-12-01-h200-replay-same-inputs/batch-call3/batch", s)
-                 for s in ("8x65536", "1024x1024", "64x4096")]
-        runs += ["2026-12-01-h200-replay-same-inputs/diagnostics-call4/run"]
         small_k = "2026-12-02-h200-gemm-small-k"
         runs += [os.path.join(small_k, "call3", r) for r in ab + ("gemm/strided",)]
         runs += [os.path.join(small_k, r) for r in ("call4/gemm/run", "call5/gemm/run")]
@@ -747,6 +743,23 @@ class EvidenceTest(unittest.TestCase):
             [r] for r in bundles[os.path.join(shared, "call2.tar.xz")] if r not in rows_ab]
         builds[os.path.join(shared, "call3.tar.xz")] += [
             ["gemm/ab/A1", "gemm/ab/A2"], ["gemm/ab/B1", "gemm/ab/B2"], ["g8/run"]]
+        persistent = "2026-12-06-h100-persistent-rows"
+        san = ["san/sanitizer/run-%s-%s-automatic" % (t, c) for t in ("memcheck", "racecheck")
+               for c in ("softmax-16x524288", "layernorm-3x1000003", "rmsnorm-100x393220")]
+        v2ab = ["v2ab/V1", "v2ab/V2", "v2ab/B1", "v2ab/B2"]
+        bundles[os.path.join(persistent, "call3.tar.xz")] = ab + v2ab + san + [
+            "validation", "ncu/run-1", "ncu/run-2"]
+        builds[os.path.join(persistent, "call3.tar.xz")] = [
+            ["ab/A1", "ab/A2"], ["ab/B1", "ab/B2"], ["v2ab/V1", "v2ab/V2"], ["v2ab/B1", "v2ab/B2"]] + [
+            [r] for r in san + ["validation", "ncu/run-1", "ncu/run-2"]]
+        shapes = ("1x1000000", "16x4194304", "2x1000000", "10x500000", "16x524288", "3x1000003",
+                  "100x393220", "1x4194304", "8x262144", "200x40000", "8x65536")
+        san = ["san/sanitizer/run-%s-%s-automatic" % (t, c) for t in ("memcheck", "racecheck")
+               for c in ("rmsnorm-1x1000000", "layernorm-1x1000000", "layernorm-16x524288")]
+        checks = san + ["validation/" + s for s in shapes]
+        bundles[os.path.join(persistent, "call4.tar.xz")] = ab + checks
+        builds[os.path.join(persistent, "call4.tar.xz")] = [
+            ["ab/A1", "ab/A2"], ["ab/B1", "ab/B2"]] + [[r] for r in checks]
         committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
                            for f in files if f.endswith(".tar.xz"))
         self.assertEqual(sorted(bundles), committed)

@@ -1495,15 +1495,19 @@ def shared_cluster_k(op, n, cluster_limit, with_weight):
 # Persistent rows (docs/planner.md): few rows with a row output too long for the largest cluster's
 # chunks in shared memory take every resident block (PERSISTENT_BLOCKS_PER_SM an SM) in groups of
 # at least the fewest blocks whose chunks fit, a group a row at a time. Records before them carry
-# no constants.persistent_blocks_per_sm and were planned without it.
+# no constants.persistent_blocks_per_sm and were planned without it; records of the first builds
+# with them (c9ab1c0, ddc0b8a) carry no persistent_shared_bytes (their chunk alone in shared
+# memory), and those before the weight rule (e0478e9) no persistent_param_bytes.
 PERSISTENT_BLOCKS_PER_SM = 2
 PERSISTENT_SHARED_BYTES = 27 * 16 * 256  # a ring of 27 groups of 4 floats a thread
 PERSISTENT_PARAM_BYTES = 16 << 20  # weight and bias bytes L2 keeps across turns
 PARAMS = {"sum": 0, "softmax": 0, "rmsnorm": 1, "layernorm": 2}  # weight, bias
 
 
-def persistent_groups(op, m, n, sms, cluster_limit):
-    """Row groups of a persistent row, or 0 where the rule does not take the rows."""
+def persistent_groups(op, m, n, sms, cluster_limit, param_rule):
+    """Row groups of a persistent row, or 0 where the rule does not take the rows (param_rule:
+    the record's build left rows whose weight and bias pass PERSISTENT_PARAM_BYTES in more than
+    one turn to the cluster rule)."""
     if cluster_limit < 2 or fits_shared(op, chunk_of(n, cluster_limit)) or op == "sum":
         return 0
     resident = PERSISTENT_BLOCKS_PER_SM * sms
@@ -1513,7 +1517,7 @@ def persistent_groups(op, m, n, sms, cluster_limit):
         return 0
     most = resident // least
     turns = -(-m // most)
-    if turns > 1 and 4 * n * PARAMS[op] > PERSISTENT_PARAM_BYTES:
+    if param_rule and turns > 1 and 4 * n * PARAMS[op] > PERSISTENT_PARAM_BYTES:
         return 0
     return -(-m // turns)
 
@@ -1538,7 +1542,8 @@ def expected_plan(record):
     with_weight = record["constants"].get("cluster_shared_with_weight",
                                           record.get("mapping") == "cluster_row")
     persistent = "persistent_blocks_per_sm" in record["constants"]
-    groups = persistent_groups(op, m, n, sms, cluster_limit) if persistent else 0
+    param_rule = "persistent_param_bytes" in record["constants"]
+    groups = persistent_groups(op, m, n, sms, cluster_limit, param_rule) if persistent else 0
     if variant == "automatic":
         if m < sms and n >= 8192 and groups:
             plan["mapping"] = "persistent_row"
@@ -1590,8 +1595,10 @@ def expected_plan(record):
         if plan["mapping"] == "persistent_row":
             # every resident block in `groups` groups, the chunk in shared memory, two block
             # combines (the chunk's statistics, the row's) and the group barrier's block barrier
+            ring = "persistent_shared_bytes" in record["constants"]
             plan["stream"].update(row_groups=groups, thread_blocks=groups * per_row,
-                                  memory_passes=1, cache_shared_bytes=PERSISTENT_SHARED_BYTES,
+                                  memory_passes=1,
+                                  cache_shared_bytes=PERSISTENT_SHARED_BYTES if ring else 4 * chunk,
                                   shared_bytes=2 * words * (threads // 32) * 4, barrier_sites=3,
                                   cluster_blocks=0)
         elif plan["mapping"] == "cluster_row":
@@ -2014,7 +2021,8 @@ def audit_plan(a, record, case, device_capability):
         for key, value in (("persistent_blocks_per_sm", PERSISTENT_BLOCKS_PER_SM),
                            ("persistent_shared_bytes", PERSISTENT_SHARED_BYTES),
                            ("persistent_param_bytes", PERSISTENT_PARAM_BYTES)):
-            a.same(f"plan.constants.{key}", record["constants"].get(key), value)
+            if key in record["constants"]:  # each recorded since its build (above)
+                a.same(f"plan.constants.{key}", record["constants"][key], value)
     if "subwarp_max_row" in record["constants"]:  # recorded since subwarp rows
         for key, value in (("subwarp_max_row", SUBWARP_MAX_ROW), ("subwarp_slots", SUBWARP_SLOTS),
                            ("subwarp_threads", SUBWARP_THREADS)):
