@@ -462,14 +462,21 @@ static void native_launches_matrix_vector(void **state) {
   }
 }
 
-/* softmax of `shape` on p, planned (to `mapping`) and prepared: the prepare's
- * status, or the test skipped where there is no NVRTC. */
+/* softmax of `shape` on p, planned (to `mapping`) by p, or for `planned_for`
+ * where given, and prepared: the prepare's status, or the test skipped where
+ * there is no NVRTC. */
 static enum tb_status prepare_softmax(struct tb_provider *p, struct tb_shape shape,
+                                      const struct tb_device_limits *planned_for,
                                       enum tb_mapping mapping, struct tb_exec_plan *plan,
                                       struct tb_case_data *data, struct tb_error *err) {
   struct tb_case c = case_of(TB_OP_SOFTMAX, shape, TB_REALIZATION_SIMT);
   assert_int_equal(tb_case_data_create(&c, 7, data, err), TB_OK);
-  assert_int_equal(p->ops->plan(p, &c, plan, err), TB_OK);
+  if (planned_for != NULL) {
+    struct tb_plan_target target = {.limits = *planned_for};
+    assert_int_equal(tb_plan_case(&c, &target, plan, err), TB_OK);
+  } else {
+    assert_int_equal(p->ops->plan(p, &c, plan, err), TB_OK);
+  }
   assert_int_equal(plan->as.reduction.mapping, mapping);
   enum tb_status st = p->ops->prepare(p, &c, data, plan, err);
   if (st == TB_ERR_UNAVAILABLE && strstr(err->message, "NVRTC") != NULL) {
@@ -494,8 +501,8 @@ static void native_shared_chunks_ask_for_shared_memory(void **state) {
     struct tb_case_data data;
     struct tb_error err = {0};
     struct tb_exec_plan plan;
-    enum tb_status st = prepare_softmax(p, (struct tb_shape){200, 40000, 0}, TB_MAPPING_CLUSTER_ROW,
-                                        &plan, &data, &err);
+    enum tb_status st = prepare_softmax(p, (struct tb_shape){200, 40000, 0}, NULL,
+                                        TB_MAPPING_CLUSTER_ROW, &plan, &data, &err);
     assert_int_equal(plan.as.reduction.stream.cache_shared_bytes, 80000);
     if (refuse) {
       assert_int_not_equal(st, TB_OK);
@@ -524,25 +531,34 @@ static void native_shared_chunks_ask_for_shared_memory(void **state) {
  * cluster's chunks take persistent rows, 10 groups of 26 blocks with chunks
  * of 19232 floats in a ring of 110592 B of shared memory, launched
  * cooperatively (every block resident), with a workspace of zeros (each
- * group's two counters and two rows of 26 x 2 floats). A device whose
+ * group's two counters and two rows of 26 x 2 floats). On a device whose
  * multiprocessors hold none such block (100 KiB of shared memory, as sm_120)
+ * the planner keeps cluster rows, and a persistent plan made for the H200
  * is refused before anything is timed, naming the shortfall. */
 static void native_persistent_rows_launch_cooperatively(void **state) {
-  for (int small = 0; small < 2; ++small) {
+  const struct tb_device_limits h200 = tb_device_limits_h200();
+  const struct {
+    int shared_per_multiprocessor;
+    const struct tb_device_limits *planned_for;
+    enum tb_mapping mapping;
+    enum tb_status prepared;
+  } runs[] = {{228 << 10, NULL, TB_MAPPING_PERSISTENT_ROW, TB_OK},
+              {100 << 10, NULL, TB_MAPPING_CLUSTER_ROW, TB_OK},
+              {100 << 10, &h200, TB_MAPPING_PERSISTENT_ROW, TB_ERR_UNAVAILABLE}};
+  for (size_t r = 0; r < sizeof runs / sizeof runs[0]; ++r) {
     install_device(9, 0, 132);
-    dev.shared_per_multiprocessor = small ? 100 << 10 : 228 << 10;
+    dev.shared_per_multiprocessor = runs[r].shared_per_multiprocessor;
     dev.l2_bytes = 1 << 20; /* one buffer set */
     struct tb_provider *p = native_created();
     struct tb_case_data data;
     struct tb_error err = {0};
     struct tb_exec_plan plan;
-    enum tb_status st = prepare_softmax(p, (struct tb_shape){10, 500000, 0},
-                                        TB_MAPPING_PERSISTENT_ROW, &plan, &data, &err);
-    if (small) {
-      assert_int_equal(st, TB_ERR_UNAVAILABLE);
+    enum tb_status st = prepare_softmax(p, (struct tb_shape){10, 500000, 0}, runs[r].planned_for,
+                                        runs[r].mapping, &plan, &data, &err);
+    assert_int_equal(st, runs[r].prepared);
+    if (st != TB_OK) {
       assert_non_null(strstr(err.message, "260 blocks resident at once, the device holds 0"));
-    } else {
-      assert_int_equal(st, TB_OK);
+    } else if (runs[r].mapping == TB_MAPPING_PERSISTENT_ROW) {
       assert_int_equal(func_attributes.value[CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES],
                        110592);
       assert_int_equal(p->ops->launch(p, 2, &err), TB_OK);
@@ -553,6 +569,8 @@ static void native_persistent_rows_launch_cooperatively(void **state) {
       for (size_t i = 0; i < 10 * (2 + 2 * 26 * 2); ++i) {
         assert_true(workspace[i] == 0.0f);
       }
+    }
+    if (st == TB_OK) {
       p->ops->release(p);
     }
     tb_provider_destroy(p);

@@ -444,7 +444,7 @@ static void assert_persistent(const struct tb_plan *plan, unsigned groups, unsig
 }
 
 /* Few rows too long for 16 chunks of 96 KiB (n > 393216), on the H200 (264
- * resident blocks of 96 KiB): rmsnorm 16x4194304 needs chunks from 171 blocks
+ * resident blocks of 108 KiB): rmsnorm 16x4194304 needs chunks from 171 blocks
  * (4194304 / 170 > 24576 floats), so one group of all 264 blocks takes the rows
  * in turn, chunks of 15888 floats, shared 2 x 1 word x 8 warps x 4 B = 64;
  * its weight (16 MiB) is read again each turn, layernorm's weight and bias
@@ -473,6 +473,15 @@ static void few_very_long_rows_persistent(void **state) {
                    TB_MAPPING_SPLIT_ROW);
   assert_int_not_equal(plan_on_h200(TB_OP_SOFTMAX, 16, 6488068).mapping, TB_MAPPING_PERSISTENT_ROW);
   assert_persistent((struct tb_plan[]){plan_on_h200(TB_OP_SOFTMAX, 1, 6488064)}, 1, 264, 24576);
+  /* multiprocessors of 100 KiB (sm_120) hold no two blocks of the ring: cluster rows */
+  struct tb_device_limits small = tb_device_limits_h200();
+  small.shared_bytes_per_multiprocessor = 100 * 1024;
+  struct tb_plan plan;
+  struct tb_error err = {0};
+  assert_int_equal(tb_plan_reduction(TB_OP_SOFTMAX, 16, 4194304, TB_VARIANT_AUTOMATIC, &small,
+                                     "analytic", &plan, &err),
+                   TB_OK);
+  assert_int_equal(plan.mapping, TB_MAPPING_CLUSTER_ROW);
 }
 
 /* Fixed variants. softmax 4096x1024: 256 groups.
@@ -494,7 +503,7 @@ static void fixed_variants(void **state) {
 }
 
 static void device_limits_reject(void **state) {
-  struct tb_device_limits small = {true, 256, 48, 16, "test", 0, 0};
+  struct tb_device_limits small = {true, 256, 48, 16, "test", 0, 0, 0};
   struct tb_plan plan;
   struct tb_error err = {0};
   assert_int_equal(tb_plan_reduction(TB_OP_SOFTMAX, 100, 3000, TB_VARIANT_AUTOMATIC, &small,

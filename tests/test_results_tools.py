@@ -228,7 +228,7 @@ class AuditTest(Corruptions, unittest.TestCase):
         spec.loader.exec_module(module)
         with open(os.path.join(self.run_dir, "results.json")) as f:
             base = self.long_row_plans(json.load(f))[0]
-        base["device_limits"]["cluster_blocks"] = 16
+        base["device_limits"].update(cluster_blocks=16, shared_bytes_per_multiprocessor=228 << 10)
         for op, m, n, groups, per_row, chunk in (("rmsnorm", 16, 4194304, 1, 264, 15888),
                                                  ("layernorm", 1, 4194304, 1, 264, 15888),
                                                  ("softmax", 1, 1000000, 1, 264, 3788),
@@ -248,7 +248,12 @@ class AuditTest(Corruptions, unittest.TestCase):
         # layernorm's 32 MiB of weight and bias over 16 turns: cluster rows
         record = dict(base, op="layernorm", m=16, n=4194304)
         self.assertEqual(module.expected_plan(record)["mapping"], "cluster_row")
-        # without the rule's constant (a record made before it) the same rows stream twice
+        # a device whose multiprocessors hold no two blocks of the ring (sm_120's 100 KiB)
+        small = copy.deepcopy(base)
+        small["device_limits"]["shared_bytes_per_multiprocessor"] = 100 << 10
+        record = dict(small, op="softmax", m=16, n=4194304)
+        self.assertEqual(module.expected_plan(record)["mapping"], "cluster_row")
+        # without the rule's constant (a record made before it): cluster rows
         record = dict(base, op="softmax", m=16, n=4194304,
                       constants={k: v for k, v in base["constants"].items()
                                  if k != "persistent_blocks_per_sm"})

@@ -15,12 +15,12 @@ const char *tb_mapping_name(enum tb_mapping m) {
 }
 
 struct tb_device_limits tb_device_limits_default(void) {
-  struct tb_device_limits d = {false, 0, 0, 132, "default (H200: 132 SMs)", 0, 0};
+  struct tb_device_limits d = {false, 0, 0, 132, "default (H200: 132 SMs)", 0, 0, 0};
   return d;
 }
 
 struct tb_device_limits tb_device_limits_h200(void) {
-  struct tb_device_limits d = {true, 1024, 48 * 1024, 132, "H200 reference", 65536, 16};
+  struct tb_device_limits d = {true, 1024, 48 * 1024, 132, "H200 reference", 65536, 16, 228 * 1024};
   return d;
 }
 
@@ -375,8 +375,9 @@ static unsigned long long shared_cluster_blocks(const struct tb_plan *plan) {
 
 /* Row groups for persistent rows, or 0 when they do not apply: rows with a
  * row output too long for even the largest cluster's chunks to fit shared
- * memory, on a device with clusters (compute capability 9.0: two blocks of
- * TB_CLUSTER_SHARED_BYTES share a multiprocessor). Each group takes at least
+ * memory, on a device with clusters whose multiprocessors hold
+ * TB_PERSISTENT_BLOCKS_PER_SM blocks of TB_PERSISTENT_SHARED_BYTES (compute
+ * capability 9.0's 228 KiB; not sm_120's 100 KiB). Each group takes at least
  * the fewest blocks whose chunks fit; as many groups as that leaves room
  * for, at most one a row, and no more than it takes to cover the rows in the
  * same number of turns (16 rows over at most 12 groups: 8 groups twice).
@@ -385,6 +386,8 @@ static unsigned long long shared_cluster_blocks(const struct tb_plan *plan) {
 static unsigned long long persistent_row_groups(const struct tb_plan *plan) {
   const struct tb_device_limits *d = &plan->limits;
   if (d->cluster_blocks < 2 || tb_op_info(plan->op)->output_is_vector ||
+      d->shared_bytes_per_multiprocessor <
+          TB_PERSISTENT_BLOCKS_PER_SM * (TB_PERSISTENT_SHARED_BYTES + TB_PERSISTENT_BLOCK_EXTRA) ||
       chunk_fits_shared(plan->op, chunk_of(plan->n, d->cluster_blocks))) {
     return 0;
   }
@@ -434,12 +437,13 @@ static bool few_long_rows(const struct tb_plan *plan) {
 static void choose(struct tb_plan *plan) {
   if (plan->variant == TB_VARIANT_AUTOMATIC) {
     if (few_long_rows(plan)) {
-      unsigned long long cluster = cluster_row_blocks(plan);
-      if (persistent_row_groups(plan) > 0) {
+      unsigned long long groups = persistent_row_groups(plan);
+      unsigned long long cluster = groups > 0 ? 0 : cluster_row_blocks(plan);
+      if (groups > 0) {
         plan->rule = "few long rows (m < multiprocessors, n >= 8192) too long for a cluster's "
                      "chunks in shared memory: every block resident, a group of blocks a row "
                      "at a time, chunks in shared memory";
-        plan_persistent_row(plan, persistent_row_groups(plan));
+        plan_persistent_row(plan, groups);
       } else if (cluster > 0) {
         plan->rule = "few long rows (m < multiprocessors, n >= 8192) whose clusters fill half the "
                      "multiprocessors: one cluster of blocks per row";

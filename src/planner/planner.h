@@ -65,6 +65,9 @@ struct tb_device_limits {
   /* Most thread blocks one cluster may hold (compute capability 9.0 and
    * newer: 16 with non-portable sizes allowed); 0 without clusters. */
   unsigned cluster_blocks;
+  /* Shared memory of one multiprocessor (228 KiB at compute capability
+   * 9.0); 0: unknown. */
+  unsigned shared_bytes_per_multiprocessor;
 };
 
 /* Registers a register-rows thread needs beyond its cached floats (the
@@ -209,8 +212,9 @@ struct tb_plan {
 #define TB_CLUSTER_SHARED_WITH_WEIGHT false
 /* Persistent rows: blocks of 256 threads and a chunk of at most
  * TB_CLUSTER_SHARED_BYTES, this many resident on each multiprocessor (the
- * launch is cooperative: the driver refuses a grid that would not all be
- * resident, and the provider a device whose multiprocessors hold fewer). */
+ * rule asks the device's shared memory for them; the launch is cooperative:
+ * the driver refuses a grid that would not all be resident, and the provider
+ * refuses it before that). */
 #define TB_PERSISTENT_BLOCKS_PER_SM 2
 /* ... each with this much dynamic shared memory: a ring of 27 slots of 16
  * bytes a thread, so that a chunk (at most TB_CLUSTER_SHARED_BYTES: 24
@@ -218,6 +222,11 @@ struct tb_plan {
  * before the row's barrier (two such blocks and their 1 KiB reserves fit the
  * 228 KiB of a compute capability 9.0 multiprocessor). */
 #define TB_PERSISTENT_SHARED_BYTES (27U * 16U * TB_SPLIT_THREADS)
+/* ... and what else a block takes of a multiprocessor's shared memory: the
+ * 1 KiB the hardware reserves and its static statistics, with room to spare.
+ * The rule asks the device's multiprocessors for TB_PERSISTENT_BLOCKS_PER_SM
+ * times both. */
+#define TB_PERSISTENT_BLOCK_EXTRA 2048U
 /* Groups that take their rows in more than one turn read the weight and bias
  * again each turn: only while they take at most this many bytes, which L2
  * keeps across turns (on the H100, rmsnorm 16x4194304's 16 MiB weight was;

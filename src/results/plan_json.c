@@ -69,13 +69,14 @@ static json_t *reduction_plan_json(const struct tb_plan *plan) {
                         tb_op_info(plan->op)->name, "m", (json_int_t)plan->m, "n",
                         (json_int_t)plan->n, "variant", tb_variant_name(plan->variant), "profile",
                         plan->profile, "cost_basis", plan->cost_basis);
-  json_object_set_new(j, "device_limits",
-                      json_pack("{s:b, s:i, s:i, s:i, s:i, s:i, s:s}", "known", d->known,
-                                "max_threads_per_block", d->max_threads_per_block,
-                                "max_shared_bytes_per_block", d->max_shared_bytes_per_block,
-                                "max_registers_per_block", d->max_registers_per_block,
-                                "cluster_blocks", d->cluster_blocks, "multiprocessors",
-                                d->multiprocessors, "source", d->source));
+  json_object_set_new(
+      j, "device_limits",
+      json_pack("{s:b, s:i, s:i, s:i, s:i, s:i, s:s, s:i}", "known", d->known,
+                "max_threads_per_block", d->max_threads_per_block, "max_shared_bytes_per_block",
+                d->max_shared_bytes_per_block, "max_registers_per_block",
+                d->max_registers_per_block, "cluster_blocks", d->cluster_blocks, "multiprocessors",
+                d->multiprocessors, "source", d->source, "shared_bytes_per_multiprocessor",
+                d->shared_bytes_per_multiprocessor));
   json_object_set_new(
       j, "constants",
       json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "register_overhead",

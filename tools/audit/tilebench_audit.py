@@ -696,7 +696,7 @@ def check_plan(a, record, field):
         member(a, limits, path, "multiprocessors", "positive")
         for key in ("max_threads_per_block", "max_shared_bytes_per_block"):
             member(a, limits, path, key, "count")
-        for key in ("max_registers_per_block", "cluster_blocks"):
+        for key in ("max_registers_per_block", "cluster_blocks", "shared_bytes_per_multiprocessor"):
             member(a, limits, path, key, "count", optional=True)
         constants = member(a, record, field, "constants", "object")
         member(a, constants, f"{field}.constants", "register_overhead", "count")
@@ -1501,14 +1501,20 @@ def shared_cluster_k(op, n, cluster_limit, with_weight):
 PERSISTENT_BLOCKS_PER_SM = 2
 PERSISTENT_SHARED_BYTES = 27 * 16 * 256  # a ring of 27 groups of 4 floats a thread
 PERSISTENT_PARAM_BYTES = 16 << 20  # weight and bias bytes L2 keeps across turns
+PERSISTENT_BLOCK_EXTRA = 2048  # a block's reserved and static shared memory, with room to spare
 PARAMS = {"sum": 0, "softmax": 0, "rmsnorm": 1, "layernorm": 2}  # weight, bias
 
 
-def persistent_groups(op, m, n, sms, cluster_limit, param_rule):
+def persistent_groups(op, m, n, limits, param_rule):
     """Row groups of a persistent row, or 0 where the rule does not take the rows (param_rule:
     the record's build left rows whose weight and bias pass PERSISTENT_PARAM_BYTES in more than
-    one turn to the cluster rule)."""
-    if cluster_limit < 2 or fits_shared(op, chunk_of(n, cluster_limit)) or op == "sum":
+    one turn to the cluster rule; records without the device's shared memory a multiprocessor
+    were planned without asking it)."""
+    sms, cluster_limit = limits["multiprocessors"], limits.get("cluster_blocks", 0)
+    per_sm = limits.get("shared_bytes_per_multiprocessor")
+    room = PERSISTENT_BLOCKS_PER_SM * (PERSISTENT_SHARED_BYTES + PERSISTENT_BLOCK_EXTRA)
+    if cluster_limit < 2 or fits_shared(op, chunk_of(n, cluster_limit)) or op == "sum" or (
+            per_sm is not None and per_sm < room):
         return 0
     resident = PERSISTENT_BLOCKS_PER_SM * sms
     least = next((k for k in range(cluster_limit + 1, resident + 1)
@@ -1543,7 +1549,7 @@ def expected_plan(record):
                                           record.get("mapping") == "cluster_row")
     persistent = "persistent_blocks_per_sm" in record["constants"]
     param_rule = "persistent_param_bytes" in record["constants"]
-    groups = persistent_groups(op, m, n, sms, cluster_limit, param_rule) if persistent else 0
+    groups = persistent_groups(op, m, n, limits, param_rule) if persistent else 0
     if variant == "automatic":
         if m < sms and n >= 8192 and groups:
             plan["mapping"] = "persistent_row"
@@ -2235,6 +2241,12 @@ def audit_source(a, run_dir, case, plan):
     persistent = plan["mapping"] == "persistent_row"
     groups = f"#define ROW_GROUPS {plan['stream']['row_groups']}LL\n" if persistent else "#define ROW_GROUPS"
     a.same("source: row groups as planned (persistent rows only)", groups in source, persistent)
+    # the ring (since e0478e9; before it the chunk alone, at most 98304 bytes)
+    if persistent and plan["stream"]["cache_shared_bytes"] == PERSISTENT_SHARED_BYTES:
+        stream = plan["stream"]
+        ring = (f"#define GROUPS {-(-stream['chunk_elements'] // (4 * stream['threads_per_block']))}\n"
+                f"#define RING {stream['cache_shared_bytes'] // (16 * stream['threads_per_block'])}\n")
+        a.same("source: each thread's groups and ring slots as planned", ring in source, True)
     shared = shared or persistent
     kernels = (case.get("provider_details") or {}).get("kernels")
     if kernels:  # a row reduction asks for dynamic shared memory only for a chunk kept there

@@ -54,12 +54,20 @@ enum tb_status tb_cuda_device_load_case(struct tb_cuda_device *d, const struct t
     return tb_fail(err, TB_ERR_SYSTEM, "out of memory for %u buffer sets", d->buffers.count);
   }
   /* poisoned, so that a set no kernel wrote is told from one computed
-   * (freed memory of an earlier case may hold a right answer) */
+   * (freed memory of an earlier case may hold a right answer); workspaces
+   * zeroed, on the kernels' stream before its synchronisation (persistent
+   * rows' group counters start at 0, and each launch leaves them so) */
   for (unsigned i = 0; i < d->buffers.count; ++i) {
     CUresult rc = d->cu->cuMemsetD32Async(d->buffers.sets[i].out, TB_POISON_BITS,
                                           d->buffers.out_bytes / sizeof(float), d->stream);
     if (rc != CUDA_SUCCESS) {
       return tb_cuda_fail(err, "cuMemsetD32Async (poisoning the outputs)", rc);
+    }
+    if (workspace_floats > 0) {
+      rc = d->cu->cuMemsetD32Async(d->buffers.sets[i].workspace, 0, workspace_floats, d->stream);
+      if (rc != CUDA_SUCCESS) {
+        return tb_cuda_fail(err, "cuMemsetD32Async (zeroing the workspaces)", rc);
+      }
     }
   }
   CUresult rc = d->cu->cuStreamSynchronize(d->stream);

@@ -42,21 +42,6 @@ static void free_buffer(const struct tb_cuda *cu, bool guarded, CUdeviceptr ptr)
   }
 }
 
-/* A workspace starts zeroed: persistent rows' group counters start at 0 (and
- * each launch leaves them so). */
-static CUresult alloc_zeroed(const struct tb_cuda *cu, size_t bytes, CUdeviceptr *ptr) {
-  void *zeros = calloc(1, bytes);
-  if (zeros == NULL) {
-    return CUDA_ERROR_OUT_OF_MEMORY;
-  }
-  CUresult rc = cu->cuMemAlloc(ptr, bytes);
-  if (rc == CUDA_SUCCESS) {
-    rc = cu->cuMemcpyHtoD(*ptr, zeros, bytes);
-  }
-  free(zeros);
-  return rc;
-}
-
 static enum tb_status alloc_set(const struct tb_cuda *cu, const struct tb_case_data *data,
                                 size_t workspace_floats, bool guarded, struct tb_buffer_set *set,
                                 struct tb_error *err) {
@@ -72,7 +57,7 @@ static enum tb_status alloc_set(const struct tb_cuda *cu, const struct tb_case_d
     rc = alloc_buffer(cu, guarded, data->output.storage_elems * sizeof(float), &set->out);
   }
   if (rc == CUDA_SUCCESS && workspace_floats > 0) {
-    rc = alloc_zeroed(cu, workspace_floats * sizeof(float), &set->workspace);
+    rc = cu->cuMemAlloc(&set->workspace, workspace_floats * sizeof(float));
   }
   return rc == CUDA_SUCCESS ? TB_OK : tb_cuda_fail(err, "allocating device buffers", rc);
 }

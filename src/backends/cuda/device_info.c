@@ -37,6 +37,6 @@ struct tb_device_limits tb_device_limits_of(const struct tb_device_info *info) {
       (unsigned)info->multiprocessors, "device", (unsigned)info->max_registers_per_block,
       /* clusters since 9.0; 16 blocks with non-portable sizes (the
        * provider allows them on every cluster kernel it binds) */
-      info->cc_major >= 9 ? 16u : 0u};
+      info->cc_major >= 9 ? 16u : 0u, (unsigned)info->max_shared_per_multiprocessor};
   return d;
 }
