@@ -765,6 +765,10 @@ class EvidenceTest(unittest.TestCase):
         bundles[os.path.join(persistent, "call4.tar.xz")] = ab + checks
         builds[os.path.join(persistent, "call4.tar.xz")] = [
             ["ab/A1", "ab/A2"], ["ab/B1", "ab/B2"]] + [[r] for r in checks]
+        final = ["validation/" + s for s in ("1x1000000", "16x4194304", "10x500000", "16x524288",
+                                              "3x1000003", "100x393220")]
+        bundles[os.path.join(persistent, "call5.tar.xz")] = final
+        builds[os.path.join(persistent, "call5.tar.xz")] = [[r] for r in final]
         committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
                            for f in files if f.endswith(".tar.xz"))
         self.assertEqual(sorted(bundles), committed)
