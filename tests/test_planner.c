@@ -331,6 +331,18 @@ static struct tb_plan plan_on_h200(enum tb_op op, size_t m, size_t n) {
   return plan;
 }
 
+/* A cluster row of `per_row` blocks whose chunks of `chunk` floats stay in
+ * `cache` bytes of shared memory (0: not there), read `passes` times. */
+static void assert_cluster_chunks(const struct tb_plan *plan, unsigned per_row,
+                                  unsigned long long chunk, unsigned cache, unsigned passes) {
+  assert_int_equal(plan->mapping, TB_MAPPING_CLUSTER_ROW);
+  assert_int_equal(plan->stream.blocks_per_row, per_row);
+  assert_int_equal(plan->stream.cluster_blocks, per_row);
+  assert_int_equal(plan->stream.chunk_elements, chunk);
+  assert_int_equal(plan->stream.cache_shared_bytes, cache);
+  assert_int_equal(plan->stream.memory_passes, passes);
+}
+
 /* With clusters (the H200: up to 16 blocks), few long rows that fill half the
  * SMs take one launch. softmax 8x65536: k = min(16, ceil(264/8) = 33, 32) = 16
  * blocks of 4096 elements, 8*16 = 128 >= 132/2; shared = 2 words x 8 warps
@@ -358,9 +370,7 @@ static void few_long_rows_clusters(void **state) {
   /* sum of ten rows of 500000 (no row output): k = 16, chunks of 31252 > 32 floats x 256
    * threads, streamed once (persistent_rows takes the other operations' rows) */
   struct tb_plan ten = plan_on_h200(TB_OP_SUM, 10, 500000);
-  assert_int_equal(ten.mapping, TB_MAPPING_CLUSTER_ROW);
-  assert_int_equal(ten.stream.chunk_elements, 31252);
-  assert_int_equal(ten.stream.memory_passes, 1);
+  assert_cluster_chunks(&ten, 16, 31252, 0, 1);
   struct tb_plan two = plan_on_h200(TB_OP_SUM, 2, 1000000);
   assert_int_equal(two.mapping, TB_MAPPING_SPLIT_ROW);
   assert_int_equal(two.stream.blocks_per_row, 132);
@@ -369,18 +379,6 @@ static void few_long_rows_clusters(void **state) {
   /* without clusters (unknown device) the same rows split in two launches */
   assert_int_equal(plan_of(TB_OP_SOFTMAX, 8, 65536, TB_VARIANT_AUTOMATIC).mapping,
                    TB_MAPPING_SPLIT_ROW);
-}
-
-/* A cluster row of `per_row` blocks whose chunks of `chunk` floats stay in
- * `cache` bytes of shared memory (0: not there), read `passes` times. */
-static void assert_cluster_chunks(const struct tb_plan *plan, unsigned per_row,
-                                  unsigned long long chunk, unsigned cache, unsigned passes) {
-  assert_int_equal(plan->mapping, TB_MAPPING_CLUSTER_ROW);
-  assert_int_equal(plan->stream.blocks_per_row, per_row);
-  assert_int_equal(plan->stream.cluster_blocks, per_row);
-  assert_int_equal(plan->stream.chunk_elements, chunk);
-  assert_int_equal(plan->stream.cache_shared_bytes, cache);
-  assert_int_equal(plan->stream.memory_passes, passes);
 }
 
 /* Rows no register candidate holds, on the H200 (clusters of up to 16): the
@@ -392,8 +390,8 @@ static void assert_cluster_chunks(const struct tb_plan *plan, unsigned per_row,
  * norms (their outputs wait on the weight) stream in one block a row; so does
  * every row on a device without clusters. Few long rows keep their rule and
  * cache a chunk in shared memory where it fits: layernorm 8x262144, 16 chunks
- * of 16384 (65536 B); rmsnorm 10x500000, 16 chunks of 31252 (125008 B),
- * streams twice. */
+ * of 16384 (65536 B); rows too long for 16 such chunks take persistent rows
+ * (few_very_long_rows_persistent). */
 static void long_rows_shared_chunks(void **state) {
   struct tb_plan wide = plan_on_h200(TB_OP_SOFTMAX, 4096, 393216);
   assert_cluster_chunks(&wide, 16, 24576, 98304, 1);
