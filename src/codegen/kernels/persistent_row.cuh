@@ -15,7 +15,7 @@
 // streamed once (STREAMED_ONCE, STREAMING_STORES), so that L2 keeps the
 // weight and bias, which every row reads again.
 //
-// The workspace (zeroed when it is allocated): ROW_GROUPS arrival counters,
+// The workspace (zeroed when the case is loaded): ROW_GROUPS arrival counters,
 // ROW_GROUPS departure counters, then each group's statistics, two rows of K
 // (a row's slot is rewritten two rows later, when every block of the group
 // has passed the barrier of the row between, so after it read them). The
