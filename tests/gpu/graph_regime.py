@@ -1,0 +1,175 @@
+"""What sets a CUDA-graph replay's regime (issue 18): a timeline in one process.
+
+Replays of a torch or torch.compile function run either at their kernels' summed
+time or about 0.3 µs a kernel above it, and which one a process gets has changed
+from one case, process and call to the next. This script follows one process
+through time with none of tilebench's code: a graph of torch's own softmax
+(captured before anything is compiled) and one of the compiled softmax are kept
+and replayed again and again, a fresh graph of each is captured and replayed beside
+them, and each point records what else the process and the GPU hold then: this
+process's children and the processes with a context on the GPU (nvidia-smi). A
+regime that changes with time while the graphs stay the same points at the process
+or the GPU, not at the graphs; one that follows the compiler's worker processes
+(TORCHINDUCTOR_COMPILE_THREADS=1 compiles in this process) points at them.
+
+    python3 graph_regime.py OUT.json [SECONDS]
+
+GRAPH_REGIME_COMPILE=0 first follows the eager graph alone for SECONDS, nothing compiled.
+
+Each figure is the median per call of REPLAYS replays, each timed by
+torch.cuda.Event behind a sleep kernel (the host has queued the replay before the
+GPU reaches it). The kernels' summed time a call is taken once at the end with
+torch.profiler (after every timed replay: its first use may change the process).
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+
+M, N = 1024, 1024
+CALLS = 64
+REPLAYS = 15
+SLEEP_CYCLES = 200_000
+
+
+def buffer_sets():
+    """Cold inputs: sets of one input and its kept output, at least 4x the L2 size."""
+    per_set = 2 * M * N * 4
+    count = -(-4 * torch.cuda.get_device_properties(0).L2_cache_size // per_set)
+    return [{"x": torch.randn(M, N, device="cuda")} for _ in range(count)]
+
+
+class Rotation:
+    """Calls of fn that walk the sets, each result kept until its set's next call."""
+
+    def __init__(self, fn, sets):
+        self.fn, self.sets, self.cursor = fn, sets, 0
+
+    def calls(self, count):
+        for _ in range(count):
+            s = self.sets[self.cursor]
+            s["result"] = self.fn(s["x"])
+            self.cursor = (self.cursor + 1) % len(self.sets)
+
+
+def capture(rotation):
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up off the capture, as torch.cuda.graph asks
+        rotation.calls(3)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        rotation.calls(CALLS)
+    graph.replay()
+    torch.cuda.synchronize()
+    return graph
+
+
+def per_call_ns(graph):
+    times = []
+    for _ in range(REPLAYS):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda._sleep(SLEEP_CYCLES)
+        start.record()
+        graph.replay()
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) * 1e6 / CALLS)
+    return statistics.median(times)
+
+
+def children():
+    """This process's child processes (pid, command), from /proc."""
+    me, found = os.getpid(), []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if int(fields[1]) == me:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    found.append([int(pid), f.read().replace(b"\0", b" ").decode(errors="replace")[:120]])
+        except OSError:
+            continue
+    return found
+
+
+def gpu_processes():
+    """The processes with a context on the GPU, as nvidia-smi lists them (None if it cannot)."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return [line.strip() for line in out.splitlines() if line.strip()]
+
+
+def kernel_sum_per_call_ns(graph):
+    from torch.profiler import ProfilerActivity, profile
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        graph.replay()
+        torch.cuda.synchronize()
+    kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    return sum(e.time_range.elapsed_us() for e in kernels) * 1e3 / CALLS, len(kernels) / CALLS
+
+
+def point(t0, label, kept, rotations):
+    """One point of the timeline: the kept graphs replayed, a fresh graph of each function."""
+    row = {"t_s": round(time.monotonic() - t0, 2), "label": label}
+    for name, graph in kept.items():
+        row[f"{name}_kept_ns"] = per_call_ns(graph)
+    for name, rotation in rotations.items():
+        fresh = capture(rotation)
+        row[f"{name}_fresh_ns"] = per_call_ns(fresh)
+        del fresh
+    row["children"] = children()
+    row["gpu_processes"] = gpu_processes()
+    figures = " ".join(f"{k[:-3]} {v:.0f}" for k, v in row.items() if k.endswith("_ns"))
+    print(f"{row['t_s']:6.1f} s {label:18} {figures} | children {len(row['children'])}, "
+          f"GPU processes {len(row['gpu_processes'] or [])}", flush=True)
+    return row
+
+
+def main(argv):
+    if len(argv) not in (2, 3) or (len(argv) == 3 and not argv[2].isdigit()):
+        print("usage: python3 graph_regime.py OUT.json [SECONDS]", file=sys.stderr)
+        return 2
+    out, seconds = argv[1], int(argv[2]) if len(argv) == 3 else 30
+    t0 = time.monotonic()
+    sets = buffer_sets()
+    eager = Rotation(lambda x: torch.softmax(x, dim=-1), sets)
+    kept, rotations, rows = {"eager": capture(eager)}, {"eager": eager}, []
+    for i in range(3):
+        rows.append(point(t0, f"before compile {i}", kept, rotations))
+    if os.environ.get("GRAPH_REGIME_COMPILE", "1") == "0":  # time alone, nothing compiled
+        while time.monotonic() - t0 < seconds:
+            time.sleep(1.0)
+            rows.append(point(t0, "nothing compiled", kept, rotations))
+        seconds = 0
+    compiled = Rotation(torch.compile(lambda x: torch.softmax(x, dim=-1), dynamic=False), sets)
+    compiled.calls(1)
+    torch.cuda.synchronize()
+    kept["compiled"], rotations["compiled"] = capture(compiled), compiled
+    rows.append(point(t0, "just compiled", kept, rotations))
+    while time.monotonic() - t0 < seconds:
+        time.sleep(1.0)
+        rows.append(point(t0, "after compile", kept, rotations))
+    sums = {name: kernel_sum_per_call_ns(graph) for name, graph in kept.items()}
+    for name, (ns, kernels) in sums.items():
+        print(f"{name}: kernel sum {ns:.0f} ns a call ({kernels:g} kernels)", flush=True)
+    with open(out + ".partial", "w") as f:
+        json.dump({"calls": CALLS, "replays": REPLAYS, "shape": [M, N],
+                   "compile_threads": os.environ.get("TORCHINDUCTOR_COMPILE_THREADS"),
+                   "kernel_sum_per_call_ns": {k: v[0] for k, v in sums.items()}, "points": rows},
+                  f, indent=1)
+    os.replace(out + ".partial", out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
