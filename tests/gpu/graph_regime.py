@@ -13,8 +13,12 @@ or the GPU, not at the graphs; one that follows the compiler's worker processes
 (TORCHINDUCTOR_COMPILE_THREADS=1 compiles in this process) points at them.
 
     python3 graph_regime.py OUT.json [SECONDS]
+    python3 graph_regime.py OUT.json STEP[,STEP...]
 
 GRAPH_REGIME_COMPILE=0 first follows the eager graph alone for SECONDS, nothing compiled.
+With steps, one graph of torch's softmax is kept and timed after each step, to find the
+step after which it replays slower (STEPS below); GRAPH_REGIME_BEFORE=STEP,... runs
+steps before that graph is captured.
 
 Each figure is the median per call of REPLAYS replays, each timed by
 torch.cuda.Event behind a sleep kernel (the host has queued the replay before the
@@ -56,7 +60,7 @@ class Rotation:
             self.cursor = (self.cursor + 1) % len(self.sets)
 
 
-def capture(rotation):
+def capture(rotation, replay=True):
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):  # warm-up off the capture, as torch.cuda.graph asks
@@ -65,7 +69,8 @@ def capture(rotation):
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         rotation.calls(CALLS)
-    graph.replay()
+    if replay:
+        graph.replay()
     torch.cuda.synchronize()
     return graph
 
@@ -135,10 +140,108 @@ def point(t0, label, kept, rotations):
     return row
 
 
-def main(argv):
-    if len(argv) not in (2, 3) or (len(argv) == 3 and not argv[2].isdigit()):
-        print("usage: python3 graph_regime.py OUT.json [SECONDS]", file=sys.stderr)
+class Steps:
+    """What a process may do between two timings of its kept graph."""
+
+    def __init__(self, rotation):
+        self.rotation, self.held, self.second = rotation, [], None
+
+    def again(self):
+        """nothing: the kept graph timed again"""
+
+    def stream(self):
+        """a new torch.cuda.Stream, nothing run on it"""
+        self.held.append(torch.cuda.Stream())
+
+    def side(self):
+        """three eager calls on a new side stream"""
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            self.rotation.calls(3)
+        torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.synchronize()
+
+    def eager(self):
+        """CALLS eager calls on the current stream"""
+        self.rotation.calls(CALLS)
+        torch.cuda.synchronize()
+
+    def empty(self):
+        """what torch.cuda.graph does before a capture: synchronize, gc.collect, empty_cache"""
+        torch.cuda.synchronize()
+        import gc
+        gc.collect()
+        torch.cuda.empty_cache()
+
+    def alloc(self):
+        """256 MiB more device memory, kept"""
+        self.held.append(torch.ones(2**26, device="cuda"))
+        torch.cuda.synchronize()
+
+    def frag(self):
+        """512 blocks of 2 MiB allocated, every other one freed, the cache emptied"""
+        blocks = [torch.empty(2**19, device="cuda") for _ in range(512)]
+        self.held.extend(blocks[::2])
+        del blocks
+        self.empty()
+
+    def capture2(self):
+        """a second graph of the same calls captured (not replayed), kept"""
+        self.second = capture(self.rotation, replay=False)
+
+    def replay2(self):
+        """the second graph replayed once"""
+        self.second.replay()
+        torch.cuda.synchronize()
+
+    def del2(self):
+        """the second graph destroyed"""
+        self.second = None
+        import gc
+        gc.collect()
+        torch.cuda.synchronize()
+
+    @classmethod
+    def names(cls):
+        return [n for n, f in vars(cls).items() if callable(f) and not n.startswith("_") and n != "names"]
+
+
+def steps_run(out, steps):
+    before = list(filter(None, os.environ.get("GRAPH_REGIME_BEFORE", "").split(",")))
+    unknown = [s for s in steps + before if s not in Steps.names()]
+    if unknown:
+        print(f"unknown step(s) {', '.join(unknown)}: give {', '.join(Steps.names())}", file=sys.stderr)
         return 2
+    rotation = Rotation(lambda x: torch.softmax(x, dim=-1), buffer_sets())
+    actions = Steps(rotation)
+    for name in before:
+        getattr(actions, name)()
+    kept = capture(rotation)
+    rows = [{"step": "captured", "kept_ns": per_call_ns(kept)}]
+    for name in steps:
+        getattr(actions, name)()
+        rows.append({"step": name, "kept_ns": per_call_ns(kept)})
+    total, kernels = kernel_sum_per_call_ns(kept)
+    for row in rows:
+        print(f"{row['step']:9} {row['kept_ns']:7.0f} ns a call, {row['kept_ns'] - total:5.0f} above "
+              f"the kernel sum", flush=True)
+    print(f"(before the capture: {','.join(before) or 'nothing'}; kernel sum {total:.0f} ns a call, "
+          f"{kernels:g} kernels)")
+    with open(out + ".partial", "w") as f:
+        json.dump({"calls": CALLS, "replays": REPLAYS, "shape": [M, N], "before": before,
+                   "kernel_sum_per_call_ns": total, "steps": rows,
+                   "step_meanings": {n: getattr(Steps, n).__doc__ for n in Steps.names()}}, f, indent=1)
+    os.replace(out + ".partial", out)
+    return 0
+
+
+def main(argv):
+    if len(argv) not in (2, 3):
+        print("usage: python3 graph_regime.py OUT.json [SECONDS | STEP[,STEP...]]", file=sys.stderr)
+        return 2
+    if len(argv) == 3 and not argv[2].isdigit():
+        return steps_run(argv[1], argv[2].split(","))
     out, seconds = argv[1], int(argv[2]) if len(argv) == 3 else 30
     t0 = time.monotonic()
     sets = buffer_sets()
