@@ -18,7 +18,9 @@ or the GPU, not at the graphs; one that follows the compiler's worker processes
 GRAPH_REGIME_COMPILE=0 first follows the eager graph alone for SECONDS, nothing compiled.
 With steps, one graph of torch's softmax is kept and timed after each step, to find the
 step after which it replays slower (STEPS below); GRAPH_REGIME_BEFORE=STEP,... runs
-steps before that graph is captured.
+steps before that graph is captured; GRAPH_REGIME_STREAM=dedicated runs it all on a stream
+of its own instead of the default stream; GRAPH_REGIME_WARMUP=new gives each capture's
+warm-up a new side stream (default: one for all).
 
 Each figure is the median per call of REPLAYS replays, each timed by
 torch.cuda.Event behind a sleep kernel (the host has queued the replay before the
@@ -60,12 +62,27 @@ class Rotation:
             self.cursor = (self.cursor + 1) % len(self.sets)
 
 
-def capture(rotation, replay=True):
-    side = torch.cuda.Stream()
+def on_side_stream(rotation, side, calls):
+    """calls eager calls on stream side, ordered after and before the current stream's work"""
     side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):  # warm-up off the capture, as torch.cuda.graph asks
-        rotation.calls(3)
+    with torch.cuda.stream(side):
+        rotation.calls(calls)
     torch.cuda.current_stream().wait_stream(side)
+
+
+# The side stream of every capture's warm-up (GRAPH_REGIME_WARMUP=new: a new one each time,
+# as torch's examples and graph_replay_check.py do)
+WARMUP_STREAM = []
+
+
+def warmup_stream():
+    if os.environ.get("GRAPH_REGIME_WARMUP") == "new" or not WARMUP_STREAM:
+        WARMUP_STREAM[:] = [torch.cuda.Stream()]
+    return WARMUP_STREAM[0]
+
+
+def capture(rotation, replay=True):
+    on_side_stream(rotation, warmup_stream(), 3)  # warm-up off the capture, as torch.cuda.graph asks
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         rotation.calls(CALLS)
@@ -155,11 +172,12 @@ class Steps:
 
     def side(self):
         """three eager calls on a new side stream"""
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            self.rotation.calls(3)
-        torch.cuda.current_stream().wait_stream(side)
+        on_side_stream(self.rotation, torch.cuda.Stream(), 3)
+        torch.cuda.synchronize()
+
+    def side_same(self):
+        """three eager calls on the side stream of the captures' warm-up"""
+        on_side_stream(self.rotation, warmup_stream(), 3)
         torch.cuda.synchronize()
 
     def eager(self):
@@ -213,6 +231,13 @@ def steps_run(out, steps):
     if unknown:
         print(f"unknown step(s) {', '.join(unknown)}: give {', '.join(Steps.names())}", file=sys.stderr)
         return 2
+    if os.environ.get("GRAPH_REGIME_STREAM") == "dedicated":
+        with torch.cuda.stream(torch.cuda.Stream()):
+            return timed_steps(out, steps, before)
+    return timed_steps(out, steps, before)
+
+
+def timed_steps(out, steps, before):
     rotation = Rotation(lambda x: torch.softmax(x, dim=-1), buffer_sets())
     actions = Steps(rotation)
     for name in before:
@@ -230,6 +255,8 @@ def steps_run(out, steps):
           f"{kernels:g} kernels)")
     with open(out + ".partial", "w") as f:
         json.dump({"calls": CALLS, "replays": REPLAYS, "shape": [M, N], "before": before,
+                   "environment": {k: v for k, v in os.environ.items()
+                                   if k.startswith(("GRAPH_REGIME_", "CUDA_"))},
                    "kernel_sum_per_call_ns": total, "steps": rows,
                    "step_meanings": {n: getattr(Steps, n).__doc__ for n in Steps.names()}}, f, indent=1)
     os.replace(out + ".partial", out)
