@@ -81,8 +81,9 @@ def warmup_stream():
     return WARMUP_STREAM[0]
 
 
-def capture(rotation, replay=True):
-    on_side_stream(rotation, warmup_stream(), 3)  # warm-up off the capture, as torch.cuda.graph asks
+def capture(rotation, replay=True, warmup=True):
+    if warmup:  # off the capture, on a side stream, as torch.cuda.graph asks
+        on_side_stream(rotation, warmup_stream(), 3)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         rotation.calls(CALLS)
@@ -161,7 +162,7 @@ class Steps:
     """What a process may do between two timings of its kept graph."""
 
     def __init__(self, rotation):
-        self.rotation, self.held, self.second = rotation, [], None
+        self.rotation, self.held, self.second, self.kept = rotation, [], None, None
 
     def again(self):
         """nothing: the kept graph timed again"""
@@ -179,6 +180,32 @@ class Steps:
         """three eager calls on the side stream of the captures' warm-up"""
         on_side_stream(self.rotation, warmup_stream(), 3)
         torch.cuda.synchronize()
+
+    def side_nowait(self):
+        """three eager calls on a new side stream, no event between the streams"""
+        side = torch.cuda.Stream()
+        torch.cuda.synchronize()
+        with torch.cuda.stream(side):
+            self.rotation.calls(3)
+        torch.cuda.synchronize()
+
+    def wait_only(self):
+        """events between the current stream and a new idle stream, both ways, no kernel"""
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        torch.cuda.current_stream().wait_stream(side)
+        torch.cuda.synchronize()
+
+    def recapture(self):
+        """the kept graph destroyed and captured again, warmed up on the current stream"""
+        self.kept = None
+        self.rotation.calls(3)
+        self.kept = capture(self.rotation, warmup=False)
+
+    def recapture_side(self):
+        """the kept graph destroyed and captured again, warmed up on a side stream"""
+        self.kept = None
+        self.kept = capture(self.rotation)
 
     def eager(self):
         """CALLS eager calls on the current stream"""
@@ -242,12 +269,12 @@ def timed_steps(out, steps, before):
     actions = Steps(rotation)
     for name in before:
         getattr(actions, name)()
-    kept = capture(rotation)
-    rows = [{"step": "captured", "kept_ns": per_call_ns(kept)}]
+    actions.kept = capture(rotation)
+    rows = [{"step": "captured", "kept_ns": per_call_ns(actions.kept)}]
     for name in steps:
         getattr(actions, name)()
-        rows.append({"step": name, "kept_ns": per_call_ns(kept)})
-    total, kernels = kernel_sum_per_call_ns(kept)
+        rows.append({"step": name, "kept_ns": per_call_ns(actions.kept)})
+    total, kernels = kernel_sum_per_call_ns(actions.kept)
     for row in rows:
         print(f"{row['step']:9} {row['kept_ns']:7.0f} ns a call, {row['kept_ns'] - total:5.0f} above "
               f"the kernel sum", flush=True)
