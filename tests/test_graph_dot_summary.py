@@ -629,6 +629,36 @@ class CheckSettingsTest(unittest.TestCase):
                 self.check.cases_to_check(runs)
             self.assertEqual(stopped.exception.code, 2, unknown)
 
+    def test_each_case_in_a_process_of_its_own(self):
+        """Without TB_CHECK_CASES the check runs itself once per case, that case named, and
+        writes their rows together; a process that leaves no rows fails its case."""
+        cases = [({"id": "softmax/64x64/packed/torch-compile"}, 1),
+                 ({"id": "rmsnorm/64x64/packed/torch-compile"}, 1)]
+        started = []
+
+        def run(argv, env, stdin):
+            started.append((argv[2:], env["TB_CHECK_CASES"]))
+            if env["TB_CHECK_CASES"].startswith("softmax"):  # the other one leaves nothing
+                with open(argv[2], "w") as f:
+                    json.dump({"rows": [{"case": env["TB_CHECK_CASES"], "within_5_percent": True}]}, f)
+            return subprocess.CompletedProcess(argv, 1)
+
+        saved = self.check.subprocess.run
+        self.check.subprocess.run = run
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                out = os.path.join(tmp, "check.json")
+                self.assertEqual(self.check.each_case_alone(out, ["runA", "runB"], cases), 1)
+                with open(out) as f:
+                    written = json.load(f)
+                self.assertEqual(os.listdir(tmp), ["check.json"])  # no part left behind
+        finally:
+            self.check.subprocess.run = saved
+        self.assertEqual([case for _, case in started], [c["id"] for c, _ in cases])
+        self.assertEqual([argv[1:] for argv, _ in started], [["runA", "runB"]] * 2)
+        self.assertEqual([r["case"] for r in written["rows"]], ["softmax/64x64/packed/torch-compile"])
+        self.assertEqual(written["processes"], "one a case")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -142,7 +142,8 @@ struct tb_torch_details {
   bool has_buffers; /* false: null */
   struct tb_buffer_facts buffers;
   bool torch_compile;
-  bool has_callable; /* user-python only */
+  unsigned worker_cases_before; /* cases the worker's process prepared before this one */
+  bool has_callable;            /* user-python only */
   struct tb_python_callable_facts callable;
 };
 
