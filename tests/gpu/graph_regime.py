@@ -235,6 +235,10 @@ class Steps:
         """a second graph of the same calls captured (not replayed), kept"""
         self.second = capture(self.rotation, replay=False)
 
+    def capture2_nowarm(self):
+        """a second graph of the same calls captured (not replayed), kept, with no warm-up"""
+        self.second = capture(self.rotation, replay=False, warmup=False)
+
     def replay2(self):
         """the second graph replayed once"""
         self.second.replay()
