@@ -239,6 +239,17 @@ class Steps:
         """a second graph of the same calls captured (not replayed), kept, with no warm-up"""
         self.second = capture(self.rotation, replay=False, warmup=False)
 
+    def capture16_nowarm(self):
+        """sixteen more graphs of the same calls captured (not replayed), kept, no warm-up"""
+        self.held.extend(capture(self.rotation, replay=False, warmup=False) for _ in range(16))
+
+    def replay16(self):
+        """each of those sixteen graphs replayed once"""
+        for graph in self.held:
+            if isinstance(graph, torch.cuda.CUDAGraph):
+                graph.replay()
+        torch.cuda.synchronize()
+
     def replay2(self):
         """the second graph replayed once"""
         self.second.replay()
