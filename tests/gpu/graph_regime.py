@@ -250,6 +250,11 @@ class Steps:
                 graph.replay()
         torch.cuda.synchronize()
 
+    def recycle2(self):
+        """the second graph destroyed, then captured again with no warm-up (never three alive)"""
+        self.del2()
+        self.capture2_nowarm()
+
     def replay2(self):
         """the second graph replayed once"""
         self.second.replay()
