@@ -5,7 +5,12 @@ then a kernel on a second stream. A step after which the kept graph replays ~0.3
 slower is one that changes the process, whatever made the graphs.
 
     python3 graph_regime_cupy.py OUT.json
+
+GRAPH_REGIME_FLAGS=N captures and instantiates through the driver API instead
+(cuStreamBeginCapture, cuGraphInstantiateWithFlags with flags N: 1 auto-free on
+launch, 8 use node priority; PyTorch's CUDAGraph instantiates with 9).
 """
+import ctypes
 import json
 import os
 import statistics
@@ -28,6 +33,29 @@ extern "C" __global__ void spin(long long cycles) {
 }''', "spin")
 
 
+class DriverGraph:
+    """A graph captured on `stream` through the driver API and instantiated with `flags`."""
+    cu = None
+
+    def __init__(self, stream, flags, record):
+        if DriverGraph.cu is None:
+            DriverGraph.cu = ctypes.CDLL("libcuda.so.1")
+        cu, graph, self.exec = DriverGraph.cu, ctypes.c_void_p(), ctypes.c_void_p()
+        check(cu.cuStreamBeginCapture_v2(ctypes.c_void_p(stream.ptr), 0), "cuStreamBeginCapture")
+        record()
+        check(cu.cuStreamEndCapture(ctypes.c_void_p(stream.ptr), ctypes.byref(graph)), "cuStreamEndCapture")
+        check(cu.cuGraphInstantiateWithFlags(ctypes.byref(self.exec), graph, ctypes.c_ulonglong(flags)),
+              "cuGraphInstantiateWithFlags")
+
+    def launch(self, stream):
+        check(DriverGraph.cu.cuGraphLaunch(self.exec, ctypes.c_void_p(stream.ptr)), "cuGraphLaunch")
+
+
+def check(rc, what):
+    if rc != 0:
+        raise RuntimeError(f"{what} failed: CUresult {rc}")
+
+
 class Process:
     def __init__(self):
         l2 = cupy.cuda.runtime.getDeviceProperties(0)["l2CacheSize"]
@@ -44,9 +72,13 @@ class Process:
             self.cursor = (self.cursor + 1) % len(self.sets)
 
     def capture(self):
-        self.stream.begin_capture()
-        self.calls(self.stream, CALLS)
-        graph = self.stream.end_capture()
+        flags = os.environ.get("GRAPH_REGIME_FLAGS")
+        if flags is not None:
+            graph = DriverGraph(self.stream, int(flags), lambda: self.calls(self.stream, CALLS))
+        else:
+            self.stream.begin_capture()
+            self.calls(self.stream, CALLS)
+            graph = self.stream.end_capture()
         graph.launch(self.stream)
         self.stream.synchronize()
         self.graphs.append(graph)
@@ -86,7 +118,8 @@ def main(argv):
     for row in rows:
         print(f"{row['step']:28} {row['kept_ns']:7.0f} ns a call", flush=True)
     with open(argv[1] + ".partial", "w") as f:
-        json.dump({"calls": CALLS, "replays": REPLAYS, "floats": N, "steps": rows}, f, indent=1)
+        json.dump({"calls": CALLS, "replays": REPLAYS, "floats": N, "steps": rows,
+                   "instantiate_flags": os.environ.get("GRAPH_REGIME_FLAGS")}, f, indent=1)
     os.replace(argv[1] + ".partial", argv[1])
     return 0
 
