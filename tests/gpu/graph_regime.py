@@ -20,7 +20,8 @@ With steps, one graph of torch's softmax is kept and timed after each step, to f
 step after which it replays slower (STEPS below); GRAPH_REGIME_BEFORE=STEP,... runs
 steps before that graph is captured; GRAPH_REGIME_STREAM=dedicated runs it all on a stream
 of its own instead of the default stream; GRAPH_REGIME_WARMUP=new gives each capture's
-warm-up a new side stream (default: one for all).
+warm-up a new side stream (default: one for all); GRAPH_REGIME_CAPTURE=current captures on
+the current stream (with GRAPH_REGIME_STREAM=dedicated: a capture can't use the default one).
 
 Each figure is the median per call of REPLAYS replays, each timed by
 torch.cuda.Event behind a sleep kernel (the host has queued the replay before the
@@ -85,7 +86,10 @@ def capture(rotation, replay=True, warmup=True):
     if warmup:  # off the capture, on a side stream, as torch.cuda.graph asks
         on_side_stream(rotation, warmup_stream(), 3)
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+    # GRAPH_REGIME_CAPTURE=current: captured on the stream it is replayed on, as the native
+    # backend and graph_regime_cupy.py do (default: torch's own capture stream)
+    on = torch.cuda.current_stream() if os.environ.get("GRAPH_REGIME_CAPTURE") == "current" else None
+    with torch.cuda.graph(graph, stream=on):
         rotation.calls(CALLS)
     if replay:
         graph.replay()
