@@ -286,6 +286,8 @@ class FakeTorch:
     def __init__(self, allocator):
         torch = self
         self.captures = 0
+        self.capture_streams = []  # the stream= each capture was given
+        self.current = object()  # the stream current_stream() answers
 
         class Graph:
             def __init__(self, keep_graph=False):
@@ -305,9 +307,10 @@ class FakeTorch:
                 pass
 
         class GraphContext:
-            def __init__(self, graph):
+            def __init__(self, graph, stream=None):
                 self.pool = f"graph-{torch.captures}"
                 torch.captures += 1
+                torch.capture_streams.append(stream)
 
             def __enter__(self):
                 allocator.pools[self.pool] = ([], [0x70000000 + 0x10000000 * torch.captures])
@@ -323,6 +326,10 @@ class FakeTorch:
             @staticmethod
             def is_available():
                 return False
+
+            @staticmethod
+            def current_stream():
+                return torch.current
 
         self.cuda = Cuda
 
@@ -360,6 +367,14 @@ class WorkerAddressDumpTest(unittest.TestCase):
                     with open(os.path.join(tmp, name)) as f:
                         facts[name] = json.load(f)
             return names, facts
+
+    def test_graphs_captured_on_the_stream_they_replay_on(self):
+        """Every capture names the current stream, the one replays run on: a graph captured on
+        torch's own capture stream slows down once a third exists (docs/method.md §2.3)."""
+        w = self.worker(300)
+        w.graph_of(16)  # as many graphs as a pass over the sets takes
+        self.assertGreater(w.torch.captures, 2)
+        self.assertEqual(w.torch.capture_streams, [w.torch.current] * w.torch.captures)
 
     def test_one_graph_of_64_calls_over_30_sets(self):
         names, facts = self.dump(30, 64, cursor=7)
@@ -628,36 +643,6 @@ class CheckSettingsTest(unittest.TestCase):
             with self.assertRaises(SystemExit) as stopped:
                 self.check.cases_to_check(runs)
             self.assertEqual(stopped.exception.code, 2, unknown)
-
-    def test_each_case_in_a_process_of_its_own(self):
-        """Without TB_CHECK_CASES the check runs itself once per case, that case named, and
-        writes their rows together; a process that leaves no rows fails its case."""
-        cases = [({"id": "softmax/64x64/packed/torch-compile"}, 1),
-                 ({"id": "rmsnorm/64x64/packed/torch-compile"}, 1)]
-        started = []
-
-        def run(argv, env, stdin):
-            started.append((argv[2:], env["TB_CHECK_CASES"]))
-            if env["TB_CHECK_CASES"].startswith("softmax"):  # the other one leaves nothing
-                with open(argv[2], "w") as f:
-                    json.dump({"rows": [{"case": env["TB_CHECK_CASES"], "within_5_percent": True}]}, f)
-            return subprocess.CompletedProcess(argv, 1)
-
-        saved = self.check.subprocess.run
-        self.check.subprocess.run = run
-        try:
-            with tempfile.TemporaryDirectory() as tmp:
-                out = os.path.join(tmp, "check.json")
-                self.assertEqual(self.check.each_case_alone(out, ["runA", "runB"], cases), 1)
-                with open(out) as f:
-                    written = json.load(f)
-                self.assertEqual(os.listdir(tmp), ["check.json"])  # no part left behind
-        finally:
-            self.check.subprocess.run = saved
-        self.assertEqual([case for _, case in started], [c["id"] for c, _ in cases])
-        self.assertEqual([argv[1:] for argv, _ in started], [["runA", "runB"]] * 2)
-        self.assertEqual([r["case"] for r in written["rows"]], ["softmax/64x64/packed/torch-compile"])
-        self.assertEqual(written["processes"], "one a case")
 
 
 if __name__ == "__main__":

@@ -51,10 +51,6 @@ class TorchProviderTest(unittest.TestCase):
         positions = [c["provider_position"] for c in doc["cases"] if c["op"] == "add"]
         self.assertIn(0, positions)  # torch goes first in some cases, second in others
         self.assertIn(1, positions)
-        # no CUDA graph on the CPU, so one worker process serves every case, and each case
-        # records how many that process prepared before it (results order is case order)
-        self.assertEqual([c["provider_details"]["worker_cases_before"] for c in torch_cases],
-                         list(range(len(torch_cases))))
 
     def test_replay_against_torch_is_balanced_and_audited(self):
         out = os.path.join(self.tmp, "replay")

@@ -91,6 +91,13 @@ class Worker:
         self.capturing = False
         self.guards = []  # (set, role, allocation, elements) of each guarded input
         if self.cuda:
+            # Every call, timing session and graph of this process runs on one stream of its
+            # own, and graphs are captured on it: a graph captured on torch's capture stream and
+            # launched on another replays ~0.3 us a kernel slower once the process has
+            # instantiated a third graph or run a kernel on a second stream after one
+            # (docs/method.md §2.3, tests/gpu/graph_regime.py); captured on the stream it is
+            # launched on, it replays with its kernels back to back.
+            torch.cuda.set_stream(torch.cuda.Stream())
             # $TILEBENCH_TIMING_LIB (set by the harness), checked: ABI and struct sizes
             try:
                 self.timing = timing.load()
@@ -304,7 +311,7 @@ class Worker:
                     outputs, inputs = [], []
                     if GRAPH_DUMP:
                         self.fn = recording(fn, outputs, inputs)
-                    with self.torch.cuda.graph(graph):
+                    with self.torch.cuda.graph(graph, stream=self.torch.cuda.current_stream()):
                         self.calls(calls)
                     self.fn = fn
                     if GRAPH_DUMP:

@@ -142,8 +142,7 @@ struct tb_torch_details {
   bool has_buffers; /* false: null */
   struct tb_buffer_facts buffers;
   bool torch_compile;
-  unsigned worker_cases_before; /* cases the worker's process prepared before this one */
-  bool has_callable;            /* user-python only */
+  bool has_callable; /* user-python only */
   struct tb_python_callable_facts callable;
 };
 

@@ -80,12 +80,11 @@ static void read_buffers(const json_t *b, struct tb_buffer_facts *f) {
 }
 
 void tb_torch_details_read(const json_t *hello, const json_t *prepared, bool torch_compile,
-                           unsigned worker_cases_before, struct tb_provider_details *out) {
+                           struct tb_provider_details *out) {
   memset(out, 0, sizeof *out);
   out->kind = TB_DETAILS_TORCH;
   struct tb_torch_details *t = &out->as.torch;
   t->torch_compile = torch_compile;
-  t->worker_cases_before = worker_cases_before;
   t->has_worker = hello != NULL;
   if (hello != NULL) {
     read_worker(hello, &t->worker);

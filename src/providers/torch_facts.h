@@ -11,7 +11,7 @@
  * (may be NULL) as torch details; a field the worker left out stays absent,
  * one it sent as null stays null. */
 void tb_torch_details_read(const json_t *hello, const json_t *prepared, bool torch_compile,
-                           unsigned worker_cases_before, struct tb_provider_details *out);
+                           struct tb_provider_details *out);
 
 /* The user-python provider's load_callable reply (NULL: none) added to
  * torch details already read. */

@@ -39,9 +39,6 @@ struct torch_state {
   char allocation[32];
   char dir[64]; /* temporary files of the current case */
   size_t out_elems;
-  unsigned cases_prepared; /* by the worker process now running */
-  unsigned cases_before;   /* the current case's: cases that process prepared before it */
-  bool replayed_graphs;    /* the current case took graph samples */
 };
 
 /* ---- the process ---------------------------------------------------------- */
@@ -67,22 +64,6 @@ static void worker_kill(struct worker *w) {
   w->pid = 0;
   w->to_worker = w->from_worker = -1;
   w->buffered = 0;
-}
-
-/* Asks the worker to quit and waits for it (TB_WORKER_QUIT_S at most, then it
- * is killed): a worker ended this way lets CUDA and CUPTI tear down in order. */
-static void worker_quit(struct worker *w) {
-  static const char quit[] = "{\"cmd\":\"quit\"}\n";
-  if (w->pid > 0 && write(w->to_worker, quit, sizeof quit - 1) == (ssize_t)(sizeof quit - 1)) {
-    for (int waited_ms = 0; waited_ms < TB_WORKER_QUIT_S * 1000; waited_ms += 10) {
-      if (waitpid(w->pid, NULL, WNOHANG) == w->pid) {
-        w->pid = 0;
-        break;
-      }
-      poll(NULL, 0, 10);
-    }
-  }
-  worker_kill(w);
 }
 
 /* Reads one line within timeout_s: the reply to `cmd`, checked
@@ -187,7 +168,6 @@ static enum tb_status worker_start(struct torch_state *s, struct tb_error *err) 
     return tb_fail(err, TB_ERR_UNAVAILABLE, "cannot start the torch worker with %s: %s", python,
                    strerror(rc));
   }
-  s->cases_prepared = 0;
   json_decref(s->hello);
   s->hello = NULL;
   if (read_reply(w, worker_timeout(), "hello", 0, &s->hello, err) != TB_OK) {
@@ -334,7 +314,6 @@ static enum tb_status torch_prepare(struct tb_provider *p, const struct tb_case 
               err) != TB_OK) {
     return err->status;
   }
-  s->cases_before = s->cases_prepared++;
   snprintf(s->allocation, sizeof s->allocation, "%s",
            json_string_value(json_object_get(s->prepared, "output_allocation")));
   p->output_allocation = s->allocation;
@@ -380,7 +359,6 @@ static int torch_device_sample(struct tb_provider *p, enum tb_batch_mode mode, b
                                char *error, size_t size) {
   struct tb_error err = {0};
   json_t *reply = NULL;
-  ((struct torch_state *)p->state)->replayed_graphs |= mode == TB_BATCH_GRAPH;
   json_t *req =
       json_pack("{s:s, s:s, s:b, s:i, s:i}", "cmd", "device_sample", "mode",
                 tb_batch_mode_name(mode), "probe", probe, "calls", calls, "capacity", capacity);
@@ -494,7 +472,7 @@ static unsigned torch_launches_per_call(const struct tb_provider *p) {
 
 static void torch_details(const struct tb_provider *p, struct tb_provider_details *out) {
   const struct torch_state *s = p->state;
-  tb_torch_details_read(s->hello, s->prepared, s->compile, s->cases_before, out);
+  tb_torch_details_read(s->hello, s->prepared, s->compile, out);
   tb_torch_callable_read(s->callable, out);
 }
 
@@ -508,14 +486,6 @@ static void torch_release(struct tb_provider *p) {
   if (s->w.pid > 0) {
     struct tb_error ignored = {0};
     simple(s, json_pack("{s:s}", "cmd", "release"), &ignored);
-  }
-  /* A process that runs a kernel on a second stream after it has instantiated a
-   * CUDA graph replays every graph about 0.3 us a kernel slower from then on
-   * (docs/method.md §2.3): a later case's compilation can do that. So a worker
-   * that replayed graphs ends with its case, and the next case starts a new one. */
-  if (s->replayed_graphs) {
-    worker_quit(&s->w);
-    s->replayed_graphs = false;
   }
   if (s->dir[0]) {
     char path[128];
@@ -532,7 +502,13 @@ static void torch_release(struct tb_provider *p) {
 static void torch_destroy(struct tb_provider *p) {
   struct torch_state *s = p->state;
   torch_release(p);
-  worker_quit(&s->w);
+  if (s->w.pid > 0) {
+    if (write(s->w.to_worker, "{\"cmd\":\"quit\"}\n", 15) == 15) {
+      waitpid(s->w.pid, NULL, 0);
+      s->w.pid = 0;
+    }
+  }
+  worker_kill(&s->w);
   json_decref(s->hello);
   json_decref(s->prepared);
   json_decref(s->callable);

@@ -4,8 +4,7 @@
  * fp32 files), so both sides compute on identical data; the output comes
  * back the same way and meets the same float64 oracle. A worker that dies,
  * hangs or answers garbage is killed, the case is invalid with the reason,
- * and the next case starts a fresh worker; so does the case after one that
- * replayed CUDA graphs. */
+ * and the next case starts a fresh worker. */
 #ifndef TB_PROVIDERS_TORCH_WORKER_H
 #define TB_PROVIDERS_TORCH_WORKER_H
 
@@ -16,8 +15,6 @@
 /* Seconds a worker may take to answer: a request, and a torch.compile prepare. */
 #define TB_WORKER_TIMEOUT_S 120
 #define TB_WORKER_COMPILE_TIMEOUT_S 900
-/* Seconds a worker asked to quit may take before it is killed. */
-#define TB_WORKER_QUIT_S 30
 
 enum tb_status tb_torch_provider_create(bool compile, struct tb_provider **out,
                                         struct tb_error *err);

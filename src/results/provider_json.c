@@ -115,7 +115,6 @@ static json_t *torch_json(const struct tb_torch_details *d) {
   json_t *j = json_pack(
       "{s:o, s:o, s:b}", "worker", d->has_worker ? worker_json(&d->worker) : json_null(), "buffers",
       d->has_buffers ? buffers_json(&d->buffers) : json_null(), "torch_compile", d->torch_compile);
-  json_object_set_new(j, "worker_cases_before", json_integer(d->worker_cases_before));
   set_text(j, "implementation", &d->implementation);
   json_object_set_new(j, "compile_ms",
                       d->compile_ms.state == TB_FACT_SET ? tb_json_number(d->compile_ms.value)

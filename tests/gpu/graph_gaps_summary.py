@@ -1,10 +1,8 @@
 #!/usr/bin/env python3
 """One line per case of GPU runs: the graph scope's control and its probe's kernel time a
 call, the time between kernels that leaves a kernel (control minus kernel time over the
-kernels a call), whether the "graph gaps" flag was raised, and for the torch providers how
-many cases the worker's process had prepared before this one (0: a fresh process,
-docs/method.md §2.3). Then a count per provider. Read-only; prints, never judges: the
-audit and the flags do.
+kernels a call), and whether the "graph gaps" flag was raised (docs/method.md §2.3). Then a
+count per provider. Read-only; prints, never judges: the audit and the flags do.
 
   graph_gaps_summary.py RUN_DIR...
 """
@@ -33,12 +31,10 @@ def line(case):
     control, kernel, kernels = figures
     gap = (control - kernel) / kernels if kernels else None
     flagged = any(f.startswith("graph gaps") for f in (case.get("device") or {}).get("flags", []))
-    before = (case.get("provider_details") or {}).get("worker_cases_before")
     return (f"{case['id']}: graph {control:.0f} ns a call, kernels {kernel:.0f} "
             f"({kernels:g} a call), between kernels "
             + ("n/a" if gap is None else f"{gap:.0f} ns a kernel")
-            + (", graph gaps flagged" if flagged else "")
-            + ("" if before is None else f"; worker's cases before: {before}")), flagged
+            + (", graph gaps flagged" if flagged else "")), flagged
 
 
 def main(argv):

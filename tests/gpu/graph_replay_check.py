@@ -29,9 +29,8 @@ again behind tilebench's hold; with it, TB_CHECK_PROBE_FIRST opens probe session
 worker's process has them: 1, one before anything is timed; capture, that one and one before
 each graph mode's capture; replay, that one and one after each mode's capture, just before its
 timed replays.
-Each case is checked in a process of its own, as the worker now runs each case whose graphs it
-times (docs/method.md §2.3): this script runs itself once per case with TB_CHECK_CASES=ID, which
-checks only the cases named, in the process given; TB_CHECK_BALLAST_GIB=N first allocates N GiB of device memory,
+TB_CHECK_CASES=ID[,ID...] checks only those cases (one a process, to tell a case's figure from
+what the process did before it); TB_CHECK_BALLAST_GIB=N first allocates N GiB of device memory,
 written once and kept, untouched after (does a process's footprint set the replays' regime?).
 
     python3 graph_replay_check.py OUT.json RESULTS_DIR...
@@ -40,7 +39,6 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -197,11 +195,11 @@ def graph_per_call_ns(fn, sets, calls, cycles, keep=True, lib=None, prefill=Fals
                 s["result"] = result
             cursor[0] = (cursor[0] + 1) % len(sets)
 
-    # The warm-up runs on the current stream, not on a side stream as torch's examples do: a
-    # kernel on a second stream after a graph exists slows every later replay in the process
-    # (docs/method.md §2.3; tests/gpu/graph_regime.py)
-    run(len(sets) if prefill else 3)
-    torch.cuda.synchronize()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm-up off the capture, as torch.cuda.graph asks
+        run(len(sets) if prefill else 3)
+    torch.cuda.current_stream().wait_stream(side)
     probe_if("capture")
     graphs, facts = [], []
     input_bytes = sum(t.numel() * t.element_size() for role, t in sets[0].items() if role != "result")
@@ -215,7 +213,8 @@ def graph_per_call_ns(fn, sets, calls, cycles, keep=True, lib=None, prefill=Fals
             graph.enable_debug_mode()
         first, outputs, inputs = cursor[0], [], []
         recorded[0], read[0] = outputs, inputs
-        with torch.cuda.graph(graph):
+        # captured on the stream it is replayed on, as the worker's (docs/method.md §2.3)
+        with torch.cuda.graph(graph, stream=torch.cuda.current_stream()):
             run(calls)
         recorded[0] = read[0] = None
         facts.append(graph_facts(outputs, inputs, calls, len(sets), first, input_bytes, mode,
@@ -468,36 +467,6 @@ def cases_to_check(runs):
     return [(case, seed) for case, seed in cases if not only or case["id"] in only]
 
 
-def write_rows(out, rows):
-    with open(out + ".partial", "w") as f:  # renamed once whole: no half-written OUT.json
-        json.dump({"tolerance": TOLERANCE, "replays": REPLAYS, "rows": rows,
-                   "inputs": "tilebench's own (docs/inputs.md, each run's seed), verified on a sample",
-                   "processes": "one a case"}, f, indent=2)
-    os.replace(out + ".partial", out)
-
-
-def each_case_alone(out, dirs, cases):
-    """Runs this script once per case (TB_CHECK_CASES), each in a fresh process, and writes
-    their rows together; a case whose process left no rows counts as failed."""
-    rows, lost = [], []
-    for case, _ in cases:
-        part = f"{out}.{len(rows) + len(lost)}.json"
-        done = subprocess.run([sys.executable, os.path.abspath(__file__), part, *dirs],
-                              env={**os.environ, "TB_CHECK_CASES": case["id"]}, stdin=subprocess.DEVNULL)
-        try:
-            with open(part) as f:
-                rows.extend(json.load(f)["rows"])
-            os.remove(part)
-        except (OSError, ValueError, KeyError):
-            print(f"FAIL {case['id']}: its process ended with status {done.returncode} and no rows",
-                  flush=True)
-            lost.append(case["id"])
-    write_rows(out, rows)
-    failures = sum(not r["within_5_percent"] for r in rows) + len(lost)
-    print(f"{len(rows) + len(lost) - failures} passed, {failures} failed")
-    return 0 if failures == 0 and rows else 1
-
-
 def main(argv):
     if len(argv) < 3:
         print("usage: python3 graph_replay_check.py OUT.json RESULTS_DIR...", file=sys.stderr)
@@ -512,8 +481,7 @@ def main(argv):
         print(f"TB_CHECK_PROBE_FIRST={when} needs TB_CHECK_TIMING_LIB", file=sys.stderr)
         return 2
     cases = cases_to_check([load(d) for d in dirs])
-    if not os.environ.get("TB_CHECK_CASES"):
-        return each_case_alone(out, dirs, cases)
+    torch.cuda.set_stream(torch.cuda.Stream())  # the worker's arrangement: one stream of its own
     lib = None
     if os.environ.get("TB_CHECK_TIMING_LIB"):
         from tilebench import timing  # python/ is on the path (above)
@@ -542,7 +510,11 @@ def main(argv):
         print(line(row), flush=True)
         rows.append(row)
     failures = sum(not r["within_5_percent"] for r in rows)
-    write_rows(out, rows)
+    with open(out + ".partial", "w") as f:  # renamed once whole: no half-written OUT.json
+        json.dump({"tolerance": TOLERANCE, "replays": REPLAYS, "rows": rows,
+                   "inputs": "tilebench's own (docs/inputs.md, each run's seed), verified on a sample"},
+                  f, indent=2)
+    os.replace(out + ".partial", out)
     print(f"{len(rows) - failures} passed, {failures} failed")
     return 0 if failures == 0 and rows else 1
 
