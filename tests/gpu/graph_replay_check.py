@@ -195,11 +195,11 @@ def graph_per_call_ns(fn, sets, calls, cycles, keep=True, lib=None, prefill=Fals
                 s["result"] = result
             cursor[0] = (cursor[0] + 1) % len(sets)
 
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):  # warm-up off the capture, as torch.cuda.graph asks
-        run(len(sets) if prefill else 3)
-    torch.cuda.current_stream().wait_stream(side)
+    # The warm-up runs on the stream the graphs are captured and replayed on, not on a side
+    # stream as torch's examples do: a graph captured after a second stream ran a kernel
+    # replays ~0.3 us a kernel slower (docs/method.md §2.3; tests/gpu/graph_regime.py)
+    run(len(sets) if prefill else 3)
+    torch.cuda.synchronize()
     probe_if("capture")
     graphs, facts = [], []
     input_bytes = sum(t.numel() * t.element_size() for role, t in sets[0].items() if role != "result")
