@@ -709,9 +709,6 @@ class EvidenceTest(unittest.TestCase):
         bundles[os.path.join(small_k, "call4/gemm-blocks.tar.xz")] = [
             "simt-rule", "simt-128,128,32", "simt-128,128,16", "simt-128,64,16", "simt-64,64,16",
             "tensor-rule", "tensor-128,128,32", "tensor-64,64,16", "tensor-128,64,16"]
-        for call in ("call4", "call6", "call7"):
-            bundles[os.path.join("2026-12-02-h200-replay-addresses", call,
-                                 "replay-dumps.tar.xz")] = ["run"]
         probe_off = "2026-12-02-h200-replay-probe-off"
         bundles[os.path.join(probe_off, "call1/replay-dumps.tar.xz")] = ["run", "run-probe-off"]
         for call in ("call2", "call3", "call4"):
@@ -769,6 +766,12 @@ class EvidenceTest(unittest.TestCase):
                                               "3x1000003", "100x393220")]
         bundles[os.path.join(persistent, "call5.tar.xz")] = final
         builds[os.path.join(persistent, "call5.tar.xz")] = [[r] for r in final]
+        regime = "2026-12-06-h100-graph-regime"
+        for call in ("call6", "call12"):  # the worker before and after its graphs' own stream
+            bundles[os.path.join(regime, call + ".tar.xz")] = ["b37"]
+        for experiments in ("regime", "call13"):  # graph_regime*.py and a check: no run to audit
+            bundles[os.path.join(regime, experiments + ".tar.xz")] = []
+            builds[os.path.join(regime, experiments + ".tar.xz")] = []
         committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
                            for f in files if f.endswith(".tar.xz"))
         self.assertEqual(sorted(bundles), committed)
