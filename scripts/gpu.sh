@@ -20,6 +20,9 @@ SUMMARY=$OUT/summary.txt
 : > "$SUMMARY"
 
 note() { echo "$*" | tee -a "$SUMMARY"; }
+# STAGE: $WORK/STAGE as $OUT/STAGE.tgz, written whole and then renamed: a stage kept after each
+# of its runs loses only the run in flight when the call's time runs out.
+keep() { tar -C "$WORK" -czf "$OUT/$1.tgz.partial" "$1" && mv "$OUT/$1.tgz.partial" "$OUT/$1.tgz"; }
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 
 # Shapes of issue 5; the validation matrix also has odd and long rows.
@@ -41,7 +44,7 @@ if has tests; then
     "$BIN/libtilebench_timing.so.2" "$WORK/gpu-tests/torch_check.json" 2>&1 |
     tee "$WORK/gpu-tests/torch_check.log"
   note "ctypes + torch.profiler checks: $(tail -1 "$WORK/gpu-tests/torch_check.log")"
-  tar -C "$WORK" -czf "$OUT/gpu-tests.tgz" gpu-tests
+  keep gpu-tests
 fi
 
 if has probe-gaps; then
@@ -49,7 +52,7 @@ if has probe-gaps; then
   mkdir -p "$WORK/probe-gaps"
   timeout 200 python3 "$ROOT/tests/gpu/probe_gaps.py" "$BIN/libtilebench_timing.so.2" \
     "$WORK/probe-gaps/probe_gaps.json" 2>&1 | tee "$WORK/probe-gaps/probe_gaps.log" | tee -a "$SUMMARY"
-  tar -C "$WORK" -czf "$OUT/probe-gaps.tgz" probe-gaps
+  keep probe-gaps
 fi
 
 if has validate; then
@@ -63,7 +66,7 @@ if has validate; then
   note "validation: $(grep -E 'cases valid' "$WORK/validation.log" || tail -2 "$WORK/validation.log")"
   grep -E ' NO ' "$WORK/validation.log" | head -20 | tee -a "$SUMMARY"
   cp "$WORK/validation.log" "$WORK/validation/" 2>/dev/null
-  tar -C "$WORK" -czf "$OUT/validation.tgz" validation
+  keep validation
 fi
 
 if has sanitize; then
@@ -91,7 +94,7 @@ if has sanitize; then
       note "compute-sanitizer $tool $1 $2 $3 ${4:-}: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | head -1))"
     done
   done
-  tar -C "$WORK" -czf "$OUT/sanitizer.tgz" sanitizer
+  keep sanitizer
 fi
 
 if has replay; then
@@ -106,7 +109,7 @@ if has replay; then
     python3 "$ROOT/tools/audit/tilebench_audit.py" "$WORK/replay/reference-vs-$pair" \
       --receipt "$WORK/replay/reference-vs-$pair/receipt.json" 2>&1 | tee -a "$SUMMARY"
   done
-  tar -C "$WORK" -czf "$OUT/replay.tgz" replay
+  keep replay
 fi
 
 if has torch; then
@@ -117,7 +120,7 @@ if has torch; then
   note "native vs torch: $(grep -E 'cases valid' "$WORK/torch.log" || tail -2 "$WORK/torch.log")"
   python3 "$ROOT/tools/audit/tilebench_audit.py" "$WORK/torch" --receipt "$WORK/torch/receipt.json" 2>&1 | tee -a "$SUMMARY"
   cp "$WORK/torch.log" "$WORK/torch/" 2>/dev/null
-  tar -C "$WORK" -czf "$OUT/torch.tgz" torch
+  keep torch
 fi
 
 if has torch-all; then
@@ -134,8 +137,9 @@ if has torch-all; then
     [[ -f "$WORK/torch-all/$shape/results.json" ]] &&
       python3 "$ROOT/tools/audit/tilebench_audit.py" "$WORK/torch-all/$shape" \
         --receipt "$WORK/torch-all/$shape/receipt.json" 2>&1 | tail -1 | tee -a "$SUMMARY"
+    keep torch-all
   done
-  tar -C "$WORK" -czf "$OUT/torch-all.tgz" torch-all
+  keep torch-all
 fi
 
 if has batch; then
@@ -152,6 +156,7 @@ if has batch; then
     [[ -f "$WORK/batch/$shape/results.json" ]] &&
       python3 "$ROOT/tools/audit/tilebench_audit.py" "$WORK/batch/$shape" \
         --receipt "$WORK/batch/$shape/receipt.json" 2>&1 | tail -1 | tee -a "$SUMMARY"
+    keep batch
   done
   # the graph scope's time between kernels per case, and the flags
   python3 "$ROOT/tests/gpu/graph_gaps_summary.py" "$WORK"/batch/*/ > "$WORK/batch/graph_gaps.txt" 2>&1
@@ -160,7 +165,7 @@ if has batch; then
     "$WORK/batch/graph_replay_check.json" "$WORK"/batch/*/ > "$WORK/batch/graph_replay_check.log" 2>&1
   note "independent graph replay of torch.compile: $(tail -1 "$WORK/batch/graph_replay_check.log")"
   grep -E '^(PASS|FAIL)' "$WORK/batch/graph_replay_check.log" | tee -a "$SUMMARY"
-  tar -C "$WORK" -czf "$OUT/batch.tgz" batch
+  keep batch
 fi
 
 if has user-kernels && [[ ! -f "$ROOT/.device/user-kernels/libsoftmax_cuda.so" ]]; then
@@ -178,7 +183,7 @@ elif has user-kernels; then
   # USER_KERNELS_PARTS picks the parts (default all); the bundle is rewritten
   # after each run, so a call that runs out of time keeps what finished
   uk_part() { [[ " ${USER_KERNELS_PARTS:-example nvrtc python broken} " == *" $1 "* ]]; }
-  uk_bundle() { cp "$UK"/*.so "$WORK/user-kernels/"; tar -C "$WORK" -czf "$OUT/user-kernels.tgz" user-kernels; }
+  uk_bundle() { cp "$UK"/*.so "$WORK/user-kernels/"; keep user-kernels; }
   # after a run expected valid: its lines, the audit, the verdicts, the bundle
   uk_valid() { # RUN LABEL EXIT
     note "user-kernels $2 (exit $3, ${SECONDS}s): $(grep -E 'cases valid' "$1.log" || tail -1 "$1.log")"
@@ -265,7 +270,7 @@ if has devices; then
   else
     note "FAIL devices: --devices 0 left no merged results.json"
   fi
-  tar -C "$WORK" -czf "$OUT/devices.tgz" devices
+  keep devices
 fi
 
 if has regret; then
@@ -292,7 +297,7 @@ print(",".join(names.get((c["subgroups"], c["packing"]), "s%dp%d" % (c["subgroup
   done
   python3 "$ROOT/tests/gpu/planner_regret.py" --json "$WORK/regret/regret.json" "$WORK"/regret/*/ \
     2>&1 | tee "$WORK/regret/regret.log" | tail -n 40 | tee -a "$SUMMARY"
-  tar -C "$WORK" -czf "$OUT/regret.tgz" regret
+  keep regret
 fi
 
 if has gemm; then
@@ -344,7 +349,7 @@ if has gemm; then
       python3 "$ROOT/tools/audit/tilebench_audit.py" "$run" --receipt "$run/receipt.json" 2>&1 |
       tail -1 | tee -a "$SUMMARY"
   done
-  tar -C "$WORK" -czf "$OUT/gemm.tgz" gemm
+  keep gemm
 fi
 
 if has gemm-blocks; then
@@ -369,7 +374,7 @@ if has gemm-blocks; then
     [[ -f "$run/results.json" ]] &&
       python3 "$ROOT/tools/audit/tilebench_audit.py" "$run" 2>&1 | tail -1 | tee -a "$SUMMARY"
   done
-  tar -C "$WORK" -czf "$OUT/gemm-blocks.tgz" gemm-blocks
+  keep gemm-blocks
 fi
 
 if has gemm-tiles; then
@@ -388,7 +393,7 @@ if has gemm-tiles; then
       python3 "$ROOT/tools/audit/tilebench_audit.py" "$WORK/gemm-tiles/$rep-$tile" 2>&1 | tail -1 | tee -a "$SUMMARY"
     done
   done
-  tar -C "$WORK" -czf "$OUT/gemm-tiles.tgz" gemm-tiles
+  keep gemm-tiles
 fi
 
 if has ab && [[ ! -x "$ROOT/.device/baseline/tilebench" ]]; then
@@ -413,7 +418,7 @@ elif has ab; then
     set -- $pair
     "$BIN/tilebench" compare --allow-different --across-plans "$WORK/ab/$1" "$WORK/ab/$2" 2>&1 | tee "$WORK/ab/compare-$1-$2.txt" | tee -a "$SUMMARY"
   done
-  tar -C "$WORK" -czf "$OUT/ab.tgz" ab
+  keep ab
 fi
 
 if has cupti-variants; then
@@ -432,7 +437,7 @@ if has cupti-variants; then
     grep INFO "$dir/cupti_lifecycle.log" | tee -a "$SUMMARY"
     rm -rf "$dir/lib"
   done < "$WORK/cupti-variants/found.txt"
-  tar -C "$WORK" -czf "$OUT/cupti-variants.tgz" cupti-variants
+  keep cupti-variants
 fi
 
 if has ncu; then
@@ -461,7 +466,7 @@ if has ncu; then
     grep -E "\([0-9]+, [0-9]+, [0-9]+\)x\(|Duration|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Stall" \
       "$WORK/ncu/$i.txt" | cut -c1-160 | head -$((20 * ${NCU_LAUNCHES:-1})) | tee -a "$SUMMARY"
   done <<< "${NCU_CASES:-}"
-  tar -C "$WORK" -czf "$OUT/ncu.tgz" ncu
+  keep ncu
 fi
 
 if has floor; then
@@ -472,7 +477,7 @@ if has floor; then
     --shapes 16384x86,16384x171,8x21845,8x43691 --input-views packed --samples 9 \
     --quiet --out "$WORK/floor" > "$WORK/floor.log" 2>&1
   cp "$WORK/floor.log" "$WORK/floor/" 2>/dev/null
-  tar -C "$WORK" -czf "$OUT/floor.tgz" floor
+  keep floor
   note "streaming floor (add at the bytes of the short and few-row reductions):"
   grep -E '^add' "$WORK/floor.log" | tee -a "$SUMMARY"
 fi
@@ -548,7 +553,7 @@ if has replay-dumps; then
     tee "$WORK/replay-dumps/dots/summary.txt" |
     grep -E '^([a-z_]+-[0-9]+x[0-9]+[: ]|  (worker graph|check) |no \*-addresses|graph_dot_summary)' |
     tee -a "$SUMMARY"
-  tar -C "$WORK" -czf "$OUT/replay-dumps.tgz" replay-dumps
+  keep replay-dumps
 fi
 
 if has stopping; then
@@ -586,7 +591,7 @@ for k in ("on-1", "off-1", "on-2", "off-2"):
               f"host {c['host']['throughput']['per_call_summary_ns']['p50']:.0f} ns/call, "
               f"graph {d['batch_modes']['graph']['control']['per_call_summary_ns']['p50']:.0f} ns/call")
 PY
-  tar -C "$WORK" -czf "$OUT/stopping.tgz" stopping
+  keep stopping
 fi
 
 if has perf; then
@@ -596,7 +601,7 @@ if has perf; then
     --shapes "$ALL_SHAPES" --input-views packed \
     --variants automatic --samples 9 --quiet --out "$WORK/perf" > "$WORK/perf.log" 2>&1
   cp "$WORK/perf.log" "$WORK/perf/" 2>/dev/null
-  tar -C "$WORK" -czf "$OUT/perf.tgz" perf
+  keep perf
   note ""
   note "performance (GPU control, cold throughput; fraction of this run's copy ceiling):"
   grep -E '^(case|sum|softmax|rmsnorm|layernorm|add|gelu_add)' "$WORK/perf.log" | tee -a "$SUMMARY"
