@@ -494,6 +494,10 @@ class SessionTest(unittest.TestCase):
         reply, calls, torch = self.worker_sample(self.path, {"mode": "graph", "probe": False, "calls": 3,
                                                              "capacity": 8}, with_torch=True, sets=7)
         self.assertEqual((reply["code"], calls, torch.captures, torch.replays), (0, 9, 3, 4))
+        # the worker runs on a stream of its own and captures its graphs on it (docs/method.md
+        # §2.3: a graph captured on torch's capture stream slows once a third exists)
+        self.assertIsNotNone(torch.current)
+        self.assertEqual(torch.captured_on, [torch.current] * 3)
         # held: a held control session, the calls issued eagerly behind the hold
         reply, calls = self.worker_sample(self.path, {"mode": "held", "probe": False, "calls": 2,
                                                       "capacity": 8})
@@ -513,11 +517,21 @@ class SessionTest(unittest.TestCase):
 
         class Torch:
             captures = replays = 0
+            current = None  # the stream set_stream made current
+            captured_on = []  # the stream= of each capture
 
             class cuda:
                 is_available = staticmethod(lambda: True)
-                current_stream = staticmethod(lambda: type("S", (), {"cuda_stream": 0x42})())
                 synchronize = staticmethod(lambda: None)
+                Stream = staticmethod(lambda: type("S", (), {"cuda_stream": 0x42})())
+
+                @staticmethod
+                def set_stream(stream):
+                    Torch.current = stream
+
+                @staticmethod
+                def current_stream():
+                    return Torch.current
 
                 class CUDAGraph:
                     def replay(self):
@@ -525,10 +539,11 @@ class SessionTest(unittest.TestCase):
 
                 @staticmethod
                 @contextlib.contextmanager
-                def graph(g):
+                def graph(g, stream=None):
                     if capture_fails:
                         raise RuntimeError("operation not permitted when stream is capturing")
                     Torch.captures += 1
+                    Torch.captured_on.append(stream)
                     yield
 
         with mock.patch.dict(os.environ, {"TILEBENCH_TIMING_LIB": lib_path}), \
