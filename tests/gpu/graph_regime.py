@@ -10,7 +10,10 @@ them, and each point records what else the process and the GPU hold then: this
 process's children and the processes with a context on the GPU (nvidia-smi). A
 regime that changes with time while the graphs stay the same points at the process
 or the GPU, not at the graphs; one that follows the compiler's worker processes
-(TORCHINDUCTOR_COMPILE_THREADS=1 compiles in this process) points at them.
+(TORCHINDUCTOR_COMPILE_THREADS=1 compiles in this process) points at them. What it
+found, with the steps below: a graph captured on torch's own capture stream slows once a
+third graph is instantiated or a second stream runs a kernel, one captured on the stream it
+is replayed on does not (docs/method.md §2.3, evidence/2026-12-06-h100-graph-regime).
 
     python3 graph_regime.py OUT.json [SECONDS]
     python3 graph_regime.py OUT.json STEP[,STEP...]
