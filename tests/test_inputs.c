@@ -58,6 +58,36 @@ static void strided_view_holds_the_same_logical_values(void **state) {
   tb_case_data_free(&s);
 }
 
+/* A case large enough to be filled in parallel (core/parallel.h: ten million
+ * steps and more) holds, element for element, what the generator gives each
+ * index, padding NaN, as a small one filled on one core does. */
+static void a_parallel_fill_holds_each_index_value(void **state) {
+  struct tb_case c = make_case(TB_OP_ADD, 1031, 1027, TB_VIEW_STRIDED);
+  struct tb_case_data d;
+  struct tb_error err = {0};
+  assert_int_equal(tb_case_data_create(&c, 7, &d, &err), TB_OK);
+  for (size_t t = 0; t < d.input_count; ++t) {
+    const struct tb_tensor *x = &d.inputs[t];
+    float lo, hi;
+    tb_generator_range(x->role, &lo, &hi);
+    uint64_t stream = tb_generator_stream(7, x->role, 1031, 1027);
+    size_t checked = 0;
+    for (size_t r = 0; r < x->rows; ++r) {
+      const float *row = tb_tensor_row(x, r);
+      for (size_t j = 0; j < x->cols; ++j) {
+        float want = tb_generator_uniform(stream, (uint64_t)r * x->cols + j, lo, hi);
+        checked += memcmp(&row[j], &want, sizeof want) == 0;
+      }
+      if (r + 1 < x->rows) {
+        assert_true(isnan(row[x->cols]) && isnan(row[x->row_stride - 1]));
+      }
+    }
+    assert_int_equal(checked, x->rows * x->cols);
+    assert_true(isnan(x->storage[0]));
+  }
+  tb_case_data_free(&d);
+}
+
 static void values_are_realistic(void **state) {
   uint64_t stream = tb_generator_stream(1, "x", 100, 100);
   double sum = 0.0;
@@ -151,6 +181,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(same_seed_same_values),
       cmocka_unit_test(strided_view_holds_the_same_logical_values),
+      cmocka_unit_test(a_parallel_fill_holds_each_index_value),
       cmocka_unit_test(values_are_realistic),
       cmocka_unit_test(generator_matches_its_documentation),
       cmocka_unit_test(output_starts_poisoned),
