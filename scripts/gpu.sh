@@ -44,6 +44,12 @@ if has tests; then
     "$BIN/libtilebench_timing.so.2" "$WORK/gpu-tests/torch_check.json" 2>&1 |
     tee "$WORK/gpu-tests/torch_check.log"
   note "ctypes + torch.profiler checks: $(tail -1 "$WORK/gpu-tests/torch_check.log")"
+  # torch graphs captured on the stream they replay on, as the worker's, stay back to back
+  # through many graphs and a second stream's kernels (docs/method.md §2.3)
+  GRAPH_REGIME_STREAM=dedicated GRAPH_REGIME_CAPTURE=current GRAPH_REGIME_EXPECT=back-to-back \
+    timeout 120 python3 "$ROOT/tests/gpu/graph_regime.py" "$WORK/gpu-tests/graph_regime.json" \
+    again,capture2_nowarm,capture16_nowarm,side,again > "$WORK/gpu-tests/graph_regime.log" 2>&1
+  note "torch graphs on the worker's arrangement: $(tail -1 "$WORK/gpu-tests/graph_regime.log")"
   keep gpu-tests
 fi
 

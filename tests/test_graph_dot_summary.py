@@ -6,6 +6,7 @@ call's launch sequence, a worker's and a check's capture of one case compared, t
 addresses both captures record (*-addresses.json) set side by side; bad usage exits 2. Also the
 address facts (python/tilebench/graph_addresses.py, which the torch worker and
 tests/gpu/graph_replay_check.py import) and the check's settings, without torch."""
+import contextlib
 import json
 import os
 import subprocess
@@ -643,6 +644,37 @@ class CheckSettingsTest(unittest.TestCase):
             with self.assertRaises(SystemExit) as stopped:
                 self.check.cases_to_check(runs)
             self.assertEqual(stopped.exception.code, 2, unknown)
+
+
+class GraphRegimeVerdictTest(unittest.TestCase):
+    """graph_regime.py's GRAPH_REGIME_EXPECT=back-to-back verdict (torch faked: no GPU here):
+    every timing within GAP_TOLERANCE_NS a call of the kernels' time passes; one timing in the
+    slow regime (~340 ns above) fails, naming its step."""
+
+    def test_verdict(self):
+        import importlib.util
+        import io
+        import types
+        saved = sys.modules.get("torch")
+        sys.modules["torch"] = types.ModuleType("torch")
+        try:
+            spec = importlib.util.spec_from_file_location(
+                "graph_regime_under_test", os.path.join(HERE, "gpu", "graph_regime.py"))
+            regime = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(regime)
+        finally:
+            if saved is None:
+                sys.modules.pop("torch")
+            else:
+                sys.modules["torch"] = saved
+        fast = [{"step": "captured", "kept_ns": 6383.0}, {"step": "side", "kept_ns": 6390.0}]
+        slow = fast + [{"step": "capture16_nowarm", "kept_ns": 6729.0}]
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            self.assertEqual(regime.gaps_verdict(fast, 6391.0), 0)
+        self.assertIn("PASS", out.getvalue())
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            self.assertEqual(regime.gaps_verdict(slow, 6391.0), 1)
+        self.assertIn("FAIL after capture16_nowarm: 6729 ns a call, 338 above", out.getvalue())
 
 
 if __name__ == "__main__":
