@@ -5,7 +5,8 @@ handles; an excerpt of a real H200 dump below): nodes counted by type, kernels b
 call's launch sequence, a worker's and a check's capture of one case compared, the output
 addresses both captures record (*-addresses.json) set side by side; bad usage exits 2. Also the
 address facts (python/tilebench/graph_addresses.py, which the torch worker and
-tests/gpu/graph_replay_check.py import) and the check's settings, without torch."""
+tests/gpu/graph_replay_check.py import), the check's settings and graph_regime.py's verdict,
+without torch."""
 import contextlib
 import json
 import os
