@@ -455,9 +455,11 @@ class CheckAddressesTest(unittest.TestCase):
             def wait_stream(self, other):
                 pass
 
+        entered = self.streams_entered = []  # every torch.cuda.stream(s) the check enters
+
         class Nothing:
             def __init__(self, *args, **kwargs):
-                pass
+                entered.append(args)
 
             def __enter__(self):
                 pass
@@ -479,7 +481,8 @@ class CheckAddressesTest(unittest.TestCase):
                 return 0.25  # ms
 
         cuda.Stream, cuda.stream, cuda.Event = Stream, Nothing, Event
-        cuda.current_stream = staticmethod(lambda: Stream())
+        current = fake.current = Stream()
+        cuda.current_stream = staticmethod(lambda: current)
         cuda.synchronize = staticmethod(lambda: None)
         cuda._sleep = staticmethod(lambda cycles: None)
         cuda.get_device_properties = staticmethod(lambda i: types.SimpleNamespace(L2_cache_size=60 << 20))
@@ -504,6 +507,11 @@ class CheckAddressesTest(unittest.TestCase):
             with open(os.path.join(tmp, "check-softmax-1024x1024-dropped-64-addresses.json")) as f:
                 dumped = json.load(f)
         self.assertEqual(kept[0], 0.25 * 1e6 / 64)
+        # every graph captured on the stream it replays on, no side stream ever entered (its
+        # kernels would slow every later replay: docs/method.md §2.3)
+        fake = self.check.torch
+        self.assertEqual(fake.capture_streams, [fake.current] * fake.captures)
+        self.assertEqual(self.streams_entered, [])
         facts = {name: r[3] for name, r in (("kept", kept), ("dropped", dropped), ("prefilled", prefilled))}
         for name, graphs in facts.items():
             self.assertEqual(len(graphs), 1, name)
