@@ -5,15 +5,17 @@ handles; an excerpt of a real H200 dump below): nodes counted by type, kernels b
 call's launch sequence, a worker's and a check's capture of one case compared, the output
 addresses both captures record (*-addresses.json) set side by side; bad usage exits 2. Also the
 address facts (python/tilebench/graph_addresses.py, which the torch worker and
-tests/gpu/graph_replay_check.py import), the check's settings and graph_regime.py's verdict,
-without torch."""
+tests/gpu/graph_replay_check.py import), the check's settings, graph_regime.py's verdict and
+settings, and graph_gaps_summary.py, without torch."""
 import contextlib
+import io
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "gpu", "graph_dot_summary.py")
@@ -655,27 +657,45 @@ class CheckSettingsTest(unittest.TestCase):
             self.assertEqual(stopped.exception.code, 2, unknown)
 
 
+def load_regime():
+    """tests/gpu/graph_regime.py imported with an empty module as torch (no torch, no GPU here)."""
+    import importlib.util
+    import types
+    saved = sys.modules.get("torch")
+    sys.modules["torch"] = types.ModuleType("torch")
+    try:
+        spec = importlib.util.spec_from_file_location(
+            "graph_regime_under_test", os.path.join(HERE, "gpu", "graph_regime.py"))
+        regime = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(regime)
+    finally:
+        if saved is None:
+            sys.modules.pop("torch")
+        else:
+            sys.modules["torch"] = saved
+    return regime
+
+
 class GraphRegimeVerdictTest(unittest.TestCase):
     """graph_regime.py's GRAPH_REGIME_EXPECT=back-to-back verdict (torch faked: no GPU here):
     every timing within GAP_TOLERANCE_NS a call of the kernels' time passes; one timing in the
-    slow regime (~340 ns above) fails, naming its step."""
+    slow regime (~340 ns above) fails, naming its step. A setting it does not take exits 2
+    before anything runs, and no OUT.json is written."""
+
+    def test_bad_settings(self):
+        regime = load_regime()
+        for name, value in (("GRAPH_REGIME_STREAM", "own"), ("GRAPH_REGIME_EXPECT", "fast"),
+                            ("GRAPH_REGIME_COMPILE", "yes"), ("GRAPH_REGIME_CAPTURE", "")):
+            with mock.patch.dict(os.environ, {name: value}), tempfile.TemporaryDirectory() as tmp, \
+                    contextlib.redirect_stderr(io.StringIO()) as err:
+                self.assertEqual(regime.main(["graph_regime.py", os.path.join(tmp, "o.json"), "again"]), 2)
+                self.assertEqual(os.listdir(tmp), [])
+            self.assertIn(f"{name}={value!r}", err.getvalue())
+        with mock.patch.dict(os.environ, {"GRAPH_REGIME_STREAM": "dedicated"}):
+            self.assertIsNone(regime.settings_error())
 
     def test_verdict(self):
-        import importlib.util
-        import io
-        import types
-        saved = sys.modules.get("torch")
-        sys.modules["torch"] = types.ModuleType("torch")
-        try:
-            spec = importlib.util.spec_from_file_location(
-                "graph_regime_under_test", os.path.join(HERE, "gpu", "graph_regime.py"))
-            regime = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(regime)
-        finally:
-            if saved is None:
-                sys.modules.pop("torch")
-            else:
-                sys.modules["torch"] = saved
+        regime = load_regime()
         fast = [{"step": "captured", "kept_ns": 6383.0}, {"step": "side", "kept_ns": 6390.0}]
         slow = fast + [{"step": "capture16_nowarm", "kept_ns": 6729.0}]
         with contextlib.redirect_stdout(io.StringIO()) as out:
@@ -684,6 +704,46 @@ class GraphRegimeVerdictTest(unittest.TestCase):
         with contextlib.redirect_stdout(io.StringIO()) as out:
             self.assertEqual(regime.gaps_verdict(slow, 6391.0), 1)
         self.assertIn("FAIL after capture16_nowarm: 6729 ns a call, 338 above", out.getvalue())
+
+
+class GraphGapsSummaryTest(unittest.TestCase):
+    """tests/gpu/graph_gaps_summary.py on a results folder: a line per case with a graph mode
+    (control, kernel time, time between kernels, the flag) and a count per provider; a folder
+    without results, or a case whose graph mode is malformed, exits 2."""
+
+    def run_summary(self, doc):
+        with tempfile.TemporaryDirectory() as tmp:
+            if doc is not None:
+                with open(os.path.join(tmp, "results.json"), "w") as f:
+                    json.dump(doc, f)
+            return subprocess.run([sys.executable, os.path.join(HERE, "gpu", "graph_gaps_summary.py"), tmp],
+                                  capture_output=True, text=True)
+
+    def case(self, provider, control, kernel, kernels, flags=()):
+        return {"id": f"softmax/37x769/packed/{provider}", "provider": provider,
+                "device": {"flags": list(flags), "throughput": {"batch_modes": {"graph": {
+                    "control": {"per_call_summary_ns": {"p50": control}},
+                    "probe": {"kernels": [64 * kernels], "calls_per_sample": 64,
+                              "kernel_per_call_summary_ns": {"p50": kernel}}}}}}}
+
+    def test_lines_and_counts(self):
+        doc = {"cases": [self.case("torch-compile", 2416.0, 2040.0, 1, ["graph gaps: replays ..."]),
+                         self.case("torch", 6528.0, 5823.0, 2), {"id": "eager only", "provider": "native"}]}
+        r = self.run_summary(doc)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("softmax/37x769/packed/torch-compile: graph 2416 ns a call, kernels 2040 (1 a call), "
+                      "between kernels 376 ns a kernel, graph gaps flagged", r.stdout)
+        self.assertIn("between kernels 352 ns a kernel\n", r.stdout)  # (6528 - 5823) / 2
+        self.assertIn("graph gaps flagged: torch 0 of 1", r.stdout)
+        self.assertIn("graph gaps flagged: torch-compile 1 of 1", r.stdout)
+
+    def test_bad_input(self):
+        broken = self.case("torch", 1.0, 1.0, 1)
+        del broken["device"]["throughput"]["batch_modes"]["graph"]["probe"]["kernel_per_call_summary_ns"]
+        for doc in (None, [1], {"cases": "none"}, {"cases": [broken]}):
+            r = self.run_summary(doc)
+            self.assertEqual(r.returncode, 2, (doc, r.stdout))
+            self.assertTrue(r.stderr.startswith("graph_gaps_summary: "), r.stderr)
 
 
 if __name__ == "__main__":

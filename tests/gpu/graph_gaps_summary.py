@@ -48,8 +48,18 @@ def main(argv):
         except (OSError, ValueError) as e:
             print(f"graph_gaps_summary: {e}", file=sys.stderr)
             return 2
-        for case in doc["cases"]:
-            text, flagged = line(case)
+        cases = doc.get("cases") if isinstance(doc, dict) else None
+        if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases):
+            print(f"graph_gaps_summary: {directory}: not a results document (no list of cases)",
+                  file=sys.stderr)
+            return 2
+        for case in cases:
+            try:
+                text, flagged = line(case)
+            except (KeyError, TypeError, IndexError, ValueError, ZeroDivisionError) as e:
+                print(f"graph_gaps_summary: {directory}: case {case.get('id')!r} has a malformed "
+                      f"graph mode ({type(e).__name__}: {e})", file=sys.stderr)
+                return 2
             if text is None:
                 continue
             print(text)

@@ -336,9 +336,27 @@ def gaps_verdict(rows, kernel_ns):
     return 1 if slow else 0
 
 
+# The settings read from the environment and the values each takes (unset: the default)
+SETTINGS = {"GRAPH_REGIME_COMPILE": ("0", "1"), "GRAPH_REGIME_STREAM": ("dedicated",),
+            "GRAPH_REGIME_WARMUP": ("new",), "GRAPH_REGIME_CAPTURE": ("current",),
+            "GRAPH_REGIME_EXPECT": ("back-to-back",)}
+
+
+def settings_error():
+    """A message for the first setting set to a value it does not take, or None."""
+    for name, values in SETTINGS.items():
+        value = os.environ.get(name)
+        if value is not None and value not in values:
+            return f"{name}={value!r}: give {' or '.join(values)}, or leave it unset"
+    return None
+
+
 def main(argv):
     if len(argv) not in (2, 3):
         print("usage: python3 graph_regime.py OUT.json [SECONDS | STEP[,STEP...]]", file=sys.stderr)
+        return 2
+    if settings_error():
+        print(settings_error(), file=sys.stderr)
         return 2
     if len(argv) == 3 and not argv[2].isdigit():
         return steps_run(argv[1], argv[2].split(","))

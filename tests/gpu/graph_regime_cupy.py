@@ -107,6 +107,11 @@ def main(argv):
     if len(argv) != 2:
         print(__doc__, file=sys.stderr)
         return 2
+    flags = os.environ.get("GRAPH_REGIME_FLAGS")
+    if flags is not None and not flags.isdigit():
+        print(f"GRAPH_REGIME_FLAGS={flags!r}: give a whole number (cudaGraphInstantiateFlags)",
+              file=sys.stderr)
+        return 2
     p = Process()
     kept = p.capture()
     rows = [{"step": "first graph", "kept_ns": p.per_call_ns(kept)}]
