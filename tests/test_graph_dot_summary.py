@@ -694,6 +694,24 @@ class GraphRegimeVerdictTest(unittest.TestCase):
         with mock.patch.dict(os.environ, {"GRAPH_REGIME_STREAM": "dedicated"}):
             self.assertIsNone(regime.settings_error())
 
+    def test_cupy_flags(self):
+        """graph_regime_cupy.py refuses GRAPH_REGIME_FLAGS that is not a whole number (cupy faked)."""
+        import importlib.util
+        import types
+        fake = types.ModuleType("cupy")
+        fake.RawKernel = lambda *args: None
+        with mock.patch.dict(sys.modules, {"cupy": fake}):
+            spec = importlib.util.spec_from_file_location(
+                "graph_regime_cupy_under_test", os.path.join(HERE, "gpu", "graph_regime_cupy.py"))
+            cupy_regime = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(cupy_regime)
+        for value in ("nine", "-1", ""):
+            with mock.patch.dict(os.environ, {"GRAPH_REGIME_FLAGS": value}), \
+                    tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stderr(io.StringIO()) as err:
+                self.assertEqual(cupy_regime.main(["graph_regime_cupy.py", os.path.join(tmp, "o.json")]), 2)
+                self.assertEqual(os.listdir(tmp), [])
+            self.assertIn("GRAPH_REGIME_FLAGS", err.getvalue())
+
     def test_verdict(self):
         regime = load_regime()
         fast = [{"step": "captured", "kept_ns": 6383.0}, {"step": "side", "kept_ns": 6390.0}]
