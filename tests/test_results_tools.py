@@ -606,7 +606,6 @@ class EvidenceTest(unittest.TestCase):
         shapes = ("17x257", "37x769", "64x4096", "1024x1024", "4096x1024", "16384x257", "8x65536",
                   "32768x8192")
         runs = [os.path.join("2026-12-01-h200-held-graphs/batch", s) for s in shapes]
-        runs += [os.path.join("2026-12-01-h200-graph-rotation/batch", s) for s in shapes]
         runs += [os.path.join("2026-12-01-h200-subwarp-rows", r)
                  for r in ("validation", "torch-all/65536x17", "torch-all/65536x32") + ab]
         runs += [os.path.join("2026-12-01-h200-subwarp-rows/sanitizer", "run-%s-%s" % (tool, case))
@@ -772,6 +771,11 @@ class EvidenceTest(unittest.TestCase):
         for experiments in ("regime", "call13"):  # graph_regime*.py and a check: no run to audit
             bundles[os.path.join(regime, experiments + ".tar.xz")] = []
             builds[os.path.join(regime, experiments + ".tar.xz")] = []
+        campaign = "2026-12-06-h100-batch-campaign"  # issue 18's eight shapes in two calls
+        for call, call_shapes in (("call1", ("37x769", "17x257", "64x4096", "1024x1024", "8x65536")),
+                                  ("call2", ("4096x1024", "16384x257", "32768x8192"))):
+            bundles[os.path.join(campaign, call + ".tar.xz")] = ["batch/" + s for s in call_shapes]
+            builds[os.path.join(campaign, call + ".tar.xz")] = [["batch/" + s] for s in call_shapes]
         committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
                            for f in files if f.endswith(".tar.xz"))
         self.assertEqual(sorted(bundles), committed)
