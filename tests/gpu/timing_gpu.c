@@ -584,9 +584,11 @@ static void batch_modes(void) {
     CHECK(m[4] / m[1] >= 0.95 && m[4] / m[1] <= 1.05,
           "probe perturbation of a held graph of 32 %.0f µs kernels: probe/control %.4f", spins[i],
           m[4] / m[1]);
-    /* An eager launch costs the GPU's front end 0.8-0.9 µs more than a graph
-     * node (evidence/2026-12-01-h200-held-graphs): within 5 % or that. */
-    CHECK(fabs(m[2] / m[1] - 1.0) <= 0.05 || fabs(m[2] - m[1]) <= 1000.0,
+    /* An eager launch costs the GPU's front end a fixed time more than a graph
+     * node, whatever the kernel's length: 0.8-0.9 µs on the H200
+     * (evidence/2026-12-01-h200-held-graphs), 1.09-1.10 µs on the H100
+     * (evidence/2026-12-06-h100-batch-campaign). Within 5 % or 1.25 µs. */
+    CHECK(fabs(m[2] / m[1] - 1.0) <= 0.05 || fabs(m[2] - m[1]) <= 1250.0,
           "held vs graph for a %.0f µs kernel: %.4f (%.2f µs/call apart)", spins[i], m[2] / m[1],
           (m[2] - m[1]) / 1e3);
   }
