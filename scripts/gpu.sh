@@ -145,7 +145,6 @@ if has torch-all; then
         --receipt "$WORK/torch-all/$shape/receipt.json" 2>&1 | tail -1 | tee -a "$SUMMARY"
     keep torch-all
   done
-  keep torch-all
 fi
 
 if has batch; then

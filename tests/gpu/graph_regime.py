@@ -355,8 +355,9 @@ def main(argv):
     if len(argv) not in (2, 3):
         print("usage: python3 graph_regime.py OUT.json [SECONDS | STEP[,STEP...]]", file=sys.stderr)
         return 2
-    if settings_error():
-        print(settings_error(), file=sys.stderr)
+    error = settings_error()
+    if error:
+        print(error, file=sys.stderr)
         return 2
     if len(argv) == 3 and not argv[2].isdigit():
         return steps_run(argv[1], argv[2].split(","))
