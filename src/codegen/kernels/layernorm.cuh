@@ -1,12 +1,15 @@
 
 // ---- operation: layernorm, out = (x - mean) / sqrt(var + EPS) * weight + bias
 // (the members as in tb_sum's comment)
-// Welford/Chan merge of (count, mean, M2).
+// Welford/Chan merge of (count, mean, M2). The counts' ratio by the fast
+// division (2 ulp): merges are chained (a warp's, a block's, a cluster's), and
+// the IEEE division's longer sequence is on that chain, while 2 ulp of the
+// weight of one mean's correction is far below the float sums' own error.
 static __device__ __forceinline__ void tb_welford_merge(float &c, float &mu, float &q, float c2,
                                                         float mu2, float q2) {
   float n = c + c2;
   if (n == 0.0f) return;
-  float d = mu2 - mu, f = c2 / n;
+  float d = mu2 - mu, f = __fdividef(c2, n);
   mu += d * f; q += q2 + d * d * c * f; c = n;
 }
 

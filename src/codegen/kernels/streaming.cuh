@@ -67,11 +67,26 @@
   s = Op::load(tb_stats, 0);                                                             \
   for (int w = 1; w < threads / 32; ++w) Op::merge(s, Op::load(tb_stats, Op::words * w));
 
-// Merges the K partial statistics p[0 .. K * words) of a row in order, so
-// every thread that merges them gets the same bits.
+// Merges the K partial statistics p[0 .. K * words) of a row in a fixed
+// shape, so every thread that merges them gets the same bits. Up to 16 (a
+// cluster's blocks) as a tree, k with k + step for step = 1, 2, 4, 8: a chain
+// of log2(K) merges where one after another takes K - 1, and the chain is the
+// time between a row's last load and its first store. More (split rows' finish),
+// one after another, without K statistics in registers. (A block's warps stay
+// one after another: the tree's statistics in registers spilled where the
+// plan caps them at 32.)
 template <class Op>
 static __device__ __forceinline__ typename Op::stats tb_merge_partials(const float *p) {
-  typename Op::stats s = Op::load(p, 0);
-  for (long long k = 1; k < K; ++k) Op::merge(s, Op::load(p, Op::words * k));
-  return s;
+  if constexpr (K <= 16) {
+    typename Op::stats s[K];
+    _Pragma("unroll") for (int k = 0; k < K; ++k) s[k] = Op::load(p, Op::words * k);
+    _Pragma("unroll") for (int step = 1; step < K; step *= 2) {
+      _Pragma("unroll") for (int k = 0; k + step < K; k += 2 * step) Op::merge(s[k], s[k + step]);
+    }
+    return s[0];
+  } else {
+    typename Op::stats s = Op::load(p, 0);
+    for (long long k = 1; k < K; ++k) Op::merge(s, Op::load(p, Op::words * k));
+    return s;
+  }
 }
