@@ -138,6 +138,7 @@ static json_t *elementwise_plan_json(const struct tb_elementwise_plan *plan) {
                         "threads_per_row", (json_int_t)plan->threads_per_row, "thread_blocks",
                         (json_int_t)plan->thread_blocks, "rule", plan->rule);
   json_object_set_new(j, "flat", json_boolean(plan->flat));
+  json_object_set_new(j, "scalar_max_elements", json_integer(TB_ELEMENTWISE_SCALAR_MAX));
   return j;
 }
 

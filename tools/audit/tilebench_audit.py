@@ -1992,6 +1992,11 @@ def audit_gemm_plan(a, record, case, device_capability):
     return {"mapping": "gemm", "barriers": f["barriers"]}
 
 
+# The elementwise rule by size (docs/planner.md, "Elementwise"): up to this many elements in all,
+# one element a thread in blocks of 128; over it 4 consecutive ones in blocks of 256.
+ELEMENTWISE_SCALAR_MAX = 16384
+
+
 # The case fields a plan record repeats: it is re-derived from its own copy.
 PLAN_CASE_FIELDS = {"elementwise": ("m", "n"), "gemm": ("m", "n", "k"),
                     "row_reduction": ("op", "m", "n", "variant")}
@@ -2009,9 +2014,18 @@ def audit_plan(a, record, case, device_capability):
         if "flat" in record:
             a.same("plan.flat", record["flat"], flat)
         n, m = (record["m"] * record["n"], 1) if flat else (record["n"], record["m"])
-        tpr = -(-n // 4)
+        # Since the rule by size (recorded with its threshold), small matrices
+        # take one element a thread in blocks of 128; before it, 4 and 256.
+        scalar = record.get("scalar_max_elements")
+        if scalar is not None:
+            a.same("plan.scalar_max_elements", scalar, ELEMENTWISE_SCALAR_MAX)
+        one = scalar is not None and record["m"] * record["n"] <= ELEMENTWISE_SCALAR_MAX
+        per, threads = (1, 128) if one else (4, 256)
+        a.same("plan.elements_per_thread", record["elements_per_thread"], per)
+        a.same("plan.threads_per_block", record["threads_per_block"], threads)
+        tpr = -(-n // per)
         a.same("plan.threads_per_row", record["threads_per_row"], tpr)
-        a.same("plan.thread_blocks", record["thread_blocks"], -(-(m * tpr) // 256))
+        a.same("plan.thread_blocks", record["thread_blocks"], -(-(m * tpr) // threads))
         return None
     a.same("plan.profile (a known cost profile)", record["profile"] in BLOCK_WEIGHT, True)
     if "block_weight" in record["constants"]:  # recorded since the calibrated profile
