@@ -144,6 +144,29 @@ class AuditTest(Corruptions, unittest.TestCase):
             d["cases"][0]["execution_plans"][0]["candidates"][3]["slots"] += 1
         self.assert_caught(self.run_dir, m, "plan.candidates[3].slots")
 
+    def test_tampered_elementwise_plan(self):
+        # add at 3x5 (15 elements) takes one element a thread, 37x769 four: the audit re-derives both
+        with open(os.path.join(self.run_dir, "results.json")) as f:
+            cases = json.load(f)["cases"]
+        small, large = (next(i for i, c in enumerate(cases) if c["id"] == f"add/{shape}/packed/native")
+                        for shape in ("3x5", "37x769"))
+        self.assertEqual([cases[i]["execution_plans"][0]["elements_per_thread"]
+                          for i in (small, large)], [1, 4])
+
+        def four(d):  # the vector walk claimed where the rule by size says one a thread
+            plan = d["cases"][small]["execution_plans"][0]
+            plan.update(elements_per_thread=4, threads_per_block=256, threads_per_row=4,
+                        thread_blocks=1)
+        self.assert_caught(self.run_dir, four, "plan.elements_per_thread")
+
+        def threshold(d):
+            d["cases"][large]["execution_plans"][0]["scalar_max_elements"] = 1 << 20
+        self.assert_caught(self.run_dir, threshold, "plan.scalar_max_elements")
+
+        def before_rule(d):  # without the threshold the record claims the older rule: 4 a thread
+            del d["cases"][small]["execution_plans"][0]["scalar_max_elements"]
+        self.assert_caught(self.run_dir, before_rule, "plan.elements_per_thread")
+
     def test_changed_pick(self):
         def m(d):
             for c in d["cases"]:
