@@ -799,6 +799,12 @@ class EvidenceTest(unittest.TestCase):
                                   ("call2", ("4096x1024", "16384x257", "32768x8192"))):
             bundles[os.path.join(campaign, call + ".tar.xz")] = ["batch/" + s for s in call_shapes]
             builds[os.path.join(campaign, call + ".tar.xz")] = [["batch/" + s] for s in call_shapes]
+        elementwise = "2026-12-06-h100-elementwise-tree-merge"
+        user_widths = ["ew%d-b%d" % (e, b) for e, b in ((4, 256), (4, 32), (8, 32), (4, 64), (8, 64),
+                                                        (1, 32), (1, 128), (16, 32))]
+        bundles[os.path.join(elementwise, "call1.tar.xz")] = ab + ["ew-ref"] + user_widths
+        builds[os.path.join(elementwise, "call1.tar.xz")] = [["ab/A1", "ab/A2"], ["ab/B1", "ab/B2"]] + [
+            [r] for r in ["ew-ref"] + user_widths]
         committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
                            for f in files if f.endswith(".tar.xz"))
         self.assertEqual(sorted(bundles), committed)
