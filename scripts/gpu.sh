@@ -97,7 +97,11 @@ if has sanitize; then
       timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 9 "$BIN/tilebench" run \
         "${SAN[@]}" --ops "$1" --shapes "$2" --variants "$3" --matrix-realization "${4:-simt}" \
         --out "$WORK/sanitizer/run-$tool-$1-$2-$3${4:+-$4}" > "$log" 2>&1
-      note "compute-sanitizer $tool $1 $2 $3 ${4:-}: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | head -1))"
+      status=$?
+      note "compute-sanitizer $tool $1 $2 $3 ${4:-}: exit $status ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | head -1))"
+      # a timed-out sanitizer leaves its tilebench running, holding the GPU's lock: the next
+      # spec would be refused (exit 2) as a second campaign on the GPU
+      if [[ $status == 124 ]]; then pkill -f "^$BIN/tilebench run" && sleep 2; fi
     done
   done
   keep sanitizer

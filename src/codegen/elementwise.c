@@ -6,42 +6,33 @@
 
 #include "codegen/emit.h"
 
-/* 32-bit indices where every offset fits: the index arithmetic is on a short
- * kernel's critical path. */
-static bool fits_32bit_index(const struct tb_elementwise_plan *plan, const struct tb_case *c) {
-  const unsigned long long stride = plan->flat ? plan->cols : c->view.row_stride;
-  const unsigned long long widest = stride > plan->cols ? stride : plan->cols;
-  return (unsigned long long)plan->rows * widest < (1ULL << 31);
-}
-
-/* M x N as the kernel walks it (1 x m*n when flat), SX its input row stride,
- * TPR its threads a row; then the thread's row and its first element there
- * (a flat walk has no row to find). */
-static void emit_thread_position(struct tb_strbuf *b, const struct tb_elementwise_plan *plan,
-                                 const struct tb_case *c) {
-  const bool narrow = fits_32bit_index(plan, c);
-  const char *suffix = narrow ? "u" : "LL";
-  tb_strbuf_printf(b, "#define M %zu%s\n#define N %zu%s\n#define SX %zu%s\n#define TPR %llu%s\n",
-                   plan->rows, suffix, plan->cols, suffix,
-                   plan->flat ? plan->cols : c->view.row_stride, suffix, plan->threads_per_row,
-                   suffix);
-  tb_emit_signature(b, "tb_main", plan->threads_per_block, 0);
+/* One element a thread (plans of at most TB_ELEMENTWISE_SCALAR_MAX elements,
+ * so every offset fits 32 bits): 32-bit indices, and a flat walk finds no
+ * row, because the index arithmetic is most of such a kernel's work before
+ * its one load. */
+_Static_assert(4ULL * TB_ELEMENTWISE_SCALAR_MAX < (1ULL << 31),
+               "a scalar plan's offsets, strided padding included, fit 32 bits");
+static void emit_scalar_body(struct tb_strbuf *b, const struct tb_elementwise_plan *plan,
+                             const char *expr) {
   tb_strbuf_printf(b,
-                   "  typedef %s tb_index;\n"
-                   "  const tb_index t = (tb_index)blockIdx.x * %u + threadIdx.x;\n"
-                   "  if (t >= M * TPR) return;\n",
-                   narrow ? "unsigned" : "long long", plan->threads_per_block);
-  tb_strbuf_printf(b,
-                   plan->flat ? "  const tb_index row = 0, e = %u * t;\n"
-                              : "  const tb_index row = t / TPR, e = %u * (t %% TPR);\n",
-                   plan->elements_per_thread);
+                   "  const unsigned t = blockIdx.x * %uu + threadIdx.x;\n"
+                   "  if (t >= M * TPR) return;\n"
+                   "  const unsigned row = %s, e = %s;\n"
+                   "  const float s = x[row * SX + e] + y[row * SX + e];\n"
+                   "  out[row * N + e] = %s;\n}\n",
+                   plan->threads_per_block, plan->flat ? "0u" : "t / TPR",
+                   plan->flat ? "t" : "t % TPR", expr);
 }
 
 /* Four consecutive elements as float4 where the rows allow (16-byte aligned,
  * all four in the row), else one at a time. */
-static void emit_vector_body(struct tb_strbuf *b, const char *expr) {
+static void emit_vector_body(struct tb_strbuf *b, const struct tb_elementwise_plan *plan,
+                             const char *expr) {
   tb_strbuf_printf(
       b,
+      "  const long long t = (long long)blockIdx.x * %u + threadIdx.x;\n"
+      "  if (t >= M * TPR) return;\n"
+      "  const long long row = t / TPR, e = 4LL * (t %% TPR);\n"
       "  const float *ar = x + row * SX, *br = y + row * SX;\n"
       "  float *orow = out + row * N;\n"
       "  if (e + 3 < N && tb_aligned16(ar + e) && tb_aligned16(br + e) && tb_aligned16(orow + e)) "
@@ -60,7 +51,7 @@ static void emit_vector_body(struct tb_strbuf *b, const char *expr) {
       "      orow[e + i] = %s;\n"
       "    }\n"
       "  }\n}\n",
-      expr, expr, expr, expr, expr);
+      plan->threads_per_block, expr, expr, expr, expr, expr);
 }
 
 enum tb_status tb_codegen_elementwise(const struct tb_elementwise_plan *plan,
@@ -76,17 +67,22 @@ enum tb_status tb_codegen_elementwise(const struct tb_elementwise_plan *plan,
   snprintf(what, sizeof what, "%s %zux%zu (row stride %zu), elementwise%s", c->op->name, c->shape.m,
            c->shape.n, c->view.row_stride, plan->flat ? ", walked as one row" : "");
   tb_emit_prelude(&b, what, c->op->op);
+  /* M x N as the kernel walks it (1 x m*n when flat), SX its input row stride;
+   * unsigned where the indices are */
+  const bool scalar = plan->elements_per_thread == 1;
+  const char *suffix = scalar ? "u" : "LL";
+  tb_strbuf_printf(&b, "#define M %zu%s\n#define N %zu%s\n#define SX %zu%s\n#define TPR %llu%s\n",
+                   plan->rows, suffix, plan->cols, suffix,
+                   plan->flat ? plan->cols : c->view.row_stride, suffix, plan->threads_per_row,
+                   suffix);
+  tb_emit_signature(&b, "tb_main", plan->threads_per_block, 0);
   const char *expr = c->op->op == TB_OP_GELU_ADD
                          ? "0.5f * s * (1.0f + erff(s * 0.7071067811865475f))" /* exact GELU */
                          : "s";
-  emit_thread_position(&b, plan, c);
-  if (plan->elements_per_thread == 1) {
-    tb_strbuf_printf(&b,
-                     "  const float s = x[row * SX + e] + y[row * SX + e];\n"
-                     "  out[row * N + e] = %s;\n}\n",
-                     expr);
+  if (scalar) {
+    emit_scalar_body(&b, plan, expr);
   } else {
-    emit_vector_body(&b, expr);
+    emit_vector_body(&b, plan, expr);
   }
   g->kernel_count = 1;
   snprintf(g->kernels[0].name, sizeof g->kernels[0].name, "tb_main");

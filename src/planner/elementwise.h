@@ -14,7 +14,7 @@
  * TB_ELEMENTWISE_SCALAR_THREADS: such a kernel is one memory round trip and
  * its time is latency, which float4 groups lengthened on the H100
  * (docs/planner.md, "Elementwise"). */
-#define TB_ELEMENTWISE_SCALAR_MAX 16384
+#define TB_ELEMENTWISE_SCALAR_MAX 8192
 #define TB_ELEMENTWISE_SCALAR_THREADS 128
 
 struct tb_elementwise_plan {

@@ -1994,7 +1994,7 @@ def audit_gemm_plan(a, record, case, device_capability):
 
 # The elementwise rule by size (docs/planner.md, "Elementwise"): up to this many elements in all,
 # one element a thread in blocks of 128; over it 4 consecutive ones in blocks of 256.
-ELEMENTWISE_SCALAR_MAX = 16384
+ELEMENTWISE_SCALAR_MAX = 8192
 
 
 # The case fields a plan record repeats: it is re-derived from its own copy.
