@@ -805,6 +805,17 @@ class EvidenceTest(unittest.TestCase):
         bundles[os.path.join(elementwise, "call1.tar.xz")] = ab + ["ew-ref"] + user_widths
         builds[os.path.join(elementwise, "call1.tar.xz")] = [["ab/A1", "ab/A2"], ["ab/B1", "ab/B2"]] + [
             [r] for r in ["ew-ref"] + user_widths]
+        # the rule by size (e1f587c) against 192d966, the lean user kernels, validation, sanitizers
+        sanitized = ["s2/sanitizer/run-%s-%s-automatic" % (t, c)
+                     for t, cases in (("memcheck", ("add-17x257", "gelu_add-37x769",
+                                                    "layernorm-8x65536", "softmax-200x40000")),
+                                      ("racecheck", ("add-17x257", "gelu_add-37x769")))
+                     for c in cases]
+        lean = ["lean1-b128", "lean2-b128", "lean4-b128", "lean4-b256"]
+        singles = ["ew-ref"] + lean + ["s2/validation"] + sanitized
+        bundles[os.path.join(elementwise, "call2.tar.xz")] = ["s1/" + r for r in ab] + singles
+        builds[os.path.join(elementwise, "call2.tar.xz")] = [
+            ["s1/ab/A1", "s1/ab/A2"], ["s1/ab/B1", "s1/ab/B2"]] + [[r] for r in singles]
         committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
                            for f in files if f.endswith(".tar.xz"))
         self.assertEqual(sorted(bundles), committed)

@@ -1992,9 +1992,11 @@ def audit_gemm_plan(a, record, case, device_capability):
     return {"mapping": "gemm", "barriers": f["barriers"]}
 
 
-# The elementwise rule by size (docs/planner.md, "Elementwise"): up to this many elements in all,
-# one element a thread in blocks of 128; over it 4 consecutive ones in blocks of 256.
-ELEMENTWISE_SCALAR_MAX = 8192
+# The elementwise rule by size (docs/planner.md, "Elementwise"): up to a threshold of elements in
+# all, one element a thread in blocks of 128; over it 4 consecutive ones in blocks of 256. The
+# thresholds builds have used: 8192 since fa3cbf2, 16384 in e1f587c (the rule's first build,
+# measured in evidence/2026-12-06-h100-elementwise-tree-merge).
+ELEMENTWISE_SCALAR_MAX_KNOWN = (8192, 16384)
 
 
 # The case fields a plan record repeats: it is re-derived from its own copy.
@@ -2018,8 +2020,9 @@ def audit_plan(a, record, case, device_capability):
         # take one element a thread in blocks of 128; before it, 4 and 256.
         scalar = record.get("scalar_max_elements")
         if scalar is not None:
-            a.same("plan.scalar_max_elements", scalar, ELEMENTWISE_SCALAR_MAX)
-        one = scalar is not None and record["m"] * record["n"] <= ELEMENTWISE_SCALAR_MAX
+            a.same("plan.scalar_max_elements (a threshold a build used)",
+                   scalar in ELEMENTWISE_SCALAR_MAX_KNOWN, True)
+        one = scalar is not None and record["m"] * record["n"] <= scalar
         per, threads = (1, 128) if one else (4, 256)
         a.same("plan.elements_per_thread", record["elements_per_thread"], per)
         a.same("plan.threads_per_block", record["threads_per_block"], threads)
