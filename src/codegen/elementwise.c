@@ -8,8 +8,8 @@
 
 /* One element a thread (plans of at most TB_ELEMENTWISE_SCALAR_MAX elements,
  * so every offset fits 32 bits): 32-bit indices, and a flat walk finds no
- * row, because the index arithmetic is most of such a kernel's work before
- * its one load. */
+ * row, since the instructions before such a kernel's one load are on its
+ * critical path. */
 _Static_assert(4ULL * TB_ELEMENTWISE_SCALAR_MAX < (1ULL << 31),
                "a scalar plan's offsets, strided padding included, fit 32 bits");
 static void emit_scalar_body(struct tb_strbuf *b, const struct tb_elementwise_plan *plan,
