@@ -660,7 +660,6 @@ class EvidenceTest(unittest.TestCase):
                  for t in ("memcheck", "racecheck")
                  for s, r in (("1536x1536x13", "simt"), ("1536x1536x13", "tensor"),
                               ("1536x1536x40", "simt"))]
-        runs += ["2026-12-02-h200-calibrated-2-strided/call2/validation"]
         few_warps = "2026-12-02-h200-gemm-small-k-few-warps/call2"
         runs += [os.path.join(few_warps, r) for r in ab + ("gemm/run", "gemm/strided")]
         runs += [os.path.join(few_warps, "sanitizer", "run-%s-gemm-%s-automatic-%s" % (t, s, r))
@@ -816,6 +815,10 @@ class EvidenceTest(unittest.TestCase):
         bundles[os.path.join(elementwise, "call2.tar.xz")] = ["s1/" + r for r in ab] + singles
         builds[os.path.join(elementwise, "call2.tar.xz")] = [
             ["s1/ab/A1", "s1/ab/A2"], ["s1/ab/B1", "s1/ab/B2"]] + [[r] for r in singles]
+        # the landed build: native against torch.compile, calibrated-2's four shapes validated, ncu
+        landed = ["vs-compile", "s3/validation", "s2/ncu/run-1", "s2/ncu/run-2"]
+        bundles[os.path.join(elementwise, "call3.tar.xz")] = landed
+        builds[os.path.join(elementwise, "call3.tar.xz")] = [[r] for r in landed]
         committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
                            for f in files if f.endswith(".tar.xz"))
         self.assertEqual(sorted(bundles), committed)
