@@ -167,6 +167,13 @@ class AuditTest(Corruptions, unittest.TestCase):
             del d["cases"][small]["execution_plans"][0]["scalar_max_elements"]
         self.assert_caught(self.run_dir, before_rule, "plan.elements_per_thread")
 
+        for bad in ("8192", True, 0):  # not a threshold at all: malformed, not a discrepancy
+            def malformed(d, bad=bad):
+                d["cases"][small]["execution_plans"][0]["scalar_max_elements"] = bad
+            result = audit(self.corrupt(self.run_dir, malformed))
+            self.assertEqual(result.returncode, 3, repr(bad) + result.stdout + result.stderr)
+            self.assertIn("scalar_max_elements", result.stderr)
+
     def test_changed_pick(self):
         def m(d):
             for c in d["cases"]:

@@ -664,6 +664,9 @@ def check_plan(a, record, field):
     member(a, record, field, "n", "positive")
     if kind == "elementwise":
         member(a, record, field, "flat", "bool", optional=True)
+        member(a, record, field, "scalar_max_elements", "positive", optional=True)
+        for key in ("elements_per_thread", "threads_per_block", "threads_per_row", "thread_blocks"):
+            member(a, record, field, key, "positive")
     elif kind == "gemm":
         member(a, record, field, "k", "positive")
         one_of(a, member(a, record, field, "realization", "str"), tuple(GEMM_PRECISION),
