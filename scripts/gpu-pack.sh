@@ -15,6 +15,7 @@ rm -rf "$TB_ROOT/.device"
 mkdir -p "$TB_ROOT/.device/bin" "$TB_ROOT/.device/lib"
 cp "$TB_ROOT"/build/src/tilebench "$TB_ROOT"/build/src/libtilebench_timing.so* \
    "$TB_ROOT"/build/tests/timing_gpu "$TB_ROOT"/build/tests/cupti_lifecycle_memory \
+   "$TB_ROOT"/build/tests/eager_scope_order \
    "$TB_ROOT/.device/bin/"
 # what travels with the binary (core/resources.h): the Python package and the audit
 cp -r "$TB_ROOT"/build/src/python "$TB_ROOT"/build/src/audit "$TB_ROOT/.device/bin/"

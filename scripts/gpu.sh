@@ -3,7 +3,7 @@
 # after scripts/gpu-pack.sh here; the device tool carries .device/):
 #   scripts/gpu.sh [tests] [validate] [sanitize] [perf] [floor] [replay] [torch] [torch-all]
 #                  [probe-gaps] [batch] [gemm] [gemm-blocks] [gemm-tiles] [ab] [cupti-variants] [ncu]
-#                  [user-kernels] [stopping] [devices] [regret] [replay-dumps]
+#                  [user-kernels] [stopping] [devices] [regret] [replay-dumps] [scope-order]
 #   (default: tests validate sanitize perf)
 # Writes full results under $OUT (bundled: the tool returns few files) and
 # prints a short table last.
@@ -59,6 +59,43 @@ if has probe-gaps; then
   timeout 200 python3 "$ROOT/tests/gpu/probe_gaps.py" "$BIN/libtilebench_timing.so.2" \
     "$WORK/probe-gaps/probe_gaps.json" 2>&1 | tee "$WORK/probe-gaps/probe_gaps.log" | tee -a "$SUMMARY"
   keep probe-gaps
+fi
+
+if has scope-order; then
+  # Issue 18: why an eager batch's GPU control can exceed the host's end-to-end
+  # time of the same calls. A launch-bound kernel and torch calls with a host
+  # timestamp at every launch, under each condition the device phase differs
+  # in; then native cases through tilebench with the probe and graph batches
+  # on and off, in the order A B C D D C B A.
+  mkdir -p "$WORK/scope-order"
+  timeout 120 "$BIN/eager_scope_order" "$WORK/scope-order/native.json" 2>&1 |
+    tee "$WORK/scope-order/native.log" | tee -a "$SUMMARY"
+  timeout 300 python3 "$ROOT/tests/gpu/eager_scope_order_torch.py" "$BIN/libtilebench_timing.so.2" \
+    "$WORK/scope-order/torch.json" 2>&1 | tee "$WORK/scope-order/torch.log" | tee -a "$SUMMARY"
+  keep scope-order
+  for k in A B C D D C B A; do
+    case $k in
+      A) flags=(--probe on --batch eager,graph) ;;
+      B) flags=(--probe off --batch eager,graph) ;;
+      C) flags=(--probe on --batch eager) ;;
+      D) flags=(--probe off --batch eager --clock-checks off) ;;
+    esac
+    n=$(ls -d "$WORK/scope-order/run-$k"* 2>/dev/null | wc -l)
+    run=$WORK/scope-order/run-$k$((n + 1))
+    timeout 90 "$BIN/tilebench" run --backend cuda --ops add,layernorm --shapes 17x257,64x128 \
+      --input-views packed --samples 9 --warmup-ms 20 "${flags[@]}" --quiet --out "$run" > "$run.log" 2>&1
+    note "scope-order run $k (${flags[*]}, exit $?): $(grep -E 'cases valid' "$run.log" || tail -1 "$run.log")"
+  done
+  python3 - "$WORK/scope-order" <<'PY' | tee -a "$SUMMARY"
+import glob, json, os, sys
+for path in sorted(glob.glob(os.path.join(sys.argv[1], "run-*", "results.json"))):
+    run = os.path.basename(os.path.dirname(path))
+    for c in json.load(open(path))["cases"]:
+        d = c["device"]["throughput"]
+        print(f"{run} {c['op']} {c['m']}x{c['n']}: eager control {d['control']['per_call_summary_ns']['p50']:.0f}, "
+              f"host {c['host']['throughput']['per_call_summary_ns']['p50']:.0f} ns/call")
+PY
+  keep scope-order
 fi
 
 if has validate; then
