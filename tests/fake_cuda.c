@@ -25,10 +25,25 @@ static int failing(const char *name) {
   return F.fail_at != NULL && strcmp(F.fail_at, name) == 0;
 }
 
-static uint64_t cupti_clock(void) {
+static uint64_t host_clock(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec + 5000000000ULL;
+  return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t cupti_clock(void) {
+  return host_clock() + 5000000000ULL;
+}
+
+/* The fake GPU works in real time: each kernel occupies it for the 1000 ns
+ * (and a graph's gaps) the events see, from when it is idle, and
+ * synchronisation waits until then, so a session's host time holds its GPU
+ * time as on a real GPU. */
+static uint64_t busy_until; /* host clock */
+
+static void occupy_gpu(uint64_t ns) {
+  uint64_t now = host_clock();
+  busy_until = (busy_until > now ? busy_until : now) + ns;
 }
 
 /* ---- driver ---- */
@@ -52,7 +67,7 @@ static void run_hold(void);
 
 /* Like the real thing, synchronisation returns once the "GPU" is done. */
 static void wait_for_gpu(void) {
-  while (cupti_clock() < last_kernel_end) {
+  while (cupti_clock() < last_kernel_end || host_clock() < busy_until) {
   }
 }
 
@@ -85,6 +100,7 @@ static CUresult f_cuEventRecord(CUevent e, CUstream s) {
   if (failing("cuEventRecord")) {
     return CUDA_ERROR_INVALID_HANDLE;
   }
+  gpu_ns += F.event_skew_ns;
   ((struct fake_event *)e)->t = gpu_ns;
   return CUDA_SUCCESS;
 }
@@ -297,6 +313,7 @@ static void fire(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_ApiCa
 
 static void add_kernel(uintptr_t stream, uint32_t correlation, int bad_timestamps) {
   gpu_ns += 1000;
+  occupy_gpu(1000);
   if (!F.activity_enabled || pending_count >= MAX_PENDING) {
     return;
   }
@@ -347,6 +364,7 @@ void fake_graph_launch(uintptr_t stream, int kernels) {
   for (int k = 0; k < kernels; ++k) {
     add_kernel(stream, id, 0); /* all kernels of a graph launch share its id */
     gpu_ns += F.graph_gap_ns;
+    occupy_gpu(F.graph_gap_ns);
   }
 }
 
@@ -358,6 +376,7 @@ void fake_install(void) {
   F.cupti_version = 130001;
   pending_count = 0;
   gpu_ns = 0;
+  busy_until = 0;
   callback = NULL;
   request_buffer = NULL;
   complete_buffer = NULL;

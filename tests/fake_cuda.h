@@ -31,6 +31,9 @@ struct fake_cuda {
    * releases by its time-out although the host released it (a stuck flag) */
   int holds_launched, hold_stuck, modules_loaded;
   unsigned graph_gap_ns; /* idle GPU time after each kernel of a graph launch */
+  /* GPU time each event record adds that the host never waits for: the
+   * GPU's clock running ahead of the host's */
+  unsigned event_skew_ns;
   /* NVML (fake_install_nvml): read k returns sm_clock_mhz[k] and
    * clocks_event_reasons[k], the last entry repeating past the script's end */
   unsigned sm_clock_mhz[64];

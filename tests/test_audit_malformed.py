@@ -371,7 +371,7 @@ class ValidationTest(AuditCase):
         self.expect(audit(self.mutated(lacking, v2=True)), 3, "validation.max_abs_reference: missing")
 
         def version(d):
-            d["schema_version"] = 9  # beyond the newest
+            d["schema_version"] = 10  # beyond the newest
         self.expect(audit(self.mutated(version)), 3, "schema_version")
 
 

@@ -107,7 +107,7 @@ class BadInputTest(unittest.TestCase):
         with open(os.path.join(out, "results.json")) as f:
             doc = json.load(f)
         self.assertEqual(doc["run"]["measure"]["batch_modes"], ["eager", "graph"])
-        self.assertEqual(doc["schema_version"], 8)  # the current schema
+        self.assertEqual(doc["schema_version"], 9)  # the current schema
 
     def test_empty_out_refused(self):
         self.assert_usage(tb("run", "--out", "", *FAST), "--out needs a directory name")

@@ -273,15 +273,52 @@ static void the_noise_rule_stops_whole_samples(void **state) {
   tb_device_result_free(&d);
 }
 
-/* Scopes that disagree are flagged with both figures: GPU control of a
- * batch above the host's end-to-end time of the same calls. */
-static void scopes_that_disagree_are_flagged(void **state) {
+/* An eager control slower per call than the host phase (here the host
+ * phase says 100 ns a call, the fake GPU takes 1000) is host drift, flagged
+ * with both figures and the host's own time around the eager batches; the
+ * GPU time of each sample lies within the host's time around it. */
+static void host_drift_is_flagged(void **state) {
   struct fake_gpu g = {0};
   struct tb_provider p = {.ops = &gpu_ops, .name = "fake", .state = &g};
-  struct tb_device_result d = measure(&p, ALL_MODES, 100.0, 3); /* host: 100 ns a call */
-  assert_true(has_flag(&d, "exceeds host end-to-end of the same calls (100 ns/call)"));
+  struct tb_device_result d = measure(&p, ALL_MODES, 100.0, 3);
+  assert_true(has_flag(&d, "host drift: eager GPU control (1000 ns/call) exceeds the host "
+                           "phase's end-to-end time (100 ns/call); the host took "));
+  assert_false(has_flag(&d, "clocks disagree"));
   assert_false(has_flag(&d, "escaped"));
+  for (int mode = 0; mode < TB_BATCH_MODE_COUNT; ++mode) {
+    const struct tb_scope_samples *c = &d.throughput.modes[mode].control;
+    assert_int_equal(c->taken, 3);
+    for (size_t i = 0; i < c->taken; ++i) {
+      assert_true(c->host_elapsed_ns[i] >= c->elapsed_ns[i]);
+    }
+  }
+  json_t *j = tb_device_result_to_json(&d);
+  json_t *eager = json_object_get(json_object_get(j, "throughput"), "control");
+  assert_int_equal(json_array_size(json_object_get(eager, "host_elapsed_ns")), 3);
+  assert_null(json_object_get(json_object_get(json_object_get(j, "throughput"), "probe"),
+                              "host_elapsed_ns"));
+  json_decref(j);
   tb_device_result_free(&d);
+}
+
+/* A GPU interval longer than the host's time around it cannot happen with
+ * agreeing clocks: flagged per batch mode with the count and the worst
+ * sample; within the events' resolution it is not. */
+static void gpu_time_beyond_the_host_is_flagged(void **state) {
+  struct fake_gpu g = {0};
+  struct tb_provider p = {.ops = &gpu_ops, .name = "fake", .state = &g};
+  F.event_skew_ns = 5000000; /* each event 5 ms ahead: every sample ~5 ms beyond the host */
+  struct tb_device_result d = measure(&p, 1u << TB_BATCH_GRAPH, 2000.0, 3);
+  assert_true(has_flag(&d, "scope order: GPU control of a batch exceeds the host's time around "
+                           "the same batch in 3 of 3 eager samples"));
+  assert_true(has_flag(&d, "in 3 of 3 graph samples"));
+  assert_true(has_flag(&d, "the GPU's and the host's clocks disagree"));
+  tb_device_result_free(&d);
+  F.event_skew_ns = 200; /* within the events' resolution */
+  d = measure(&p, 1u << TB_BATCH_GRAPH, 2000.0, 3);
+  assert_false(has_flag(&d, "clocks disagree"));
+  tb_device_result_free(&d);
+  F.event_skew_ns = 0;
 }
 
 /* Graph replays whose kernels leave the GPU idle between them are flagged with
@@ -498,7 +535,8 @@ int main(void) {
       cmocka_unit_test_setup(every_mode_is_measured_and_paired, setup),
       cmocka_unit_test_setup(a_mode_that_cannot_run_says_why, setup),
       cmocka_unit_test_setup(a_stuck_hold_fails_its_samples, setup),
-      cmocka_unit_test_setup(scopes_that_disagree_are_flagged, setup),
+      cmocka_unit_test_setup(host_drift_is_flagged, setup),
+      cmocka_unit_test_setup(gpu_time_beyond_the_host_is_flagged, setup),
       cmocka_unit_test_setup(graph_gaps_are_flagged, setup),
       cmocka_unit_test_setup(kernels_on_the_stream_pass, setup),
       cmocka_unit_test_setup(kernels_on_a_side_stream_fail, setup),

@@ -1159,7 +1159,7 @@ class ReplayIntervalTest(Corruptions, unittest.TestCase):
         self.assertEqual(gpu["withheld"], "no GPU: device statistics not measured")
 
     def test_recorded_method_and_exact_coverage(self):
-        self.assertEqual(self.doc["schema_version"], 8)
+        self.assertEqual(self.doc["schema_version"], 9)
         self.assertEqual(self.doc["replay"]["method"]["level"], 0.95)
         self.assertIsNone(self.doc["replay"]["method"]["seed"])
         rec = self.doc["replay"]["cases"][0]["metrics"]["host_latency"]
@@ -1446,7 +1446,7 @@ class DefenceRecordsAuditTest(Corruptions, unittest.TestCase):
     def test_cpu_records(self):
         with open(os.path.join(self.cpu_run, "results.json")) as f:
             doc = json.load(f)
-        self.assertEqual(doc["schema_version"], 8)
+        self.assertEqual(doc["schema_version"], 9)
         for case in doc["cases"]:
             timed, gate = case["defences"]["timed_outputs"], case["defences"]["plausible"]
             self.assertEqual((timed["outcome"], timed["sets"], timed["sets_checked"]),

@@ -51,7 +51,7 @@ class StoppingTest(unittest.TestCase):
 
     def test_quiet_cases_converge_early(self):
         doc = load(self.quiet)
-        self.assertEqual(doc["schema_version"], 8)
+        self.assertEqual(doc["schema_version"], 9)
         self.assertEqual(doc["run"]["measure"]["stopping"],
                          {"rule": "noise", "max_noise": 0.5, "min_samples": 3, "max_samples": 20,
                           "min_time_s": 0.0, "timeout_s": 60.0})

@@ -378,6 +378,8 @@ static int torch_device_sample(struct tb_provider *p, enum tb_batch_mode mode, b
   r->side_stream_kernels = (uint64_t)number(reply, "side_stream_kernels");
   r->clock_drift_ns = number(reply, "clock_drift_ns");
   r->kernels_before_launch = (uint64_t)number(reply, "kernels_before_launch");
+  r->begin_host_ns = (uint64_t)json_integer_value(json_object_get(reply, "begin_host_ns"));
+  r->end_host_ns = (uint64_t)json_integer_value(json_object_get(reply, "end_host_ns"));
   if (code != TB_TIMING_OK) {
     snprintf(error, size, "%s %s", probe ? "probe" : "control",
              json_string_value(json_object_get(reply, "error")));

@@ -114,6 +114,12 @@ static enum tb_status check_device_sample(const json_t *r, long long calls, stru
   if (json_integer_value(json_object_get(r, "declared_calls")) != calls) {
     return bad(cmd, "declared_calls", "other than the calls asked for", err);
   }
+  /* the worker's CLOCK_MONOTONIC around its session: the end after the begin */
+  if (need_integer(r, cmd, "begin_host_ns", 0, (json_int_t)1 << 62, err) != TB_OK ||
+      need_integer(r, cmd, "end_host_ns", json_integer_value(json_object_get(r, "begin_host_ns")),
+                   (json_int_t)1 << 62, err) != TB_OK) {
+    return err->status;
+  }
   int control = json_integer_value(json_object_get(r, "scope")) == TB_TIMING_SCOPE_CONTROL;
   json_int_t counted = json_integer_value(json_object_get(r, "counted_launches"));
   if (control ? counted != 0 : counted < 1) {

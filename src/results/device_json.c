@@ -31,7 +31,9 @@ static json_t *scope_json(const struct tb_scope_samples *s, unsigned calls) {
       json_pack("{s:i, s:o, s:o, s:o}", "calls_per_sample", calls, "elapsed_ns",
                 doubles(s->elapsed_ns, s->taken), "per_call_ns", doubles(s->per_call_ns, s->taken),
                 "per_call_summary_ns", summary_json(s->per_call_ns, s->taken));
-  if (s->is_probe) {
+  if (!s->is_probe) {
+    json_object_set_new(j, "host_elapsed_ns", doubles(s->host_elapsed_ns, s->taken));
+  } else {
     json_object_set_new(j, "kernel_sum_ns", doubles(s->kernel_sum_ns, s->taken));
     json_object_set_new(j, "kernels", integers(s->kernels, s->taken));
     json_object_set_new(j, "launches", integers(s->launches, s->taken));

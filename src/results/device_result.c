@@ -31,7 +31,10 @@ static bool scope_init(struct tb_scope_samples *s, size_t n, bool is_probe) {
   s->elapsed_ns = calloc(n, sizeof(double));
   s->per_call_ns = calloc(n, sizeof(double));
   bool ok = s->elapsed_ns && s->per_call_ns;
-  if (is_probe) {
+  if (!is_probe) {
+    s->host_elapsed_ns = calloc(n, sizeof(double));
+    ok = ok && s->host_elapsed_ns;
+  } else {
     s->kernel_sum_ns = calloc(n, sizeof(double));
     s->kernel_per_call_ns = calloc(n, sizeof(double));
     s->clock_drift_ns = calloc(n, sizeof(double));
@@ -81,6 +84,7 @@ bool tb_metric_result_init(struct tb_metric_result *m, unsigned calls_per_sample
 static void scope_free(struct tb_scope_samples *s) {
   free(s->elapsed_ns);
   free(s->per_call_ns);
+  free(s->host_elapsed_ns);
   free(s->kernel_sum_ns);
   free(s->kernel_per_call_ns);
   free(s->clock_drift_ns);

@@ -22,6 +22,10 @@ struct tb_scope_samples {
   size_t taken;
   double *elapsed_ns;  /* GPU time of the sample */
   double *per_call_ns; /* elapsed / calls per sample */
+  /* control only: the host's time around the sample, from just before the
+   * start event's record to after the stop event's synchronisation; the GPU
+   * time between the events lies within it */
+  double *host_elapsed_ns;
   /* probe only */
   double *kernel_sum_ns, *kernel_per_call_ns, *clock_drift_ns;
   uint64_t *kernels, *launches, *side_stream_kernels, *kernels_before_launch;

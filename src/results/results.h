@@ -9,7 +9,7 @@
 #include "results/json_number.h" /* tb_json_number */
 
 #define TB_RESULTS_SCHEMA "tilebench.results"
-#define TB_RESULTS_SCHEMA_VERSION 8 /* docs/results-schema.md: what each version holds */
+#define TB_RESULTS_SCHEMA_VERSION 9 /* docs/results-schema.md: what each version holds */
 #define TB_RESULTS_FILE "results.json"
 
 json_t *tb_case_result_to_json(const struct tb_case_result *r);

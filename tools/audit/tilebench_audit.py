@@ -46,7 +46,7 @@ AUDIT_VERSION = "2"
 # 7: per-sample clock checks (device.clock_warmup, *.clock_checks), host.cpu_frequency;
 # 8: the defences timed_outputs and plausible and the recorded tolerance scale (shards,
 # merges and subwarp rows, optional fields, from either)
-SCHEMA_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)
+SCHEMA_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
 
 EXIT_PASSED, EXIT_DISCREPANCY, EXIT_USAGE, EXIT_MALFORMED = 0, 1, 2, 3
 
@@ -573,6 +573,12 @@ def check_phase(a, phase, name):
         items(a, harness, "count", f"{name}.harness_elapsed_ns")
         if len(harness) != len(elapsed):
             a.malformed(f"{name}.harness_elapsed_ns", "one entry a sample")
+    # version 9: a device control sample carries the host's time around it
+    around = member(a, phase, name, "host_elapsed_ns", "list", optional=True)
+    if around is not None:
+        items(a, around, "nonnegative|null", f"{name}.host_elapsed_ns")
+        if len(around) != len(elapsed):
+            a.malformed(f"{name}.host_elapsed_ns", "one entry a sample")
     items(a, member(a, phase, name, "per_call_ns", "list"), "number|null", f"{name}.per_call_ns")
     summary = member(a, phase, name, "per_call_summary_ns", "object")
     for key in ("p50", "min", "max"):
@@ -826,7 +832,36 @@ def audit_device(a, device, samples, version=6, budget=None, clock_checks=True):
     a.same("device.control_complete", device["control_complete"], complete)
     if "batch_modes" in device["throughput"]:
         audit_batch_modes(a, device["throughput"], samples)
+    if version >= 9:
+        audit_control_within_host(a, device)
     return complete
+
+
+# cuEventElapsedTime's resolution, with room, and the flag of a sample beyond it
+# (src/measure/device_phase.c)
+EVENT_RESOLUTION_NS = 1000.0
+BEYOND_HOST = "scope order: GPU control of a batch exceeds the host's time around the same batch"
+
+
+def audit_control_within_host(a, device):
+    """Schema 9: each throughput control sample's GPU time against the host's
+    time around it, and the clock-disagreement flag exactly where a sample
+    lies beyond it by more than the events' resolution, with its count."""
+    t = device["throughput"]
+    controls = {"eager": t["control"]}
+    controls.update((mode, r["control"]) for mode, r in t.get("batch_modes", {}).items()
+                    if r["control"] is not None)
+    for mode, control in controls.items():
+        name = f"device.throughput.{'' if mode == 'eager' else f'batch_modes.{mode}.'}control"
+        around = member(a, control, name, "host_elapsed_ns", "list")
+        if around is None or len(around) != len(control["elapsed_ns"]):
+            continue
+        outside = sum(1 for g, h in zip(control["elapsed_ns"], around)
+                      if g is not None and h is not None and g - h > EVENT_RESOLUTION_NS)
+        expected = f"{BEYOND_HOST} in {outside} of {len(around)} {mode} samples"
+        flagged = [f for f in device["flags"] if f.startswith(BEYOND_HOST) and f" {mode} samples" in f]
+        a.same(f"device.flags (GPU control beyond the host, {mode})",
+               [f.startswith(expected) for f in flagged], [True] if outside else [])
 
 
 def audit_paired(a, name, listed, numerators, denominators, samples):

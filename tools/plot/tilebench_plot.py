@@ -36,7 +36,7 @@ import statistics
 import sys
 import zlib
 
-KNOWN_SCHEMA_VERSIONS = range(1, 9)  # docs/results-schema.md, versions 1-8
+KNOWN_SCHEMA_VERSIONS = range(1, 10)  # docs/results-schema.md, versions 1-9
 SCOPES = ("gap_free", "eager_gpu", "host")
 SCOPE_TITLES = {"gap_free": "host-gap-free GPU control", "eager_gpu": "eager GPU control",
                 "host": "host E2E"}
