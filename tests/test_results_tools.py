@@ -682,9 +682,6 @@ class EvidenceTest(unittest.TestCase):
                  for case in ("1x300x257-automatic-simt", "257x1x300-automatic-simt",
                               "1x4096x4096-automatic-tensor-3xtf32",
                               "4096x1x4096-automatic-tensor-3xtf32")]
-        runs += [os.path.join("2026-11-29-h200-final-4/gemm", r)
-                 for r in ("run", "strided", "block-128,128,32", "block-128,256,16",
-                           "block-128,128,16", "block-128,64,32")]
         runs += [os.path.join("2026-11-29-h200-final-5", r)
                  for r in ("gemm/run", "gemm/strided", "gemm/block-128,128,32", "gemm/block-128,256,16",
                            "gemm/block-128,128,16", "gemm/block-128,64,32") + ab]
@@ -696,7 +693,6 @@ class EvidenceTest(unittest.TestCase):
         runs += [os.path.join("2026-11-29-h200-wgmma-register-staged", r)
                  for r in ("gemm/run", "gemm/strided", "gemm/block-128,128,32", "gemm/block-128,256,32",
                            "ncu/run-1")]
-        runs += [os.path.join("2026-11-29-h200-tf32-unconverted-experiment", r) for r in ab]
         runs += [os.path.join("2026-11-29-h200-gemm", r)
                  for r in ("run", "strided", "block-128,128,16", "block-128,64,16")]
         runs += [os.path.join("2026-11-29-h200-gemm/tile-experiment-call4", r)
@@ -826,6 +822,20 @@ class EvidenceTest(unittest.TestCase):
         landed = ["vs-compile", "s3/validation", "s2/ncu/run-1", "s2/ncu/run-2"]
         bundles[os.path.join(elementwise, "call3.tar.xz")] = landed
         builds[os.path.join(elementwise, "call3.tar.xz")] = [[r] for r in landed]
+        # issue 18's scope-order runs (A B C D D C B A, one build), its schema-9 batch runs, the
+        # gelu_add walk survey (user kernels beside native) and the H100 planner regret
+        order = "2026-12-06-h100-scope-order"
+        calls = {
+            "call1": ["s1/scope-order/run-%s" % r for r in ("A1", "A3", "B1", "B3", "C1", "C3", "D1", "D3")],
+            "call2": ["s1/batch/" + s for s in ("17x257", "64x128", "65536x17")],
+            "call3": ["ew/%d-v%s" % (k + 1, v) for k, v in enumerate(
+                ("4b256", "2b128", "2b256", "4b128", "1b128", "1b128", "4b128", "2b256", "2b128", "4b256"))],
+            "call4": ["r/regret/%s-%s" % (op, shape) for op in norms
+                      for shape in ("4096x1024", "16384x257", "2048x4096")],
+        }
+        for call, runs_of_call in calls.items():
+            bundles[os.path.join(order, call + ".tar.xz")] = runs_of_call
+            builds[os.path.join(order, call + ".tar.xz")] = [[r] for r in runs_of_call]
         committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
                            for f in files if f.endswith(".tar.xz"))
         self.assertEqual(sorted(bundles), committed)
@@ -1496,6 +1506,48 @@ class DefenceRecordsAuditTest(Corruptions, unittest.TestCase):
             case = next(c for c in d["cases"] if c["defences"] is not None)
             case["defences"]["plausible"] = {"outcome": "not_run", "detail": "?"}
         self.assert_caught(self.gpu_run, skipped, "plausible.outcome: not run, though")
+
+    def test_control_samples_within_the_host_time_around_them(self):
+        """Schema 9: each control sample's GPU time lies within the host's time around it;
+        the audit finds a sample beyond it by more than 1 us, and asks for the flag that
+        counts such samples exactly then."""
+        def schema9(d):
+            d["schema_version"] = 9
+            for case in (c for c in d["cases"] if c["device"] is not None):
+                for metric in ("throughput", "latency"):
+                    m = case["device"][metric]
+                    controls = [m["control"]] + [r["control"] for r in m.get("batch_modes", {}).values()
+                                                 if r["control"] is not None]
+                    for control in controls:
+                        control["host_elapsed_ns"] = [g + 3000.0 for g in control["elapsed_ns"]]
+        result = audit(self.corrupt(self.gpu_run, schema9))
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+
+        def first_eager(d):
+            return next(c for c in d["cases"] if c["device"] is not None)["device"]
+
+        def beyond(d):  # one eager sample's GPU time 5 us past the host's time around it
+            schema9(d)
+            control = first_eager(d)["throughput"]["control"]
+            control["host_elapsed_ns"][0] = control["elapsed_ns"][0] - 5000.0
+        self.assert_caught(self.gpu_run, beyond, "GPU control beyond the host, eager")
+
+        def flagged(d):
+            beyond(d)
+            device = first_eager(d)
+            samples = len(device["throughput"]["control"]["elapsed_ns"])
+            device["flags"].append("scope order: GPU control of a batch exceeds the host's time "
+                                   f"around the same batch in 1 of {samples} eager samples (6 against "
+                                   "1 ns): the GPU's and the host's clocks disagree")
+        result = audit(self.corrupt(self.gpu_run, flagged))
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+
+        def unmeasured(d):  # schema 9 without the host's time around a graph control
+            schema9(d)
+            del first_eager(d)["throughput"]["batch_modes"]["graph"]["control"]["host_elapsed_ns"]
+        result = audit(self.corrupt(self.gpu_run, unmeasured))
+        self.assertEqual(result.returncode, 3, result.stdout + result.stderr)
+        self.assertIn("batch_modes.graph.control.host_elapsed_ns", result.stderr)
 
 
 class ToleranceScaleTest(Corruptions, unittest.TestCase):
