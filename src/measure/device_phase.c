@@ -17,9 +17,11 @@
 /* Two scopes' medians differ "beyond noise" when apart by more than this
  * fraction, or by more than either one's own spread (max - min) / p50. */
 #define TB_SCOPE_TOLERANCE 0.10
-/* cuEventElapsedTime resolves about 0.5 us (CUDA's documentation); a GPU
- * interval this far above the host's time around it is beyond that. */
+/* cuEventElapsedTime resolves about 0.5 us (CUDA's documentation), and the
+ * GPU's clock and CLOCK_MONOTONIC may run a few parts per million apart: a
+ * GPU interval more than this above the host's time around it is beyond both. */
 #define TB_EVENT_RESOLUTION_NS 1000.0
+#define TB_CLOCK_RATE_TOLERANCE 1e-5
 /* A hold waits at least this long for the calls to be issued behind it. */
 #define TB_HOLD_TIMEOUT_MIN_NS 1000000000ull
 
@@ -439,7 +441,8 @@ static void flag(struct tb_device_result *d, const char *fmt, double a, double b
 }
 
 /* The scopes must nest: kernel time (probe) <= host-gap-free control <=
- * eager control <= host end-to-end, each within its noise (method §4). */
+ * eager control, each within its noise, and every throughput control sample
+ * within the host's time around it (method §4). */
 static struct tb_summary kernel_per_call(const struct tb_scope_samples *probe) {
   return tb_summarize(probe->kernel_per_call_ns, probe->taken);
 }
@@ -471,14 +474,16 @@ static void check_kernels_against_control(struct tb_device_result *d, enum tb_ba
 /* The GPU time of a control sample lies within the host's time around it
  * (taken before the start event's record and after the stop event's
  * synchronisation), whatever the batch mode: a sample above it by more than
- * the events' resolution means the GPU's and the host's clocks disagree. */
+ * the events' resolution and the clocks' rates means the GPU's and the
+ * host's clocks disagree. */
 static void check_control_within_host(struct tb_device_result *d, enum tb_batch_mode mode) {
   const struct tb_scope_samples *s = &d->throughput.modes[mode].control;
   size_t outside = 0, worst = 0;
   double worst_excess = 0.0;
   for (size_t i = 0; i < s->taken; ++i) {
     double excess = s->elapsed_ns[i] - s->host_elapsed_ns[i];
-    if (excess > TB_EVENT_RESOLUTION_NS && (outside++ == 0 || excess > worst_excess)) {
+    double allowed = TB_EVENT_RESOLUTION_NS + TB_CLOCK_RATE_TOLERANCE * s->elapsed_ns[i];
+    if (excess > allowed && (outside++ == 0 || excess > worst_excess)) {
       worst = i;
       worst_excess = excess;
     }
@@ -512,15 +517,18 @@ static void check_host_drift(struct tb_device_result *d, const struct tb_host_ph
   if (around == NULL) {
     return;
   }
+  size_t known = 0;
   for (size_t i = 0; i < eager->taken; ++i) {
-    around[i] = eager->host_elapsed_ns[i] / thr->calls_per_sample;
+    if (isfinite(eager->host_elapsed_ns[i])) {
+      around[known++] = eager->host_elapsed_ns[i] / thr->calls_per_sample;
+    }
   }
   char text[512];
   snprintf(text, sizeof text,
            "host drift: eager GPU control (%.4g ns/call) exceeds the host phase's end-to-end "
            "time (%.4g ns/call); the host took %.4g ns/call around the same eager batches, so "
            "it issued the calls slower in the device phase than in the host phase",
-           gpu.p50, host->throughput.summary.p50, tb_median(around, eager->taken));
+           gpu.p50, host->throughput.summary.p50, known ? tb_median(around, known) : NAN);
   free(around);
   tb_device_result_add_flag(d, text);
 }

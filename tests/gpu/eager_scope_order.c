@@ -238,20 +238,25 @@ static double median_of(const struct batch *b, size_t count, size_t offset) {
 
 #define MEDIAN(b, field) median_of(b, SAMPLES, offsetof(struct batch, field))
 
+/* A figure, or null for one not measured (jansson has no NaN). */
+static json_t *figure(double v) {
+  return isnan(v) ? json_null() : json_real(v);
+}
+
 static json_t *condition_json(const struct batch *b) {
   json_t *o = json_object(), *gpu = json_array(), *host = json_array();
   for (size_t i = 0; i < SAMPLES; ++i) {
-    json_array_append_new(gpu, isnan(b[i].gpu) ? json_null() : json_real(b[i].gpu));
-    json_array_append_new(host, json_real(b[i].host));
+    json_array_append_new(gpu, figure(b[i].gpu));
+    json_array_append_new(host, figure(b[i].host));
   }
   json_object_set_new(o, "gpu_per_call_ns", gpu);
   json_object_set_new(o, "host_per_call_ns", host);
-  json_object_set_new(o, "gpu_p50_ns", json_real(MEDIAN(b, gpu)));
-  json_object_set_new(o, "host_p50_ns", json_real(MEDIAN(b, host)));
-  json_object_set_new(o, "issue_p50_ns", json_real(MEDIAN(b, issue)));
-  json_object_set_new(o, "launch_gap_p50_ns", json_real(MEDIAN(b, launch_p50)));
-  json_object_set_new(o, "head_gap_p50_ns", json_real(MEDIAN(b, head_gap)));
-  json_object_set_new(o, "first_launch_p50_ns", json_real(MEDIAN(b, first_launch)));
+  json_object_set_new(o, "gpu_p50_ns", figure(MEDIAN(b, gpu)));
+  json_object_set_new(o, "host_p50_ns", figure(MEDIAN(b, host)));
+  json_object_set_new(o, "issue_p50_ns", figure(MEDIAN(b, issue)));
+  json_object_set_new(o, "launch_gap_p50_ns", figure(MEDIAN(b, launch_p50)));
+  json_object_set_new(o, "head_gap_p50_ns", figure(MEDIAN(b, head_gap)));
+  json_object_set_new(o, "first_launch_p50_ns", figure(MEDIAN(b, first_launch)));
   return o;
 }
 
