@@ -12,8 +12,8 @@
  * Conditions take turns sample by sample (a rotating order), so drift
  * over the run falls on all alike. Writes JSON to argv[1]; prints a table.
  * Run by scripts/gpu.sh (stage scope-order). */
-#include <dlfcn.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include "backends/cuda/driver.h"
+#include "backends/cuda/graph.h"
 #include "backends/cuda/nvrtc.h"
 #include "core/clock.h"
 #include "stats/stats.h"
@@ -40,14 +41,7 @@ static CUstream stream;
 static CUfunction k_add;
 static void *add_args[4];
 
-struct graph_api {
-  CUresult (*begin)(CUstream, CUstreamCaptureMode);
-  CUresult (*end)(CUstream, CUgraph *);
-  CUresult (*instantiate)(CUgraphExec *, CUgraph, unsigned long long);
-  CUresult (*launch)(CUgraphExec, CUstream);
-};
-static struct graph_api graph;
-static CUgraphExec graph_exec;
+static struct tb_cuda_graph graph; /* CALLS adds, for the held replay */
 
 enum condition {
   HOST,
@@ -137,7 +131,8 @@ static void probe_session(void) {
 
 static void held_graph_replay(void) {
   if (tb_timing_begin_control_held(stream, 1000000000ull) == TB_TIMING_OK) {
-    graph.launch(graph_exec, stream);
+    struct tb_error err = {0};
+    tb_cuda_graph_launch(cu, &graph, stream, &err);
     tb_timing_declare_calls(CALLS);
     struct tb_timing_result r = tb_timing_result_for(NULL, 0);
     tb_timing_end(&r);
@@ -167,25 +162,13 @@ static struct batch run_condition(enum condition c) {
   }
 }
 
-static int load_graph_api(void) {
-  void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-  *(void **)&graph.begin = dlsym(h, "cuStreamBeginCapture_v2");
-  *(void **)&graph.end = dlsym(h, "cuStreamEndCapture");
-  *(void **)&graph.instantiate = dlsym(h, "cuGraphInstantiateWithFlags");
-  *(void **)&graph.launch = dlsym(h, "cuGraphLaunch");
-  return graph.begin && graph.end && graph.instantiate && graph.launch;
-}
-
-static int capture_graph(void) {
-  CUgraph g;
-  if (graph.begin(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) != CUDA_SUCCESS) {
-    return 0;
-  }
-  for (unsigned k = 0; k < CALLS; ++k) {
+/* tb_cuda_issue: the adds a graph holds. */
+static enum tb_status issue_adds(void *unused, unsigned long calls, struct tb_error *err) {
+  (void)unused, (void)err;
+  for (unsigned long k = 0; k < calls; ++k) {
     add_launch();
   }
-  return graph.end(stream, &g) == CUDA_SUCCESS &&
-         graph.instantiate(&graph_exec, g, 0) == CUDA_SUCCESS;
+  return TB_OK;
 }
 
 static int setup(void) {
@@ -217,8 +200,8 @@ static int setup(void) {
   cu->cuMemAlloc(&b, ELEMENTS * 4);
   cu->cuMemAlloc(&out, ELEMENTS * 4);
   add_args[0] = &a, add_args[1] = &b, add_args[2] = &out, add_args[3] = &n;
-  if (!load_graph_api() || !capture_graph()) {
-    printf("no graph\n");
+  if (tb_cuda_graph_capture(cu, stream, issue_adds, NULL, CALLS, &graph, &err) != TB_OK) {
+    printf("no graph: %s\n", err.message);
     return 0;
   }
   return 1;
@@ -260,8 +243,26 @@ static json_t *condition_json(const struct batch *b) {
   return o;
 }
 
+/* Writes the facts to path through a temporary file renamed into place, so
+ * a failed or interrupted write leaves no file that looks complete. */
+static bool write_whole(const json_t *facts, const char *path) {
+  char partial[4096];
+  snprintf(partial, sizeof partial, "%s.partial", path);
+  if (json_dump_file(facts, partial, JSON_INDENT(1) | JSON_SORT_KEYS) != 0 ||
+      rename(partial, path) != 0) {
+    fprintf(stderr, "eager_scope_order: cannot write %s\n", path);
+    remove(partial);
+    return false;
+  }
+  return true;
+}
+
 int main(int argc, char **argv) {
   static struct batch results[CONDITIONS][SAMPLES];
+  if (argc > 2) {
+    fprintf(stderr, "usage: eager_scope_order [OUT.json]\n");
+    return 2;
+  }
   if (!setup()) {
     return 1;
   }
@@ -284,8 +285,5 @@ int main(int argc, char **argv) {
            MEDIAN(b, first_launch));
     json_object_set_new(facts, names[c], condition_json(b));
   }
-  if (argc > 1) {
-    json_dump_file(facts, argv[1], JSON_INDENT(1) | JSON_SORT_KEYS);
-  }
-  return 0;
+  return argc > 1 && !write_whole(facts, argv[1]) ? 1 : 0;
 }

@@ -14,6 +14,7 @@ Writes JSON, prints a table (ns a call, medians).
     python3 eager_scope_order_torch.py LIBTILEBENCH_TIMING OUT.json
 """
 import json
+import os
 import statistics
 import sys
 import time
@@ -155,9 +156,11 @@ def main():
     lib = timing.load(sys.argv[1])
     stream = torch.cuda.Stream()
     rows = [measure(lib, stream, *c) for c in cases()]
-    with open(sys.argv[2], "w") as f:
+    # written whole, then renamed: an interrupted write leaves no file that looks complete
+    with open(sys.argv[2] + ".partial", "w") as f:
         json.dump({"tool": "eager_scope_order_torch", "calls": CALLS, "samples": SAMPLES,
                    "device": torch.cuda.get_device_name(0), "rows": rows}, f, indent=1)
+    os.replace(sys.argv[2] + ".partial", sys.argv[2])
 
 
 if __name__ == "__main__":
