@@ -86,15 +86,7 @@ if has scope-order; then
       --input-views packed --samples 9 --warmup-ms 20 "${flags[@]}" --quiet --out "$run" > "$run.log" 2>&1
     note "scope-order run $k (${flags[*]}, exit $?): $(grep -E 'cases valid' "$run.log" || tail -1 "$run.log")"
   done
-  python3 - "$WORK/scope-order" <<'PY' | tee -a "$SUMMARY"
-import glob, json, os, sys
-for path in sorted(glob.glob(os.path.join(sys.argv[1], "run-*", "results.json"))):
-    run = os.path.basename(os.path.dirname(path))
-    for c in json.load(open(path))["cases"]:
-        d = c["device"]["throughput"]
-        print(f"{run} {c['op']} {c['m']}x{c['n']}: eager control {d['control']['per_call_summary_ns']['p50']:.0f}, "
-              f"host {c['host']['throughput']['per_call_summary_ns']['p50']:.0f} ns/call")
-PY
+  python3 "$ROOT/tests/gpu/eager_against_host.py" "$WORK"/scope-order/run-*/ | tee -a "$SUMMARY"
   keep scope-order
 fi
 
@@ -624,19 +616,7 @@ if has stopping; then
       --out "$WORK/stopping/clock-checks-$k" > "$WORK/stopping/clock-checks-$k.log" 2>&1
     note "clock-checks $k (exit $?): $(grep -E 'cases valid' "$WORK/stopping/clock-checks-$k.log" || tail -1 "$WORK/stopping/clock-checks-$k.log")"
   done
-  python3 - "$WORK/stopping" <<'PY' | tee -a "$SUMMARY"
-import json, os, sys
-root = sys.argv[1]
-for k in ("on-1", "off-1", "on-2", "off-2"):
-    path = os.path.join(root, f"clock-checks-{k}", "results.json")
-    if not os.path.exists(path):
-        continue
-    for c in json.load(open(path))["cases"]:
-        d = c["device"]["throughput"]
-        print(f"clock-checks {k} {c['id']}: eager control {d['control']['per_call_summary_ns']['p50']:.0f} ns/call, "
-              f"host {c['host']['throughput']['per_call_summary_ns']['p50']:.0f} ns/call, "
-              f"graph {d['batch_modes']['graph']['control']['per_call_summary_ns']['p50']:.0f} ns/call")
-PY
+  python3 "$ROOT/tests/gpu/eager_against_host.py" "$WORK"/stopping/clock-checks-*/ | tee -a "$SUMMARY"
   keep stopping
 fi
 

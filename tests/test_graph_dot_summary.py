@@ -764,5 +764,57 @@ class GraphGapsSummaryTest(unittest.TestCase):
             self.assertTrue(r.stderr.startswith("graph_gaps_summary: "), r.stderr)
 
 
+
+class EagerAgainstHostTest(unittest.TestCase):
+    """tests/gpu/eager_against_host.py on results folders: a line per case with a device phase
+    (eager control, host E2E, the host's time around the eager batches where recorded, graph
+    control where measured, the host-drift flag); a folder it cannot read is named on stderr,
+    the others still printed, and the exit is 2."""
+
+    def case(self, around=None, graph=None, flags=()):
+        control = {"calls_per_sample": 64, "per_call_summary_ns": {"p50": 3884.0}}
+        if around is not None:
+            control["host_elapsed_ns"] = around
+        modes = {"graph": {"control": {"per_call_summary_ns": {"p50": graph}}}} if graph else {}
+        return {"id": "add/17x257/packed/native", "host": {"throughput": {
+                    "per_call_summary_ns": {"p50": 2684.0}}},
+                "device": {"flags": list(flags), "throughput": {"control": control,
+                                                                 "batch_modes": modes}}}
+
+    def run_summary(self, docs):
+        with tempfile.TemporaryDirectory() as tmp:
+            dirs = []
+            for name, doc in docs:
+                d = os.path.join(tmp, name)
+                os.mkdir(d)
+                if doc is not None:
+                    with open(os.path.join(d, "results.json"), "w") as f:
+                        json.dump(doc, f)
+                dirs.append(d)
+            return subprocess.run([sys.executable, os.path.join(HERE, "gpu", "eager_against_host.py"),
+                                   *dirs], capture_output=True, text=True)
+
+    def test_lines(self):
+        drift = self.case([64 * 4000.0, 64 * 4100.0, None], 1417.0, ["host drift: eager ..."])
+        r = self.run_summary([("v9", {"cases": [drift, {"id": "cpu", "device": None}]}),
+                              ("v8", {"cases": [self.case()]})])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout.splitlines(), [
+            "v9 add/17x257/packed/native: eager control 3884, host 2684, host around eager 4050, "
+            "graph 1417 ns/call, host drift flagged",
+            "v8 add/17x257/packed/native: eager control 3884, host 2684 ns/call"])
+
+    def test_bad_input_names_the_folder_and_prints_the_rest(self):
+        broken = self.case()
+        del broken["host"]
+        for doc in (None, [1], {"cases": "none"}, {"cases": [broken]}):
+            r = self.run_summary([("bad", doc), ("good", {"cases": [self.case()]})])
+            self.assertEqual(r.returncode, 2, (doc, r.stdout))
+            self.assertTrue(r.stderr.startswith("eager_against_host: "), r.stderr)
+            self.assertIn("good add/17x257/packed/native: eager control 3884", r.stdout)
+        r = self.run_summary([])
+        self.assertEqual(r.returncode, 2)
+
+
 if __name__ == "__main__":
     unittest.main()
