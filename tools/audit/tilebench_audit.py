@@ -846,9 +846,10 @@ BEYOND_HOST = "scope order: GPU control of a batch exceeds the host's time aroun
 
 
 def audit_control_within_host(a, device):
-    """Schema 9: each throughput control sample's GPU time against the host's
-    time around it, and the clock-disagreement flag exactly where a sample
-    lies beyond it by more than the events' resolution, with its count."""
+    """Schema 9: every control records the host's time around its samples (latency
+    too); each throughput control sample's GPU time against it, and the
+    clock-disagreement flag exactly where a sample lies beyond it by more than the
+    events' resolution and the clocks' rates (1 us + 10 ppm), with its count."""
     member(a, device["latency"]["control"], "device.latency.control", "host_elapsed_ns", "list")
     t = device["throughput"]
     controls = {"eager": t["control"]}
