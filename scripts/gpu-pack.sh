@@ -33,9 +33,13 @@ if [[ -n "${BASELINE:-}" ]]; then
   git -C "$TB_ROOT" worktree remove --force "$tree"
 fi
 # The CUDA user kernels of the user-kernels stage (the GPU machine has no
-# nvcc): the example and the GPU-only broken kernels, where nvcc is here.
+# nvcc): the example and the GPU-only broken kernels, where nvcc is here; and
+# the cluster-placement diagnostic.
 if command -v nvcc >/dev/null || [[ -x /usr/local/cuda/bin/nvcc ]]; then
   "$TB_ROOT/scripts/build-cuda-user-kernels.sh" "$TB_ROOT/.device/user-kernels" >/dev/null
+  # the cluster-placement stage's diagnostic (CUDA runtime linked statically)
+  "${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}" -O2 -arch=sm_90 \
+    -o "$TB_ROOT/.device/bin/cluster_placement" "$TB_ROOT/tests/gpu/cluster_placement.cu"
 else
   echo "gpu-pack: no nvcc: .device/user-kernels not built (scripts/gpu.sh skips user-kernels)" >&2
 fi

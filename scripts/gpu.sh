@@ -4,6 +4,7 @@
 #   scripts/gpu.sh [tests] [validate] [sanitize] [perf] [floor] [replay] [torch] [torch-all]
 #                  [probe-gaps] [batch] [gemm] [gemm-blocks] [gemm-tiles] [ab] [cupti-variants] [ncu]
 #                  [user-kernels] [stopping] [devices] [regret] [replay-dumps] [scope-order]
+#                  [cluster-placement]
 #   (default: tests validate sanitize perf)
 # Writes full results under $OUT (bundled: the tool returns few files) and
 # prints a short table last.
@@ -59,6 +60,19 @@ if has probe-gaps; then
   timeout 200 python3 "$ROOT/tests/gpu/probe_gaps.py" "$BIN/libtilebench_timing.so.2" \
     "$WORK/probe-gaps/probe_gaps.json" 2>&1 | tee "$WORK/probe-gaps/probe_gaps.log" | tee -a "$SUMMARY"
   keep probe-gaps
+fi
+
+if has cluster-placement; then
+  # Issue 21: where the hardware puts a cluster row's blocks (how many
+  # multiprocessors, how many blocks share one) under each scheduling policy.
+  mkdir -p "$WORK/cluster-placement"
+  if [[ -x "$BIN/cluster_placement" ]]; then
+    timeout 120 "$BIN/cluster_placement" "$WORK/cluster-placement/placement.jsonl" 2>&1 |
+      tee "$WORK/cluster-placement/placement.log" | tee -a "$SUMMARY"
+  else
+    note "cluster-placement: no binary (scripts/gpu-pack.sh builds it where nvcc is)"
+  fi
+  keep cluster-placement
 fi
 
 if has scope-order; then
