@@ -625,6 +625,44 @@ class Calibrated2AuditTest(Corruptions, unittest.TestCase):
         self.assert_caught(self.run_dir, m, "plan.constants.whole_groups_first")
 
 
+class EvenCountsAuditTest(unittest.TestCase):
+    """The audit's check of EVEN_COUNTS (merges that take every count equal): a cluster row's
+    source may define it only where every thread holds full groups of its row."""
+
+    @classmethod
+    def setUpClass(cls):
+        spec = importlib.util.spec_from_file_location("tilebench_audit", AUDIT)
+        cls.module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(cls.module)
+
+    def audit_source(self, n, chunk, even):
+        # the lines of a layernorm cluster row's source the audit reads, 16 blocks of 256 a row
+        text = ("#define ITERS 4\n" + ("#define EVEN_COUNTS 1\n" if even else "") +
+                "__cluster_dims__(16, 1, 1)\n__syncthreads();\n__syncthreads();\n"
+                "__shfl_xor_sync\n").encode()
+        sha = hashlib.sha256(text).hexdigest()
+        with tempfile.TemporaryDirectory() as run_dir:
+            os.makedirs(os.path.join(run_dir, "sources"))
+            with open(os.path.join(run_dir, "sources", sha + ".cu"), "wb") as f:
+                f.write(text)
+            plan = {"mapping": "cluster_row",
+                    "stream": {"barrier_sites": 2, "cluster_blocks": 16, "blocks_per_row": 16,
+                               "chunk_elements": chunk, "threads_per_block": 256,
+                               "memory_passes": 1, "cache_shared_bytes": 0}}
+            case = {"op": "layernorm", "n": n, "source_sha256": sha}
+            self.module.audit_source(self.module.Audit(), run_dir, case, plan)
+
+    def test_full_shares(self):
+        self.audit_source(65536, 4096, even=True)
+        self.audit_source(65536, 4096, even=False)  # a source from before the define
+        self.audit_source(65000, 4064, even=False)
+
+    def test_claimed_on_a_partial_share(self):
+        for n, chunk in ((65000, 4064), (65520, 4096)):  # a ragged chunk; a short last chunk
+            with self.subTest(n=n), self.assertRaisesRegex(self.module.Discrepancy, "EVEN_COUNTS"):
+                self.audit_source(n, chunk, even=True)
+
+
 class EvidenceTest(unittest.TestCase):
     """Every committed H200 run folder with a results file stays re-derivable by the
     audit, its generated sources found in the shared store evidence/sources/

@@ -149,6 +149,15 @@ static void split_row_constants(struct tb_strbuf *b, const struct tb_plan *plan,
  * 64x8192 and 100x8195 (256 and 300 blocks) 6 to 14 % slower
  * (evidence/2026-12-01-h200-param-prefetch-cluster). Absent elsewhere: the
  * other cluster rows' constants are unchanged. */
+/* Whether every thread of a cluster row whose chunk is in registers holds
+ * ITERS full groups of its row: then every merge of statistics joins equal
+ * counts (layernorm.cuh, EVEN_COUNTS). */
+static bool cluster_counts_even(const struct tb_stream_facts *f, const struct tb_case *c,
+                                unsigned long long iters) {
+  return f->chunk_elements == 4ULL * iters * f->threads_per_block &&
+         f->chunk_elements * f->blocks_per_row == c->shape.n;
+}
+
 static void cluster_row_constants(struct tb_strbuf *b, const struct tb_plan *plan,
                                   const struct tb_case *c) {
   const struct tb_stream_facts *f = &plan->stream;
@@ -162,6 +171,9 @@ static void cluster_row_constants(struct tb_strbuf *b, const struct tb_plan *pla
     unsigned long long iters =
         (f->chunk_elements + 4ULL * f->threads_per_block - 1) / (4ULL * f->threads_per_block);
     tb_strbuf_printf(b, "#define ITERS %llu\n", iters);
+    if (cluster_counts_even(f, c, iters)) {
+      tb_strbuf_printf(b, "#define EVEN_COUNTS 1\n");
+    }
     if (c->op->has_weight && iters <= PREFETCH_GROUPS &&
         f->thread_blocks <= plan->limits.multiprocessors) {
       tb_strbuf_printf(b, "#define PREFETCH 1\n");

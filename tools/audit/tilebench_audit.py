@@ -2316,6 +2316,14 @@ def audit_source(a, run_dir, case, plan):
     if clustered and case["op"] != "sum":
         a.same("source: the chunk cached in registers iff one memory pass is planned without shared",
                "#define ITERS" in source, plan["stream"]["memory_passes"] == 1 and not shared)
+    if "#define EVEN_COUNTS 1" in source:
+        # merges that take every count equal (layernorm's halves) are right only where every
+        # thread holds a full share of its row; sources before the define have none
+        stream = plan["stream"]
+        a.same("source: EVEN_COUNTS only where every thread of a cluster row holds full groups",
+               clustered and "#define ITERS" in source
+               and stream["chunk_elements"] % (4 * stream["threads_per_block"]) == 0
+               and stream["chunk_elements"] * stream["blocks_per_row"] == case["n"], True)
     if "__shfl_xor_sync" not in source:
         a.fail("source", "a row reduction without warp-shuffle reduction")
     has_max = "tb_warp_max" in source or "tb_softmax_merge" in source

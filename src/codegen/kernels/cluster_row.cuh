@@ -1,10 +1,11 @@
 
 // ---- mapping: cluster rows (one launch, Hopper) --------------------------
 // Row `row` is cluster `row`: its K blocks of THREADS threads, chunk = rank,
-// CHUNK elements each. Each block reduces its chunk and publishes its
-// statistics in shared memory; after a cluster barrier K * words threads fetch
-// the row's K * words floats at once into this block's shared memory, and
-// every thread merges them in rank order. The barrier's second half waits at
+// CHUNK elements each. Each block reduces its chunk (its warps' statistics
+// merged as a tree: one block a multiprocessor leaves the registers for it)
+// and publishes its statistics in shared memory; after a cluster barrier
+// K * words threads fetch the row's K * words floats at once into this
+// block's shared memory, and every thread merges them as a tree. The barrier's second half waits at
 // the very end: a block leaves only when the whole cluster has read its
 // statistics, and writes its chunk meanwhile. CHUNK_CACHED: the chunk stays
 // in registers (ITERS groups of 4 a thread: read once from memory); else
@@ -135,7 +136,7 @@ static __device__ __forceinline__ void tb_cluster_row(const float *__restrict__ 
 #else
     TB_STAT_PASS(Op, s, lo, hi, THREADS)
 #endif
-    TB_BLOCK_COMBINE(Op, s, THREADS, 0)
+    TB_BLOCK_COMBINE_TREE(Op, s, THREADS, 0)
     if (threadIdx.x == 0) {
       Op::store(s, tb_block_stats, 0);
     }

@@ -5,12 +5,24 @@
 // division (2 ulp): merges are chained (a warp's, a block's, a cluster's), and
 // the IEEE division's longer sequence is on that chain, while 2 ulp of the
 // weight of one mean's correction is far below the float sums' own error.
+// EVEN_COUNTS (emitted, as 1, for a cluster row whose every thread holds a
+// full share of the row: reduction.c): every merge joins two equal counts, so
+// the ratio is exactly 1/2 and no division is on the chain (the general
+// merge's bits where the counts are powers of two).
+#ifndef EVEN_COUNTS
+#define EVEN_COUNTS 0
+#endif
 static __device__ __forceinline__ void tb_welford_merge(float &c, float &mu, float &q, float c2,
                                                         float mu2, float q2) {
+#if EVEN_COUNTS
+  const float d = mu2 - mu;
+  mu += d * 0.5f; q += q2 + d * d * c * 0.5f; c += c; // c2 == c: not waited for
+#else
   float n = c + c2;
   if (n == 0.0f) return;
   float d = mu2 - mu, f = __fdividef(c2, n);
   mu += d * f; q += q2 + d * d * c * f; c = n;
+#endif
 }
 
 struct tb_layernorm {
@@ -27,7 +39,11 @@ struct tb_layernorm {
   }
   static __device__ __forceinline__ void warp_merge(stats &s) {
     for (int o = 16; o > 0; o >>= 1) {
+#if EVEN_COUNTS
+      const float c2 = s.c0; // every lane's count is the same
+#else
       const float c2 = __shfl_xor_sync(0xffffffffu, s.c0, o);
+#endif
       const float mu2 = __shfl_xor_sync(0xffffffffu, s.mu0, o);
       const float q2 = __shfl_xor_sync(0xffffffffu, s.q0, o);
       tb_welford_merge(s.c0, s.mu0, s.q0, c2, mu2, q2);
@@ -79,7 +95,11 @@ struct tb_layernorm {
     s.c0 += w; s.mu0 += v;
   }
   static __device__ __forceinline__ void chunk_between(stats &s) {
+#if EVEN_COUNTS
+    s.mu0 /= (float)(4 * ITERS); // a constant: a multiply where that is exact
+#else
     s.mu0 = s.c0 > 0.0f ? s.mu0 / s.c0 : 0.0f;
+#endif
   }
   static __device__ __forceinline__ void chunk_second(stats &s, float v, bool, float w) {
     const float d = w != 0.0f ? v - s.mu0 : 0.0f;

@@ -55,35 +55,49 @@
 
 // Merges the statistics s of the lanes, then of the warps through shared
 // memory (barrier `site`); every thread ends with the block's statistics,
-// merged in the same order: identical results. (A macro: its shared array is
+// merged in the same order: identical results. (Macros: the shared array is
 // declared where it is used, so the arrays keep their order in the block.)
-#define TB_BLOCK_COMBINE(Op, s, threads, site)                                           \
+// TB_BLOCK_COMBINE merges the warps' statistics one after another;
+// TB_BLOCK_COMBINE_TREE as a tree of up to 16 (tb_merge_tree), for mappings
+// whose register budget holds a block's warps' statistics at once (a tree
+// spilled where the plan caps registers at 32).
+#define TB_BLOCK_PUBLISH(Op, s, threads, site)                                           \
   Op::warp_merge(s);                                                                     \
   __shared__ float tb_stats[Op::words * (threads / 32)];                                 \
   if ((threadIdx.x & 31) == 0) {                                                         \
     Op::store(s, tb_stats, Op::words * (threadIdx.x / 32));                              \
   }                                                                                      \
-  tb_barrier<site>();                                                                    \
+  tb_barrier<site>();
+#define TB_BLOCK_COMBINE(Op, s, threads, site)                                           \
+  TB_BLOCK_PUBLISH(Op, s, threads, site)                                                 \
   s = Op::load(tb_stats, 0);                                                             \
   for (int w = 1; w < threads / 32; ++w) Op::merge(s, Op::load(tb_stats, Op::words * w));
+#define TB_BLOCK_COMBINE_TREE(Op, s, threads, site)                                      \
+  static_assert(threads / 32 <= 16, "a tree of at most 16 warps");                        \
+  TB_BLOCK_PUBLISH(Op, s, threads, site)                                                 \
+  s = tb_merge_tree<Op, threads / 32>(tb_stats);
 
-// Merges the K partial statistics p[0 .. K * words) of a row in a fixed
-// shape, so every thread that merges them gets the same bits. Up to 16 (a
-// cluster's blocks) as a tree, k with k + step for step = 1, 2, 4, 8: a chain
-// of log2(K) merges where one after another takes K - 1, and the chain is the
-// time between a row's last load and its first store. More (split rows' finish),
-// one after another, without K statistics in registers. (A block's warps stay
-// one after another: the tree's statistics in registers spilled where the
-// plan caps them at 32.)
+// Merges COUNT <= 16 statistics p[0 .. COUNT * words) as a tree, k with
+// k + step for step = 1, 2, 4, 8: a chain of log2(COUNT) merges where one
+// after another takes COUNT - 1 (the chain lies between a row's last load and
+// its first store). A fixed shape, so every thread that merges them gets the
+// same bits.
+template <class Op, int COUNT>
+static __device__ __forceinline__ typename Op::stats tb_merge_tree(const float *p) {
+  typename Op::stats s[COUNT];
+  _Pragma("unroll") for (int k = 0; k < COUNT; ++k) s[k] = Op::load(p, Op::words * k);
+  _Pragma("unroll") for (int step = 1; step < COUNT; step *= 2) {
+    _Pragma("unroll") for (int k = 0; k + step < COUNT; k += 2 * step) Op::merge(s[k], s[k + step]);
+  }
+  return s[0];
+}
+
+// The K partial statistics of a row (a cluster's blocks, split rows'
+// partials): as a tree up to 16, more one after another.
 template <class Op>
 static __device__ __forceinline__ typename Op::stats tb_merge_partials(const float *p) {
   if constexpr (K <= 16) {
-    typename Op::stats s[K];
-    _Pragma("unroll") for (int k = 0; k < K; ++k) s[k] = Op::load(p, Op::words * k);
-    _Pragma("unroll") for (int step = 1; step < K; step *= 2) {
-      _Pragma("unroll") for (int k = 0; k + step < K; k += 2 * step) Op::merge(s[k], s[k + step]);
-    }
-    return s[0];
+    return tb_merge_tree<Op, K>(p);
   } else {
     typename Op::stats s = Op::load(p, 0);
     for (long long k = 1; k < K; ++k) Op::merge(s, Op::load(p, Op::words * k));
