@@ -489,8 +489,8 @@ static enum tb_status prepare_softmax(struct tb_provider *p, struct tb_shape sha
 
 /* softmax 200x40000 on a 9.0 device: rows no register candidate holds go to
  * clusters of 2 blocks whose chunks (20000 floats) stay in shared memory: the
- * function is given 80000 B of dynamic shared memory, the whole carveout and
- * the spread scheduling policy, the launch asks for them; a carveout the driver refuses fails the prepare,
+ * function is given 80000 B of dynamic shared memory and the whole carveout,
+ * the launch asks for them; a carveout the driver refuses fails the prepare,
  * naming it, with everything given back. */
 static void native_shared_chunks_ask_for_shared_memory(void **state) {
   for (int refuse = 0; refuse < 2; ++refuse) {
@@ -513,9 +513,6 @@ static void native_shared_chunks_ask_for_shared_memory(void **state) {
                        80000);
       assert_int_equal(func_attributes.value[CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT],
                        100);
-      assert_int_equal(
-          func_attributes.value[CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE],
-          CU_CLUSTER_SCHEDULING_POLICY_SPREAD);
       assert_int_equal(p->ops->launch(p, 1, &err), TB_OK);
       assert_int_equal(native_launches.grid[0], 400); /* 200 rows x 2 blocks */
       assert_int_equal(native_launches.block[0], 256);
@@ -564,9 +561,6 @@ static void native_persistent_rows_launch_cooperatively(void **state) {
     } else if (runs[r].mapping == TB_MAPPING_PERSISTENT_ROW) {
       assert_int_equal(func_attributes.value[CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES],
                        110592);
-      /* no cluster: the scheduling policy left alone */
-      assert_int_equal(
-          func_attributes.value[CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE], 0);
       assert_int_equal(p->ops->launch(p, 2, &err), TB_OK);
       assert_int_equal(cooperative_launches, 2);
       assert_int_equal(native_launches.grid[0], 260);

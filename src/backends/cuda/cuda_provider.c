@@ -108,8 +108,7 @@ static enum tb_status bind_functions(struct native_state *s, struct tb_error *er
     }
     const struct tb_kernel_spec *spec = &s->gen.kernels[k];
     /* what the kernel asks of its launches: dynamic shared memory beyond
-     * 48 KiB, a carveout, a cluster past the portable 8 blocks, where a
-     * cluster's blocks go */
+     * 48 KiB, a carveout, a cluster past the portable 8 blocks */
     enum tb_status st = TB_OK;
     if (spec->dynamic_shared_bytes > 0) {
       st = set_attribute(s, k, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -122,12 +121,6 @@ static enum tb_status bind_functions(struct native_state *s, struct tb_error *er
     if (st == TB_OK && spec->cluster_blocks > 8) {
       st = set_attribute(s, k, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1,
                          "non-portable cluster size", err);
-    }
-    /* a cluster's blocks each on a multiprocessor of its own where the GPC
-     * has room, rather than two sharing one (tests/gpu/cluster_placement.cu) */
-    if (st == TB_OK && spec->cluster_blocks > 0) {
-      st = set_attribute(s, k, CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE,
-                         CU_CLUSTER_SCHEDULING_POLICY_SPREAD, "cluster scheduling policy", err);
     }
     if (st != TB_OK) {
       return st;
