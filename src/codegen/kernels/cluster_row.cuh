@@ -3,13 +3,11 @@
 // Row `row` is cluster `row`: its K blocks of THREADS threads, chunk = rank,
 // CHUNK elements each. Each block reduces its chunk (its warps' statistics
 // merged as a tree: one block a multiprocessor leaves the registers for it)
-// and publishes its statistics in shared memory; after a cluster barrier
-// K * words threads fetch the row's K * words floats at once into this
-// block's shared memory, and every thread merges them as a tree. The barrier's second half waits at
-// the very end: a block leaves only when the whole cluster has read its
-// statistics, and writes its chunk meanwhile. CHUNK_CACHED: the chunk stays
-// in registers (ITERS groups of 4 a thread: read once from memory); else
-// CHUNK_SHARED: in shared memory (read once); else it is streamed twice.
+// and pushes its statistics into every block of the cluster (tb_push below);
+// once the row's K have come, every thread merges them as a tree and the
+// block writes its chunk. CHUNK_CACHED: the chunk stays in registers (ITERS
+// groups of 4 a thread: read once from memory); else CHUNK_SHARED: in shared
+// memory (read once); else it is streamed twice.
 // TB_CLUSTER_DIMS (the generator's) fixes the cluster.
 // PREFETCH (emitted, as 1, only for a chunk in registers of at most 4 groups
 // a thread of an operation with a weight, in a grid of at most one block a
@@ -25,20 +23,55 @@
 #define CHUNK_SHARED 0
 #endif
 
-// The two halves of a cluster barrier (arrive releases this block's shared
-// writes, wait acquires every block's), and the address of a shared variable's
-// counterpart in cluster block `rank` (distributed shared memory, read with
-// ordinary loads, which the compiler may overlap).
-static __device__ __forceinline__ void tb_cluster_arrive() {
-  asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory");
-}
+// The two halves of a cluster barrier, the arrival relaxed: it orders no
+// memory, only says the block has started (its mbarrier is initialised, and
+// the fence that follows the initialisation releases it).
 static __device__ __forceinline__ void tb_cluster_wait() {
   asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
-static __device__ __forceinline__ const float *tb_cluster_map(const float *local, unsigned rank) {
-  unsigned long long remote;
-  asm("mapa.u64 %0, %1, %2;" : "=l"(remote) : "l"(local), "r"(rank));
-  return reinterpret_cast<const float *>(remote);
+static __device__ __forceinline__ void tb_cluster_arrive_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+}
+
+// The row's statistics are pushed, not fetched: each block writes its words
+// into every block's tb_row_stats with st.async, which counts the bytes on the
+// receiving block's mbarrier; a block waits on its own mbarrier until all
+// K * words have come. No cluster barrier, and no fence, stands between a
+// block's statistics and the row's: the one cluster barrier (arrived at the
+// start, waited before the first push) only says every mbarrier is ready. A
+// block leaves once its own statistics have all come, which is after every
+// block has pushed, so no block's shared memory is written after it left.
+static __device__ __forceinline__ unsigned tb_shared_address(const void *p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+static __device__ __forceinline__ void tb_receive_init(unsigned long long *bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n\t"
+               "fence.mbarrier_init.release.cluster;" ::"r"(tb_shared_address(bar))
+               : "memory");
+}
+static __device__ __forceinline__ void tb_receive_expect(unsigned long long *bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(
+                   tb_shared_address(bar)),
+               "r"(bytes)
+               : "memory");
+}
+// value into `slot` of block `rank`'s shared memory, counted on its mbarrier
+static __device__ __forceinline__ void tb_push(float *slot, unsigned long long *bar, unsigned rank,
+                                               float value) {
+  unsigned remote_slot, remote_bar;
+  asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote_slot) : "r"(tb_shared_address(slot)), "r"(rank));
+  asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote_bar) : "r"(tb_shared_address(bar)), "r"(rank));
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(
+                   remote_slot),
+               "r"(__float_as_uint(value)), "r"(remote_bar)
+               : "memory");
+}
+static __device__ __forceinline__ void tb_receive_wait(unsigned long long *bar) {
+  asm volatile("{\n\t.reg .pred done;\n\t"
+               "wait:\n\t"
+               "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], 0;\n\t"
+               "@!done bra.uni wait;\n\t}" ::"r"(tb_shared_address(bar))
+               : "memory");
 }
 
 // The thread's ITERS groups of 4 of [lo, hi) (a chunk in registers): k, e
@@ -97,7 +130,10 @@ static __device__ __forceinline__ void tb_cluster_row(const float *__restrict__ 
                                                       const float *__restrict__ bias,
                                                       float *__restrict__ out) {
   TB_CHUNK_BOUNDS
-  __shared__ float tb_block_stats[Op::words];
+  __shared__ alignas(8) unsigned long long tb_received;
+  __shared__ float tb_row_stats[K * Op::words];
+  if (threadIdx.x == 0) tb_receive_init(&tb_received);
+  tb_cluster_arrive_relaxed();
 #if CHUNK_CACHED
   // every load of the chunk issued before any use (a loop bounded at run
   // time would wait out one memory latency per trip); not a byte of the next
@@ -137,17 +173,18 @@ static __device__ __forceinline__ void tb_cluster_row(const float *__restrict__ 
     TB_STAT_PASS(Op, s, lo, hi, THREADS)
 #endif
     TB_BLOCK_COMBINE_TREE(Op, s, THREADS, 0)
-    if (threadIdx.x == 0) {
-      Op::store(s, tb_block_stats, 0);
+    if (threadIdx.x == 0) tb_receive_expect(&tb_received, K * Op::words * 4);
+    tb_cluster_wait();
+    if (threadIdx.x < K * Op::words) {
+      const unsigned to = threadIdx.x / Op::words, word = threadIdx.x % Op::words;
+      float words[Op::words];
+      Op::store(s, words, 0);
+      float value = words[0];
+      _Pragma("unroll") for (int i = 1; i < Op::words; ++i) if (word == i) value = words[i];
+      tb_push(&tb_row_stats[chunk * Op::words + word], &tb_received, to, value);
     }
   }
-  tb_cluster_arrive();
-  tb_cluster_wait();
-  __shared__ float tb_row_stats[K * Op::words];
-  if (threadIdx.x < K * Op::words)
-    tb_row_stats[threadIdx.x] =
-        tb_cluster_map(tb_block_stats, threadIdx.x / Op::words)[threadIdx.x % Op::words];
-  tb_cluster_arrive();
+  tb_receive_wait(&tb_received);
   tb_barrier<1>();
   const float *p = tb_row_stats;
   const typename Op::stats s = tb_merge_partials<Op>(p);
@@ -178,7 +215,6 @@ static __device__ __forceinline__ void tb_cluster_row(const float *__restrict__ 
   {
     TB_ROW_RESULT(Op, s, lo, hi, THREADS, chunk == 0 && threadIdx.x == 0)
   }
-  tb_cluster_wait();
 }
 
 // At least 1 block per SM: ptxas may take the registers the merge of a
