@@ -142,7 +142,8 @@ static void split_row_constants(struct tb_strbuf *b, const struct tb_plan *plan,
  * operation with a weight (rmsnorm, layernorm) of at most PREFETCH_GROUPS
  * groups a thread, as register rows, in a grid of at most one block a
  * multiprocessor: the weight and bias groups are loaded with the chunk,
- * before the cluster barrier, so the output does not wait for them after it.
+ * before the row's statistics are exchanged, so the output does not wait for
+ * them after that.
  * With more blocks than multiprocessors another block's work hides that
  * wait, and the early loads only delay the reduction: on the H200 the
  * prefetch took layernorm 8x65536 (128 blocks) from 7.87 to 7.35 us and made
@@ -201,8 +202,9 @@ static void persistent_row_constants(struct tb_strbuf *b, const struct tb_plan *
 
 /* Block barriers each template has: register rows one per reduction of the
  * row when it spans warps; the streaming mappings one for the block's
- * statistics, and cluster rows one more for the statistics fetched from the
- * cluster. tests/test_codegen.c checks these against the plan's counts. */
+ * statistics (cluster rows no more: the row's statistics come counted on an
+ * mbarrier every thread waits on), persistent rows more (their template says
+ * which). tests/test_codegen.c checks these against the plan's counts. */
 static unsigned register_rows_barriers(const struct tb_plan *plan, const struct row_operator *op) {
   return plan->selected.subgroups > 1 ? op->register_reductions : 0;
 }
@@ -215,11 +217,6 @@ static unsigned no_barrier(const struct tb_plan *plan, const struct row_operator
 static unsigned one_barrier(const struct tb_plan *plan, const struct row_operator *op) {
   (void)plan, (void)op;
   return 1;
-}
-
-static unsigned two_barriers(const struct tb_plan *plan, const struct row_operator *op) {
-  (void)plan, (void)op;
-  return 2;
 }
 
 static unsigned three_barriers(const struct tb_plan *plan, const struct row_operator *op) {
@@ -325,7 +322,7 @@ static const struct row_mapping row_mappings[] = {
     {TB_MAPPING_CLUSTER_ROW,
      {tb_kernel_streaming, tb_kernel_shared_chunk, tb_kernel_cluster_row},
      cluster_row_constants,
-     two_barriers,
+     one_barrier,
      cluster_row_launches,
      9}, /* thread-block clusters and distributed shared memory */
     {TB_MAPPING_SUBWARP_ROWS,

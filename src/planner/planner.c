@@ -299,9 +299,9 @@ static void plan_cluster_row(struct tb_plan *plan, unsigned long long k) {
     f->memory_passes = 1;
     f->cache_shared_bytes = (unsigned)(f->chunk_elements * 4);
   }
-  /* the block's statistics, read by the cluster, and the row's K, fetched */
-  f->shared_bytes += tb_stat_words(plan->op) * 4 * (1 + f->blocks_per_row);
-  f->barrier_sites = 2; /* and the fetched statistics before every thread merges them */
+  /* the row's K statistics, pushed by the cluster's blocks, and the mbarrier
+   * that counts their bytes (every thread waits on it: no block barrier) */
+  f->shared_bytes += 8 + tb_stat_words(plan->op) * 4 * f->blocks_per_row;
   plan->mapping = TB_MAPPING_CLUSTER_ROW;
 }
 

@@ -1659,18 +1659,37 @@ def expected_plan(record):
     return plan
 
 
+def cluster_generation(stream, recorded, words):
+    """Which exchange of the row's statistics a cluster record's kernel had, from its facts:
+    "read" (0a06e8e: one barrier site, the block's statistics alone in shared memory), "fetch"
+    (two sites: the row's fetched into shared memory) or "push" (one site, the row's pushed
+    with st.async; the source check holds a record to its kernel's text). `stream` holds the
+    split's facts, before the cluster's are added."""
+    if recorded["barrier_sites"] == 2:
+        return "fetch"
+    if recorded["shared_bytes"] == stream["shared_bytes"] + 4 * words:
+        return "read"
+    return "push"
+
+
 def cluster_facts(stream, recorded, op, words, per_row, chunk, threads):
     """A cluster row's facts beyond the split's: one cluster of per_row blocks, each keeping its
     statistics in shared memory for the others, and the kernel generation that made the record."""
     stream["cluster_blocks"] = per_row
-    if recorded["barrier_sites"] == 1:
+    generation = cluster_generation(stream, recorded, words)
+    if generation == "read":
         # the first cluster kernel (0a06e8e): every thread read the row's statistics from the
         # other blocks itself, no fetch into shared memory and no barrier for it
         stream["shared_bytes"] += 4 * words
         return
-    # the row's per_row statistics fetched into shared memory, then a barrier before the merge
-    stream["barrier_sites"] = 2
-    stream["shared_bytes"] += 4 * words * (1 + per_row)
+    if generation == "fetch":
+        # the row's per_row statistics fetched into shared memory, then a barrier before the merge
+        stream["barrier_sites"] = 2
+        stream["shared_bytes"] += 4 * words * (1 + per_row)
+    else:
+        # since the push (st.async): the row's per_row statistics arrive in shared memory,
+        # counted on an 8-byte mbarrier every thread waits on; no barrier for them
+        stream["shared_bytes"] += 8 + 4 * words * per_row
     # a chunk of at most 32 floats a thread stays in registers: one memory pass (e8e570a still
     # streamed it twice; its records say 2, and the source check finds no cache in them)
     streamed_twice = recorded["memory_passes"] == 2 and op != "sum"
@@ -2295,6 +2314,15 @@ def audit_source(a, run_dir, case, plan):
     clustered = plan["mapping"] == "cluster_row"
     dims = f"__cluster_dims__({plan['stream']['cluster_blocks']}, 1, 1)" if clustered else "__cluster_dims__"
     a.same("source: cluster dimensions as planned", dims in source, clustered)
+    if clustered:
+        # the facts of a push say st.async, a read's say none; a fetch's say either: 0eef128
+        # pushed with the fetch's facts (its block barrier after the wait kept)
+        stream, words = plan["stream"], STAT_WORDS[case["op"]]
+        split = {"shared_bytes": words * (stream["threads_per_block"] // 32) * 4}
+        generation = cluster_generation(split, stream, words)
+        if generation != "fetch":
+            a.same("source: the row's statistics pushed (st.async) as the record's facts say",
+                   "st.async" in source, generation == "push")
     shared = plan["stream"].get("cache_shared_bytes", 0) > 0 if clustered else False
     a.same("source: the chunk cached in shared memory iff planned", "#define CHUNK_SHARED 1" in source,
            shared)

@@ -12,8 +12,8 @@
 // PREFETCH (emitted, as 1, only for a chunk in registers of at most 4 groups
 // a thread of an operation with a weight, in a grid of at most one block a
 // multiprocessor: reduction.c): the weight and bias
-// groups are loaded with the chunk, so the output after the cluster barrier
-// does not wait for them.
+// groups are loaded with the chunk, so the output after the row's statistics
+// have come does not wait for them.
 // CHUNK_SHARED (emitted, as 1, for a chunk too long for registers that the
 // plan keeps in dynamic shared memory): shared_chunk.cuh.
 #ifndef PREFETCH
@@ -184,8 +184,7 @@ static __device__ __forceinline__ void tb_cluster_row(const float *__restrict__ 
       tb_push(&tb_row_stats[chunk * Op::words + word], &tb_received, to, value);
     }
   }
-  tb_receive_wait(&tb_received);
-  tb_barrier<1>();
+  tb_receive_wait(&tb_received); // every thread waits itself: no block barrier after it
   const float *p = tb_row_stats;
   const typename Op::stats s = tb_merge_partials<Op>(p);
 #if CHUNK_CACHED
