@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import subprocess
+import tarfile
 import tempfile
 import unittest
 
@@ -288,17 +289,31 @@ class CompareTest(unittest.TestCase):
         self.assertIn("unknown option", r.stderr)
 
 
-EVIDENCE_AB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                           "evidence", "2026-12-01-h200-templates-fix-ab", "ab")
+EVIDENCE_AB = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "evidence",
+                           "2026-12-06-h200-h100-cluster-exchange", "call1.tar.xz")
 
 
-@unittest.skipUnless(os.path.isdir(EVIDENCE_AB), "no committed H200 A/B evidence")
+@unittest.skipUnless(os.path.isfile(EVIDENCE_AB), "no committed H200 A/B evidence")
 class EvidenceCompareTest(unittest.TestCase):
-    """Committed H200 runs (evidence/2026-12-01-h200-templates-fix-ab): A1 and A2 are two
-    identical reruns of one build, B1 the next build, in the order A1 B1 B2 A2."""
+    """Committed H200 runs (evidence/2026-12-06-h200-h100-cluster-exchange, call 1): A1 and A2
+    are two identical reruns of one build, M1 the next build, in the order A1 M1 S1 S2 M2 A2."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="tb-evidence-ab-")
+        with tarfile.open(EVIDENCE_AB) as tar:
+            members = [m for m in tar.getmembers() if m.name.startswith("call1/ab/")]
+            if any(not (m.isfile() or m.isdir()) or ".." in m.name.split("/") for m in members):
+                raise ValueError(f"{EVIDENCE_AB}: not plain files and folders")
+            safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+            tar.extractall(cls.tmp, members=members, **safe)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
 
     def run_dir(self, name):
-        return os.path.join(EVIDENCE_AB, name)
+        return os.path.join(self.tmp, "call1", "ab", name)
 
     def test_identical_gpu_reruns_are_same_or_inconclusive(self):
         r = tb("compare", self.run_dir("A1"), self.run_dir("A2"), "--fail-on-regression")
@@ -310,14 +325,14 @@ class EvidenceCompareTest(unittest.TestCase):
         self.assertRegex(r.stdout, r"softmax/100x8195/packed/native/automatic +graph ")
 
     def test_two_builds_are_refused_then_compared(self):
-        r = tb("compare", self.run_dir("A1"), self.run_dir("B1"))
+        r = tb("compare", self.run_dir("A1"), self.run_dir("M1"))
         self.assertEqual(r.returncode, 2)
         self.assertIn("build: A no git state; executable sha256", r.stderr)
-        r = tb("compare", self.run_dir("A1"), self.run_dir("B1"), "--allow-different",
+        r = tb("compare", self.run_dir("A1"), self.run_dir("M1"), "--allow-different",
                "--fail-on-regression")
         self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
-        # the change under test made softmax 100x8195 about 4 % faster (its notes: 0.96)
-        self.assertEqual(verdicts(r.stdout)["softmax/100x8195/packed/native/automatic"], "FASTER")
+        # the change under test made layernorm 8x65536 about 9 % faster (its notes: 0.911)
+        self.assertEqual(verdicts(r.stdout)["layernorm/8x65536/packed/native/automatic"], "FASTER")
 
 class ReportSpreadTest(unittest.TestCase):
     """results.md's spread rows: min, p50, max, the robust CV and the noisy flag."""

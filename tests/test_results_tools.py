@@ -683,15 +683,12 @@ class EvidenceTest(unittest.TestCase):
         runs += [os.path.join("2026-12-01-h200-stopping-clocks/stopping", r)
                  for r in ("run", "clock-checks-on-1", "clock-checks-off-1", "clock-checks-on-2",
                            "clock-checks-off-2")]
-        runs += [os.path.join("2026-12-01-h200-templates-fix-ab", r) for r in ab]
         runs += [os.path.join("2026-12-01-h200-user-kernels-all-ways", r)
                  for r in ("devices/run", "devices/run/shards/0")]
         runs += [os.path.join("2026-12-01-h200-user-kernels-all-ways/user-kernels", r)
                  for r in ("example-17x257", "example-4096x1024", "example-32768x8192",
                            "nvrtc-4096x1024", "python-softmax", "python-softmax_triton",
                            "side_stream", "no_kernel")]
-        runs += [os.path.join("2026-12-01-h200-validation-defences", "validation-%d" % i)
-                 for i in (1, 2, 3)]
         runs += [os.path.join("2026-12-01-h200-param-prefetch-cluster", r)
                  for r in ab + ("torch-all/4096x1024",)]
         runs += [os.path.join("2026-12-01-h200-planner-calibrated-2", r)
@@ -874,6 +871,25 @@ class EvidenceTest(unittest.TestCase):
         for call, runs_of_call in calls.items():
             bundles[os.path.join(order, call + ".tar.xz")] = runs_of_call
             builds[os.path.join(order, call + ".tar.xz")] = [[r] for r in runs_of_call]
+        # issue 19's validation matrix (stored loose until 2026-12-06, now one archive)
+        validation = ["validation-%d" % i for i in (1, 2, 3)]
+        bundles["2026-12-01-h200-validation-defences/calls.tar.xz"] = validation
+        builds["2026-12-01-h200-validation-defences/calls.tar.xz"] = [[r] for r in validation]
+        # issue 21's cluster rows: the merges and the spread policy (H200), the push (H100)
+        exchange = "2026-12-06-h200-h100-cluster-exchange"
+        call1 = ["ab/" + r for r in ("A1", "A2", "M1", "M2", "S1", "S2")] + [
+            "compile", "ncu/run-1", "ncu/run-2", "ncu/run-3"]
+        bundles[os.path.join(exchange, "call1.tar.xz")] = call1
+        builds[os.path.join(exchange, "call1.tar.xz")] = [
+            ["ab/A1", "ab/A2"], ["ab/M1", "ab/M2"], ["ab/S1", "ab/S2"]] + [[r] for r in call1[6:]]
+        sanitized = ["s/sanitizer/run-%s-%s-automatic" % (tool, case)
+                     for tool in ("memcheck", "racecheck")
+                     for case in ("layernorm-8x65536", "rmsnorm-100x8195", "softmax-200x40000",
+                                  "sum-10x500000")]
+        singles = ["compile", "ncu-run-baseline", "ncu-run-bin", "validate"] + sanitized
+        bundles[os.path.join(exchange, "call2.tar.xz")] = ["ab/" + r for r in ab] + singles
+        builds[os.path.join(exchange, "call2.tar.xz")] = [
+            ["ab/ab/A1", "ab/ab/A2"], ["ab/ab/B1", "ab/ab/B2"]] + [[r] for r in singles]
         committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
                            for f in files if f.endswith(".tar.xz"))
         self.assertEqual(sorted(bundles), committed)
