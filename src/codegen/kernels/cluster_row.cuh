@@ -59,8 +59,12 @@ static __device__ __forceinline__ void tb_receive_expect(unsigned long long *bar
 static __device__ __forceinline__ void tb_push(float *slot, unsigned long long *bar, unsigned rank,
                                                float value) {
   unsigned remote_slot, remote_bar;
-  asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote_slot) : "r"(tb_shared_address(slot)), "r"(rank));
-  asm("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote_bar) : "r"(tb_shared_address(bar)), "r"(rank));
+  asm("mapa.shared::cluster.u32 %0, %1, %2;"
+      : "=r"(remote_slot)
+      : "r"(tb_shared_address(slot)), "r"(rank));
+  asm("mapa.shared::cluster.u32 %0, %1, %2;"
+      : "=r"(remote_bar)
+      : "r"(tb_shared_address(bar)), "r"(rank));
   asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(
                    remote_slot),
                "r"(__float_as_uint(value)), "r"(remote_bar)
@@ -177,6 +181,8 @@ static __device__ __forceinline__ void tb_cluster_row(const float *__restrict__ 
     tb_cluster_wait();
     if (threadIdx.x < K * Op::words) {
       const unsigned to = threadIdx.x / Op::words, word = threadIdx.x % Op::words;
+      // the word this thread sends, by selects (an array indexed at run time
+      // would live in local memory)
       float words[Op::words];
       Op::store(s, words, 0);
       float value = words[0];
