@@ -625,9 +625,10 @@ class Calibrated2AuditTest(Corruptions, unittest.TestCase):
         self.assert_caught(self.run_dir, m, "plan.constants.whole_groups_first")
 
 
-class EvenCountsAuditTest(unittest.TestCase):
-    """The audit's check of EVEN_COUNTS (merges that take every count equal): a cluster row's
-    source may define it only where every thread holds full groups of its row."""
+class ClusterSourceAuditTest(unittest.TestCase):
+    """The audit's checks of a cluster row's source against its record: EVEN_COUNTS (merges
+    that take every count equal) only where every thread holds full groups of its row, and the
+    statistics pushed (st.async) as the record's facts say."""
 
     @classmethod
     def setUpClass(cls):
@@ -635,18 +636,25 @@ class EvenCountsAuditTest(unittest.TestCase):
         cls.module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(cls.module)
 
-    def audit_source(self, n, chunk, even):
-        # the lines of a layernorm cluster row's source the audit reads, 16 blocks of 256 a row
+    def audit_source(self, n, chunk, even, generation="fetch", pushes=False):
+        # the lines of a layernorm cluster row's source the audit reads, 16 blocks of 256 a row;
+        # the exchange's facts: the fetch's (2 barrier sites, the block's and the row's 16
+        # statistics in shared memory), the push's (1 site, the row's and an mbarrier) or the
+        # first kernel's read (1 site, the block's alone)
+        combine = 3 * 8 * 4
+        sites, shared = {"fetch": (2, combine + 12 * 17), "push": (1, combine + 8 + 12 * 16),
+                         "read": (1, combine + 12)}[generation]
         text = ("#define ITERS 4\n" + ("#define EVEN_COUNTS 1\n" if even else "") +
-                "__cluster_dims__(16, 1, 1)\n__syncthreads();\n__syncthreads();\n"
-                "__shfl_xor_sync\n").encode()
+                "__cluster_dims__(16, 1, 1)\n" + "__syncthreads();\n" * sites +
+                "__shfl_xor_sync\n" + ("st.async\n" if pushes else "")).encode()
         sha = hashlib.sha256(text).hexdigest()
         with tempfile.TemporaryDirectory() as run_dir:
             os.makedirs(os.path.join(run_dir, "sources"))
             with open(os.path.join(run_dir, "sources", sha + ".cu"), "wb") as f:
                 f.write(text)
             plan = {"mapping": "cluster_row",
-                    "stream": {"barrier_sites": 2, "cluster_blocks": 16, "blocks_per_row": 16,
+                    "stream": {"barrier_sites": sites, "shared_bytes": shared,
+                               "cluster_blocks": 16, "blocks_per_row": 16,
                                "chunk_elements": chunk, "threads_per_block": 256,
                                "memory_passes": 1, "cache_shared_bytes": 0}}
             case = {"op": "layernorm", "n": n, "source_sha256": sha}
@@ -656,6 +664,16 @@ class EvenCountsAuditTest(unittest.TestCase):
         self.audit_source(65536, 4096, even=True)
         self.audit_source(65536, 4096, even=False)  # a source from before the define
         self.audit_source(65000, 4064, even=False)
+
+    def test_exchange_as_the_facts_say(self):
+        self.audit_source(65536, 4096, even=True, generation="push", pushes=True)
+        self.audit_source(65536, 4096, even=False, generation="read", pushes=False)
+        for pushes in (False, True):  # 0eef128 pushed with the fetch's facts
+            self.audit_source(65536, 4096, even=False, generation="fetch", pushes=pushes)
+        for generation, pushes in (("push", False), ("read", True)):
+            with self.subTest(generation=generation), \
+                    self.assertRaisesRegex(self.module.Discrepancy, "st.async"):
+                self.audit_source(65536, 4096, even=False, generation=generation, pushes=pushes)
 
     def test_claimed_on_a_partial_share(self):
         for n, chunk in ((65000, 4064), (65520, 4096)):  # a ragged chunk; a short last chunk
@@ -889,6 +907,12 @@ class EvidenceTest(unittest.TestCase):
         singles = ["compile", "ncu-run-baseline", "ncu-run-bin", "validate"] + sanitized
         bundles[os.path.join(exchange, "call2.tar.xz")] = ["ab/" + r for r in ab] + singles
         builds[os.path.join(exchange, "call2.tar.xz")] = [
+            ["ab/ab/A1", "ab/ab/A2"], ["ab/ab/B1", "ab/ab/B2"]] + [[r] for r in singles]
+        singles = ["validate"] + ["s/sanitizer/run-%s-%s-automatic" % (tool, case)
+                                  for tool in ("memcheck", "racecheck")
+                                  for case in ("layernorm-8x65536", "softmax-200x40000")]
+        bundles[os.path.join(exchange, "call3.tar.xz")] = ["ab/" + r for r in ab] + singles
+        builds[os.path.join(exchange, "call3.tar.xz")] = [
             ["ab/ab/A1", "ab/ab/A2"], ["ab/ab/B1", "ab/ab/B2"]] + [[r] for r in singles]
         committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
                            for f in files if f.endswith(".tar.xz"))
