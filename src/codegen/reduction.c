@@ -137,6 +137,15 @@ static void split_row_constants(struct tb_strbuf *b, const struct tb_plan *plan,
   tb_strbuf_printf(b, "#define FINISH_THREADS %u\n", SPLIT_FINISH_THREADS);
 }
 
+/* Whether every thread of a cluster row whose chunk is in registers holds
+ * ITERS full groups of its row: then every merge of statistics joins equal
+ * counts (layernorm.cuh, EVEN_COUNTS). */
+static bool cluster_counts_even(const struct tb_stream_facts *f, const struct tb_case *c,
+                                unsigned long long iters) {
+  return f->chunk_elements == 4ULL * iters * f->threads_per_block &&
+         f->chunk_elements * f->blocks_per_row == c->shape.n;
+}
+
 /* ITERS only for a chunk in registers: the audit reads its presence as the
  * plan's one memory pass. PREFETCH only for a chunk in registers of an
  * operation with a weight (rmsnorm, layernorm) of at most PREFETCH_GROUPS
@@ -150,15 +159,6 @@ static void split_row_constants(struct tb_strbuf *b, const struct tb_plan *plan,
  * 64x8192 and 100x8195 (256 and 300 blocks) 6 to 14 % slower
  * (evidence/2026-12-01-h200-param-prefetch-cluster). Absent elsewhere: the
  * other cluster rows' constants are unchanged. */
-/* Whether every thread of a cluster row whose chunk is in registers holds
- * ITERS full groups of its row: then every merge of statistics joins equal
- * counts (layernorm.cuh, EVEN_COUNTS). */
-static bool cluster_counts_even(const struct tb_stream_facts *f, const struct tb_case *c,
-                                unsigned long long iters) {
-  return f->chunk_elements == 4ULL * iters * f->threads_per_block &&
-         f->chunk_elements * f->blocks_per_row == c->shape.n;
-}
-
 static void cluster_row_constants(struct tb_strbuf *b, const struct tb_plan *plan,
                                   const struct tb_case *c) {
   const struct tb_stream_facts *f = &plan->stream;
