@@ -1636,7 +1636,7 @@ def expected_plan(record):
         plan["stream"] = {"threads_per_block": threads, "blocks_per_row": per_row,
                           "chunk_elements": chunk, "thread_blocks": blocks,
                           "memory_passes": 1 if op == "sum" else 2, "launches": launches,
-                          "shared_bytes": words * (threads // 32) * 4, "barrier_sites": 1}
+                          "shared_bytes": combine_bytes(words, threads), "barrier_sites": 1}
         if shared_cache:
             plan["stream"]["cache_shared_bytes"] = 0
         if "row_groups" in (record.get("stream") or {}):  # recorded since persistent rows
@@ -1648,7 +1648,7 @@ def expected_plan(record):
             plan["stream"].update(row_groups=groups, thread_blocks=groups * per_row,
                                   memory_passes=1,
                                   cache_shared_bytes=PERSISTENT_SHARED_BYTES if ring else 4 * chunk,
-                                  shared_bytes=2 * words * (threads // 32) * 4, barrier_sites=3,
+                                  shared_bytes=2 * combine_bytes(words, threads), barrier_sites=3,
                                   cluster_blocks=0)
         elif plan["mapping"] == "cluster_row":
             cluster_facts(plan["stream"], record["stream"], op, words, per_row, chunk, threads)
@@ -1659,15 +1659,20 @@ def expected_plan(record):
     return plan
 
 
-def cluster_generation(stream, recorded, words):
+def combine_bytes(words, threads):
+    """Shared memory of a block combine: each warp's statistics (streaming.cuh)."""
+    return words * (threads // 32) * 4
+
+
+def cluster_generation(recorded, combine, words):
     """Which exchange of the row's statistics a cluster record's kernel had, from its facts:
-    "read" (0a06e8e: one barrier site, the block's statistics alone in shared memory), "fetch"
-    (two sites: the row's fetched into shared memory) or "push" (one site, the row's pushed
-    with st.async; the source check holds a record to its kernel's text). `stream` holds the
-    split's facts, before the cluster's are added."""
+    "read" (0a06e8e: one barrier site, the block's statistics alone in shared memory beside
+    the block combine's `combine` bytes), "fetch" (two sites: the row's fetched into shared
+    memory) or "push" (one site, the row's pushed with st.async; the source check holds a
+    record to its kernel's text)."""
     if recorded["barrier_sites"] == 2:
         return "fetch"
-    if recorded["shared_bytes"] == stream["shared_bytes"] + 4 * words:
+    if recorded["shared_bytes"] == combine + 4 * words:
         return "read"
     return "push"
 
@@ -1676,7 +1681,7 @@ def cluster_facts(stream, recorded, op, words, per_row, chunk, threads):
     """A cluster row's facts beyond the split's: one cluster of per_row blocks, each keeping its
     statistics in shared memory for the others, and the kernel generation that made the record."""
     stream["cluster_blocks"] = per_row
-    generation = cluster_generation(stream, recorded, words)
+    generation = cluster_generation(recorded, stream["shared_bytes"], words)
     if generation == "read":
         # the first cluster kernel (0a06e8e): every thread read the row's statistics from the
         # other blocks itself, no fetch into shared memory and no barrier for it
@@ -2318,8 +2323,8 @@ def audit_source(a, run_dir, case, plan):
         # the facts of a push say st.async, a read's say none; a fetch's say either: 0eef128
         # pushed with the fetch's facts (its block barrier after the wait kept)
         stream, words = plan["stream"], STAT_WORDS[case["op"]]
-        split = {"shared_bytes": words * (stream["threads_per_block"] // 32) * 4}
-        generation = cluster_generation(split, stream, words)
+        generation = cluster_generation(stream, combine_bytes(words, stream["threads_per_block"]),
+                                        words)
         if generation != "fetch":
             a.same("source: the row's statistics pushed (st.async) as the record's facts say",
                    "st.async" in source, generation == "push")
