@@ -10,8 +10,10 @@
  * barrier, and prints: the clusters the driver says can be resident at once,
  * the multiprocessors used, the most blocks on one, and whether any cluster
  * started after another had finished (a second wave).
- * Writes JSON lines to argv[1]. Built by scripts/gpu-pack.sh (nvcc, cudart
- * linked statically); run by scripts/gpu.sh (stage cluster-placement). */
+ * Writes JSON lines to argv[1] (whole, or not at all); exit 2 on bad
+ * arguments or an output it cannot write, 1 when a CUDA call fails. Built by
+ * scripts/gpu-pack.sh (nvcc, cudart linked statically); run by
+ * scripts/gpu.sh (stage cluster-placement). */
 #include <cooperative_groups.h>
 #include <cstdio>
 #include <cstdlib>
@@ -143,28 +145,19 @@ static bool run(FILE *json, const config &c, const cudaDeviceProp &prop, unsigne
   return true;
 }
 
-int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: cluster_placement OUT.jsonl\n");
-    return 2;
-  }
+// Every placement into OUT.partial, renamed to OUT only when all ran and were
+// written: a failed or cut run leaves no file that looks complete.
+static bool place_all(FILE *json) {
   cudaDeviceProp prop;
-  if (!check(cudaGetDeviceProperties(&prop, 0), "device properties")) return 1;
+  if (!check(cudaGetDeviceProperties(&prop, 0), "device properties")) return false;
   printf("%s: %d SMs, %zu B shared memory an SM, %zu B a block at most\n", prop.name,
          prop.multiProcessorCount, prop.sharedMemPerMultiprocessor, prop.sharedMemPerBlockOptin);
-  char partial[4096];
-  snprintf(partial, sizeof partial, "%s.partial", argv[1]);
-  FILE *json = fopen(partial, "w");
-  if (!json) {
-    perror(partial);
-    return 2;
-  }
   unsigned *d_sm;
   unsigned long long *d_start, *d_end;
   if (!check(cudaMalloc(&d_sm, BLOCKS * sizeof(unsigned)), "malloc") ||
       !check(cudaMalloc(&d_start, BLOCKS * sizeof(unsigned long long)), "malloc") ||
       !check(cudaMalloc(&d_end, BLOCKS * sizeof(unsigned long long)), "malloc"))
-    return 1;
+    return false;
   const struct {
     cudaClusterSchedulingPolicy policy;
     const char *name;
@@ -177,11 +170,30 @@ int main(int argc, char **argv) {
   for (unsigned cluster : clusters)
     for (unsigned room : rooms)
       for (const auto &p : policies)
-        ok = run(json, {cluster, p.policy, p.name, room}, prop, d_sm, d_start, d_end) && ok;
-  fclose(json);
-  if (!ok) return 1;
-  if (rename(partial, argv[1]) != 0) {
-    perror(argv[1]);
+        ok = ok && run(json, {cluster, p.policy, p.name, room}, prop, d_sm, d_start, d_end);
+  return ok;
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: cluster_placement OUT.jsonl\n");
+    return 2;
+  }
+  char partial[4096];
+  if (snprintf(partial, sizeof partial, "%s.partial", argv[1]) >= (int)sizeof partial) {
+    fprintf(stderr, "cluster_placement: the output path is too long\n");
+    return 2;
+  }
+  FILE *json = fopen(partial, "w");
+  if (!json) {
+    perror(partial);
+    return 2;
+  }
+  bool ok = place_all(json);
+  ok = fclose(json) == 0 && ok;
+  if (!ok || rename(partial, argv[1]) != 0) {
+    if (ok) perror(argv[1]);
+    remove(partial);
     return 1;
   }
   return 0;
