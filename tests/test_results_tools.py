@@ -28,6 +28,14 @@ def audit(*dirs, extra=()):
     return subprocess.run([sys.executable, AUDIT, *dirs, *extra], capture_output=True, text=True)
 
 
+def audit_module():
+    """The audit script loaded as a module, for tests of its functions."""
+    spec = importlib.util.spec_from_file_location("tilebench_audit", AUDIT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 EVIDENCE_SOURCES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "evidence", "sources")
 
@@ -253,9 +261,7 @@ class AuditTest(Corruptions, unittest.TestCase):
         # the audit's own rule for few rows too long for a cluster's chunks, on a record of this
         # run said to be of such a shape on a device with clusters of 16 and 132 SMs: the same
         # facts as the planner's (tests/test_planner.c few_very_long_rows_persistent)
-        spec = importlib.util.spec_from_file_location("tilebench_audit", AUDIT)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        module = audit_module()
         with open(os.path.join(self.run_dir, "results.json")) as f:
             base = self.long_row_plans(json.load(f))[0]
         base["device_limits"].update(cluster_blocks=16, shared_bytes_per_multiprocessor=228 << 10)
@@ -632,9 +638,7 @@ class ClusterSourceAuditTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        spec = importlib.util.spec_from_file_location("tilebench_audit", AUDIT)
-        cls.module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(cls.module)
+        cls.module = audit_module()
 
     def audit_source(self, n, chunk, even, generation="fetch", pushes=False):
         # the lines of a layernorm cluster row's source the audit reads, 16 blocks of 256 a row;
@@ -1032,10 +1036,7 @@ class GemmPlanRecords:
 
     @classmethod
     def setUpClass(cls):
-        import importlib.util
-        spec = importlib.util.spec_from_file_location("tilebench_audit", AUDIT)
-        cls.audit = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(cls.audit)
+        cls.audit = audit_module()
 
     def plan(self, shape, realization="simt"):
         r = run("plan", "--op", "gemm", "--shape", shape, "--matrix-realization", realization,
@@ -1405,10 +1406,7 @@ class ClockChecksAuditTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        import importlib.util
-        spec = importlib.util.spec_from_file_location("tilebench_audit", AUDIT)
-        cls.audit = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(cls.audit)
+        cls.audit = audit_module()
 
     RULE = {"tolerance": 0.05, "reason_mask": 0xEC, "recovery_ms": 50, "discard_budget": 3}
 
@@ -1475,10 +1473,7 @@ class DefenceRecordsAuditTest(Corruptions, unittest.TestCase):
 
     @classmethod
     def converted_gpu_run(cls):
-        import importlib.util
-        spec = importlib.util.spec_from_file_location("tilebench_audit", AUDIT)
-        audit_module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(audit_module)
+        tool = audit_module()
         converted, doc = committed_h200_run(cls.tmp)
         doc["schema_version"] = 8
         doc["run"]["tolerance_scale"] = 1.0
@@ -1487,7 +1482,7 @@ class DefenceRecordsAuditTest(Corruptions, unittest.TestCase):
 
         def stopping(phase):  # schema 6's record of the fixed rule, from the phase's samples
             return {"rule": "fixed", "samples": samples, "samples_taken": samples,
-                    "noise": audit_module.robust_cv(phase["per_call_ns"]), "reason": "fixed_count",
+                    "noise": tool.robust_cv(phase["per_call_ns"]), "reason": "fixed_count",
                     "sampled_s": sum(phase["elapsed_ns"]) / 1e9,
                     "wall_s": sum(phase["elapsed_ns"]) / 1e9 + 1, "flags": []}
         ceiling = doc["run"]["copy_ceiling"]["gbps"]
@@ -1510,11 +1505,11 @@ class DefenceRecordsAuditTest(Corruptions, unittest.TestCase):
                     case["device"][metric]["clock_checks"] = dict(unread)
             figures = [{"scope": scope, "per_call_p50_ns": p50,
                         "gbps": case["minimal_bytes"] / p50, "gflops": None}
-                       for scope, p50 in audit_module.plausible_figures(case)]
+                       for scope, p50 in tool.plausible_figures(case)]
             case["defences"] = {
                 "inputs_unchanged": not_run, "guard_zones": not_run, "fresh_inputs": not_run,
                 "timed_outputs": not_run, "every_call": {"outcome": "passed", "detail": "3 calls"},
-                "launches_on_stream": {"outcome": audit_module.on_stream_outcome(case["device"]),
+                "launches_on_stream": {"outcome": tool.on_stream_outcome(case["device"]),
                                        "detail": "as the C side"},
                 "plausible": {"outcome": "passed", "detail": "as the C side", "figures": figures,
                               "bytes_model": "minimal", "margin": 4.0, "flop_margin": 1.05,
