@@ -15,6 +15,8 @@ import tarfile
 import tempfile
 import unittest
 
+from results_io import extract_plainly
+
 BINARY = os.environ["TB_BINARY"]
 AUDIT = os.environ["TB_AUDIT"]
 FAST = ["--samples", "3", "--warmup-ms", "1", "--sample-ms", "1", "--quiet"]
@@ -555,20 +557,6 @@ class ReplayCliTest(unittest.TestCase):
             self.assertFalse(os.path.exists(os.path.join(out, "results.json")))
         finally:
             shutil.rmtree(tmp)
-
-
-def extract_plainly(tar, target):
-    """Extracts an evidence archive of plain files and folders only, every path inside target
-    (Python's "data" filter where it has one; the same refusals by hand where it does not)."""
-    for member in tar.getmembers():
-        path = os.path.normpath(member.name)
-        outside = os.path.isabs(path) or path == ".." or path.startswith(".." + os.sep)
-        if not (member.isfile() or member.isdir()) or outside:
-            raise ValueError(f"{member.name}: not a plain file or folder inside the archive")
-    if hasattr(tarfile, "data_filter"):
-        tar.extractall(target, filter="data")
-    else:
-        tar.extractall(target)
 
 
 class Calibrated2AuditTest(Corruptions, unittest.TestCase):
