@@ -155,9 +155,8 @@ static void check_reduction(enum tb_op op, size_t m, size_t n, enum tb_view_kind
   if (persistent) {
     assert_int_equal(g1.kernels[0].blocks, plan.stream.thread_blocks);
     assert_true(g1.kernels[0].blocks <= TB_PERSISTENT_BLOCKS_PER_SM * h200.multiprocessors);
-    assert_int_equal(g1.workspace_floats,
-                     plan.stream.row_groups * plan.stream.blocks_per_row *
-                         (2 * 2 * tb_stat_words(op) + 1));
+    assert_int_equal(g1.workspace_floats, plan.stream.row_groups * plan.stream.blocks_per_row *
+                                              (2 * 2 * tb_stat_words(op) + 1));
     char groups[48];
     snprintf(groups, sizeof groups, "#define ROW_GROUPS %uLL", plan.stream.row_groups);
     assert_non_null(strstr(g1.source, groups));

@@ -294,8 +294,8 @@ static void persistent_row_launches(struct tb_generated *g, const struct tb_plan
   const struct tb_stream_facts *f = &plan->stream;
   cluster_row_launches(g, plan, c);
   g->kernels[0].cooperative = true;
-  g->workspace_floats = (size_t)f->row_groups * f->blocks_per_row *
-                        (4 * (size_t)tb_stat_words(c->op->op) + 1);
+  g->workspace_floats =
+      (size_t)f->row_groups * f->blocks_per_row * (4 * (size_t)tb_stat_words(c->op->op) + 1);
 }
 
 struct row_mapping {
