@@ -149,14 +149,15 @@ static void check_reduction(enum tb_op op, size_t m, size_t n, enum tb_view_kind
                      persistent ? TB_PERSISTENT_SHARED_BYTES : plan.stream.chunk_elements * 4);
     assert_int_equal(plan.stream.memory_passes, 1);
   }
-  /* a persistent row: every block resident (a cooperative launch), its groups' two rows of
-   * tagged statistics (two floats a word) and each block's last tag in the workspace */
+  /* a persistent row: every block resident (a cooperative launch), its groups' counters and
+   * two rows of statistics in the workspace */
   assert_int_equal(g1.kernels[0].cooperative, persistent);
   if (persistent) {
     assert_int_equal(g1.kernels[0].blocks, plan.stream.thread_blocks);
     assert_true(g1.kernels[0].blocks <= TB_PERSISTENT_BLOCKS_PER_SM * h200.multiprocessors);
-    assert_int_equal(g1.workspace_floats, plan.stream.row_groups * plan.stream.blocks_per_row *
-                                              (2 * 2 * tb_stat_words(op) + 1));
+    assert_int_equal(g1.workspace_floats,
+                     plan.stream.row_groups *
+                         (2 + 2 * plan.stream.blocks_per_row * tb_stat_words(op)));
     char groups[48];
     snprintf(groups, sizeof groups, "#define ROW_GROUPS %uLL", plan.stream.row_groups);
     assert_non_null(strstr(g1.source, groups));

@@ -531,8 +531,7 @@ static void native_shared_chunks_ask_for_shared_memory(void **state) {
  * cluster's chunks take persistent rows, 10 groups of 26 blocks with chunks
  * of 19232 floats in a ring of 110592 B of shared memory, launched
  * cooperatively (every block resident), with a workspace of zeros (each
- * group's two rows of 26 x 2 tagged words, two floats each, and each
- * block's last tag). On a device whose
+ * group's two counters and two rows of 26 x 2 floats). On a device whose
  * multiprocessors hold none such block (100 KiB of shared memory, as sm_120)
  * the planner keeps cluster rows, and a persistent plan made for the H200
  * is refused before anything is timed, naming the shortfall. */
@@ -567,7 +566,7 @@ static void native_persistent_rows_launch_cooperatively(void **state) {
       assert_int_equal(native_launches.grid[0], 260);
       assert_int_equal(native_launches.block[0], 256);
       const float *workspace = (const float *)(uintptr_t)native_launches.workspace[0];
-      for (size_t i = 0; i < 10 * 26 * (2 * 2 * 2 + 1); ++i) {
+      for (size_t i = 0; i < 10 * (2 + 2 * 26 * 2); ++i) {
         assert_true(workspace[i] == 0.0f);
       }
     }

@@ -442,7 +442,7 @@ static void assert_persistent(const struct tb_plan *plan, unsigned groups, unsig
   assert_int_equal(plan->stream.memory_passes, 1);
   assert_int_equal(plan->stream.launches, 1);
   assert_int_equal(plan->stream.cluster_blocks, 0);
-  assert_int_equal(plan->stream.barrier_sites, 2);
+  assert_int_equal(plan->stream.barrier_sites, 3);
   assert_non_null(strstr(plan->rule, "resident"));
 }
 

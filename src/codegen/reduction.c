@@ -225,9 +225,9 @@ static unsigned one_barrier(const struct tb_plan *plan, const struct row_operato
   return 1;
 }
 
-static unsigned two_barriers(const struct tb_plan *plan, const struct row_operator *op) {
+static unsigned three_barriers(const struct tb_plan *plan, const struct row_operator *op) {
   (void)plan, (void)op;
-  return 2;
+  return 3;
 }
 
 static void launch(struct tb_kernel_spec *k, const char *name, unsigned threads,
@@ -287,15 +287,14 @@ static void cluster_row_launches(struct tb_generated *g, const struct tb_plan *p
 }
 
 /* One cooperative launch of every resident block; the workspace holds each
- * group's two rows of its blocks' tagged statistics (64-bit words), then
- * each block's last tag. */
+ * group's two counters and two rows of its blocks' statistics. */
 static void persistent_row_launches(struct tb_generated *g, const struct tb_plan *plan,
                                     const struct tb_case *c) {
   const struct tb_stream_facts *f = &plan->stream;
   cluster_row_launches(g, plan, c);
   g->kernels[0].cooperative = true;
   g->workspace_floats =
-      (size_t)f->row_groups * f->blocks_per_row * (4 * (size_t)tb_stat_words(c->op->op) + 1);
+      (size_t)f->row_groups * (2 + 2 * (size_t)f->blocks_per_row * tb_stat_words(c->op->op));
 }
 
 struct row_mapping {
@@ -341,7 +340,7 @@ static const struct row_mapping row_mappings[] = {
     {TB_MAPPING_PERSISTENT_ROW,
      {tb_kernel_streaming, tb_kernel_shared_chunk, tb_kernel_persistent_row},
      persistent_row_constants,
-     two_barriers,
+     three_barriers,
      persistent_row_launches,
      8}, /* cp.async and ld.acquire (the planner plans it only with clusters: 9.0) */
 };

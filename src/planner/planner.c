@@ -426,7 +426,7 @@ static void plan_persistent_row(struct tb_plan *plan, unsigned long long groups)
   f->cache_shared_bytes = TB_PERSISTENT_SHARED_BYTES;
   /* the chunk's statistics, then the row's: one block combine each */
   f->shared_bytes *= 2;
-  f->barrier_sites = 2; /* the row's statistics come tagged: no block barrier waits for them */
+  f->barrier_sites = 3; /* and the group barrier's, before the row's statistics are read */
   plan->mapping = TB_MAPPING_PERSISTENT_ROW;
 }
 

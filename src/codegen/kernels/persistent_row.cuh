@@ -5,87 +5,48 @@
 // cooperative); block b is chunk b % K of the rows of group g = b / K: rows
 // g, g + ROW_GROUPS, ... one at a time. The block keeps its chunk of the
 // current row in shared memory (shared_chunk.cuh: read once), publishes the
-// chunk's statistics in the workspace and waits for the other K - 1 blocks';
-// then every block merges the row's K statistics and writes its chunk from
-// shared memory. The next row's chunk is copied ahead: its
-// first groups into free slots of a ring before the exchange, the rest into
+// chunk's statistics in the workspace and waits at its group's barrier for
+// the other K - 1; then every block merges the row's K statistics and writes
+// its chunk from shared memory. The next row's chunk is copied ahead: its
+// first groups into free slots of a ring before the barrier, the rest into
 // each slot as soon as it is written, and reduced as the copies land, so the
-// group's reads and reduction of row r + ROW_GROUPS overlap its exchange and
+// group's reads and reduction of row r + ROW_GROUPS overlap its barrier and
 // its writes of row r. The copies and the output's stores are marked as
 // streamed once (STREAMED_ONCE, STREAMING_STORES), so that L2 keeps the
 // weight and bias, which every row reads again.
 //
-// The exchange carries no counter and no fence: each statistic travels as one
-// 64-bit word, its float's bits beside the tag of the exchange it belongs to
-// (a 64-bit access is single-copy atomic), so a block that reads a word with
-// the tag it waits for holds that value. A row's barrier is thread 0 storing
-// the block's words and every thread polling the words of its blocks until
-// their tags match: one trip to L2 each way, where a counter took a fence, an
-// atomic, the poll and then a read of the statistics.
-//
-// The workspace (zeroed when the case is loaded): each group's two rows of K
-// blocks' Op::words tagged words (exchange t uses row t % 2: a block rewrites
-// it two exchanges later, after every block of its group has passed the
-// exchange between, so after they read it), then each block's tag of its last
-// exchange, which the next launch counts on from. Every block of a group
-// makes the same exchanges, so the group's blocks agree on every tag. A
-// word whose tag never comes (a block not resident) traps after TB_SPIN_LIMIT
-// polls instead of hanging the device.
+// The workspace (zeroed when the case is loaded): ROW_GROUPS arrival counters,
+// ROW_GROUPS departure counters, then each group's statistics, two rows of K
+// (a row's slot is rewritten two rows later, when every block of the group
+// has passed the barrier of the row between, so after it read them). The
+// last block of a group to leave puts both counters back to 0 for the next
+// launch. A barrier that never completes (a block not resident) traps after
+// TB_SPIN_LIMIT polls instead of hanging the device.
 #define TB_SPIN_LIMIT (1u << 25)
 
-static __device__ __forceinline__ void tb_store_tagged(unsigned long long *p, float value,
-                                                       unsigned tag) {
-  const unsigned long long word = (unsigned long long)tag << 32 | __float_as_uint(value);
-  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(word) : "memory");
+static __device__ __forceinline__ unsigned tb_load_acquire(const unsigned *p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
 }
 
-static __device__ __forceinline__ unsigned long long tb_load_tagged(const unsigned long long *p) {
-  unsigned long long word;
-  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(p) : "memory");
-  return word;
+// Thread 0 of each block: this block's statistics, already stored, released
+// with its arrival; then waits until `target` arrivals (K a row so far).
+static __device__ __forceinline__ void tb_group_barrier(unsigned *arrived, unsigned target) {
+  __threadfence();
+  atomicAdd(arrived, 1u);
+  for (unsigned polls = 0; tb_load_acquire(arrived) < target;)
+    if (++polls == TB_SPIN_LIMIT) __trap();
 }
 
-// Thread 0 of each block: the block's statistics s, tagged.
+// Stats k of a row's slot, read from L2: the slot was written by other
+// multiprocessors since this one last read it.
 template <class Op>
-static __device__ __forceinline__ void tb_publish(unsigned long long *row, long long chunk,
-                                                  const typename Op::stats &s, unsigned tag) {
+static __device__ __forceinline__ typename Op::stats tb_load_partial(const float *slot,
+                                                                      long long k) {
   float v[Op::words];
-  Op::store(s, v, 0);
-  _Pragma("unroll") for (int w = 0; w < Op::words; ++w)
-    tb_store_tagged(row + chunk * Op::words + w, v[w], tag);
-}
-
-// The statistics of this thread's blocks of exchange `tag` (k = threadIdx.x,
-// threadIdx.x + THREADS, ...), merged in that order: every word read at once,
-// again until each carries the tag, so that a thread with two blocks waits
-// one trip, not two.
-template <class Op>
-static __device__ __forceinline__ typename Op::stats tb_await(const unsigned long long *row,
-                                                             unsigned tag) {
-  constexpr int blocks = (K + THREADS - 1) / THREADS;
-  unsigned long long word[blocks][Op::words];
-  for (unsigned polls = 0;; ++polls) {
-    bool tagged = true;
-    _Pragma("unroll") for (int j = 0; j < blocks; ++j) {
-      const long long k = threadIdx.x + (long long)j * THREADS;
-      _Pragma("unroll") for (int w = 0; w < Op::words; ++w) {
-        word[j][w] = k < K ? tb_load_tagged(row + k * Op::words + w) : (unsigned long long)tag << 32;
-      }
-    }
-    _Pragma("unroll") for (int j = 0; j < blocks; ++j) {
-      _Pragma("unroll") for (int w = 0; w < Op::words; ++w) tagged &= (unsigned)(word[j][w] >> 32) == tag;
-    }
-    if (tagged) break;
-    if (polls == TB_SPIN_LIMIT) __trap();
-  }
-  typename Op::stats r = Op::init();
-  _Pragma("unroll") for (int j = 0; j < blocks; ++j) {
-    if (threadIdx.x + (long long)j * THREADS >= K) break;
-    float v[Op::words];
-    _Pragma("unroll") for (int w = 0; w < Op::words; ++w) v[w] = __uint_as_float((unsigned)word[j][w]);
-    Op::merge(r, Op::load(v, 0));
-  }
-  return r;
+  _Pragma("unroll") for (int w = 0; w < Op::words; ++w) v[w] = __ldcg(slot + k * Op::words + w);
+  return Op::load(v, 0);
 }
 
 // Merges group e's elements (zero past the row end) into s: the group's own
@@ -141,11 +102,9 @@ static __device__ __forceinline__ void tb_persistent_row(const float *__restrict
   const long long group = blockIdx.x / K, chunk = blockIdx.x % K;
   const long long lo = chunk * CHUNK, hi = lo + CHUNK < N ? lo + CHUNK : N;
   const long long first = lo + 4LL * threadIdx.x, step = 4LL * THREADS; // group k: first + k * step
-  unsigned long long *rows =
-      reinterpret_cast<unsigned long long *>(workspace) + group * 2 * K * Op::words;
-  unsigned *last_tag = reinterpret_cast<unsigned *>(workspace + ROW_GROUPS * 4 * K * Op::words) +
-                       blockIdx.x;
-  const unsigned tag0 = __ldcg(last_tag); // written by this block's previous launch
+  unsigned *arrived = reinterpret_cast<unsigned *>(workspace) + group;
+  unsigned *departed = reinterpret_cast<unsigned *>(workspace) + ROW_GROUPS + group;
+  float *slots = workspace + 2 * ROW_GROUPS + group * 2 * K * Op::words;
   extern __shared__ float4 tb_ring[];
   float4 *mine = tb_ring + threadIdx.x; // the thread's slot j: mine[j * THREADS]
   // s: the thread's statistics of its groups of the group's current row
@@ -174,7 +133,7 @@ static __device__ __forceinline__ void tb_persistent_row(const float *__restrict
     const bool nvec = tb_aligned16(nx);
     const int nbase = tb_ring_slot(base, GROUPS);
     // the next row's first groups into the free slots, in flight across the
-    // exchange (one commit group each, empty or not: the waits below count them)
+    // barrier (one commit group each, empty or not: the waits below count them)
     if (next < M) {
       _Pragma("unroll") for (int k = 0; k < RING - GROUPS; ++k) {
         if (k < GROUPS && first + k * step < hi)
@@ -182,18 +141,23 @@ static __device__ __forceinline__ void tb_persistent_row(const float *__restrict
         asm volatile("cp.async.commit_group;" ::: "memory");
       }
     }
-    const unsigned tag = tag0 + trip + 1;
-    unsigned long long *exchange = rows + (tag & 1) * K * Op::words;
+    float *slot = slots + (trip & 1) * K * Op::words;
     {
       TB_BLOCK_COMBINE(Op, s, THREADS, 0)
-      if (threadIdx.x == 0) tb_publish<Op>(exchange, chunk, s, tag);
+      if (threadIdx.x == 0) {
+        Op::store(s, slot, chunk * Op::words);
+        tb_group_barrier(arrived, (unsigned)K * (trip + 1));
+      }
     }
+    tb_barrier<1>();
     // the row's K statistics, merged by the block (a fixed order: every
     // block of the group gets the same bits)
     typename Op::finished f;
     {
-      typename Op::stats r = tb_await<Op>(exchange, tag);
-      TB_BLOCK_COMBINE(Op, r, THREADS, 1)
+      typename Op::stats r = Op::init();
+      for (long long k = threadIdx.x; k < K; k += THREADS)
+        Op::merge(r, tb_load_partial<Op>(slot, k));
+      TB_BLOCK_COMBINE(Op, r, THREADS, 2)
       f = Op::finish(r);
     }
     float *orow = out + row * N;
@@ -221,7 +185,10 @@ static __device__ __forceinline__ void tb_persistent_row(const float *__restrict
     }
     base = nbase;
   }
-  if (threadIdx.x == 0) *last_tag = tag0 + trip;
+  if (threadIdx.x == 0 && atomicAdd(departed, 1u) == (unsigned)K - 1) {
+    *arrived = 0;
+    *departed = 0;
+  }
 }
 
 // Two blocks an SM: the plan counts on them being resident together.
