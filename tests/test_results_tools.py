@@ -906,6 +906,16 @@ class EvidenceTest(unittest.TestCase):
         bundles[os.path.join(exchange, "call3.tar.xz")] = ["ab/" + r for r in ab] + singles
         builds[os.path.join(exchange, "call3.tar.xz")] = [
             ["ab/ab/A1", "ab/ab/A2"], ["ab/ab/B1", "ab/ab/B2"]] + [[r] for r in singles]
+        # issue 21's persistent rows: the tagged exchange (M, reverted) and the weight and bias
+        # copied with the chunk (B) against the counter barrier (A)
+        weights = "2026-12-06-h100-persistent-weights-ahead"
+        singles = ["floor", "ncu-A-softmax-run", "ncu-B-layernorm-run", "ncu-B-softmax-run",
+                   "validate"] + ["s/sanitizer/run-%s-layernorm-1x1000000-automatic" % tool
+                                  for tool in ("memcheck", "racecheck")]
+        bundles[os.path.join(weights, "call1.tar.xz")] = [
+            "ab/" + r for r in ("A1", "A2", "B1", "B2", "M1", "M2")] + singles
+        builds[os.path.join(weights, "call1.tar.xz")] = [
+            ["ab/A1", "ab/A2"], ["ab/M1", "ab/M2"], ["ab/B1", "ab/B2"]] + [[r] for r in singles]
         committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
                            for f in files if f.endswith(".tar.xz"))
         self.assertEqual(sorted(bundles), committed)

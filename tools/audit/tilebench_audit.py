@@ -1643,12 +1643,14 @@ def expected_plan(record):
             plan["stream"]["row_groups"] = 0
         if plan["mapping"] == "persistent_row":
             # every resident block in `groups` groups, the chunk in shared memory, two block
-            # combines (the chunk's statistics, the row's) and the group barrier's block barrier
+            # combines (the chunk's statistics, the row's) and a block barrier after the group's
+            # counter (not in the records of the tagged exchange)
             ring = "persistent_shared_bytes" in record["constants"]
             plan["stream"].update(row_groups=groups, thread_blocks=groups * per_row,
                                   memory_passes=1,
                                   cache_shared_bytes=PERSISTENT_SHARED_BYTES if ring else 4 * chunk,
-                                  shared_bytes=2 * combine_bytes(words, threads), barrier_sites=3,
+                                  shared_bytes=2 * combine_bytes(words, threads),
+                                  barrier_sites=2 if persistent_tagged(record["stream"]) else 3,
                                   cluster_blocks=0)
         elif plan["mapping"] == "cluster_row":
             cluster_facts(plan["stream"], record["stream"], op, words, per_row, chunk, threads)
@@ -1662,6 +1664,14 @@ def expected_plan(record):
 def combine_bytes(words, threads):
     """Shared memory of a block combine: each warp's statistics (streaming.cuh)."""
     return words * (threads // 32) * 4
+
+
+def persistent_tagged(recorded):
+    """Whether a persistent record's kernel exchanged tagged statistics (two barrier sites, the
+    source's relaxed 64-bit words: the builds 1655874 to 96ed140, an experiment reverted by
+    8ad343a) or met at a counter (three sites: a fence, an atomic and a block barrier after the
+    poll; the source check holds a record to its kernel's text)."""
+    return recorded["barrier_sites"] == 2
 
 
 def cluster_generation(recorded, combine, words):
@@ -2334,6 +2344,10 @@ def audit_source(a, run_dir, case, plan):
     persistent = plan["mapping"] == "persistent_row"
     groups = f"#define ROW_GROUPS {plan['stream']['row_groups']}LL\n" if persistent else "#define ROW_GROUPS"
     a.same("source: row groups as planned (persistent rows only)", groups in source, persistent)
+    if persistent:
+        a.same("source: the row's statistics exchanged as tagged words iff the record's facts say so",
+               "st.relaxed.gpu.global.u64" in source and "atomicAdd" not in source,
+               persistent_tagged(plan["stream"]))
     # the ring (since e0478e9; before it the chunk alone, at most 98304 bytes)
     if persistent and plan["stream"]["cache_shared_bytes"] == PERSISTENT_SHARED_BYTES:
         stream = plan["stream"]
