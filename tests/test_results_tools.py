@@ -673,6 +673,41 @@ class ClusterSourceAuditTest(unittest.TestCase):
                 self.audit_source(n, chunk, even=True)
 
 
+class PersistentSourceAuditTest(unittest.TestCase):
+    """The audit holds a persistent row's source to the exchange its record's facts say: the
+    counter (three barrier sites, atomicAdd) or the tagged words tried in 1655874 (two sites,
+    relaxed 64-bit stores and loads)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.module = audit_module()
+
+    def audit_source(self, sites, tagged):
+        # the lines of an rmsnorm persistent row's source the audit reads: one group of 264 blocks
+        exchange = "st.relaxed.gpu.global.u64\n" if tagged else "atomicAdd(arrived, 1u);\n"
+        text = ("#define ROW_GROUPS 1LL\n" + "__syncthreads();\n" * sites + "__shfl_xor_sync\n" +
+                exchange).encode()
+        sha = hashlib.sha256(text).hexdigest()
+        with tempfile.TemporaryDirectory() as run_dir:
+            os.makedirs(os.path.join(run_dir, "sources"))
+            with open(os.path.join(run_dir, "sources", sha + ".cu"), "wb") as f:
+                f.write(text)
+            plan = {"mapping": "persistent_row",
+                    "stream": {"barrier_sites": sites, "row_groups": 1, "blocks_per_row": 264,
+                               "chunk_elements": 3788, "threads_per_block": 256,
+                               "memory_passes": 1, "cache_shared_bytes": 4 * 3788}}
+            case = {"op": "rmsnorm", "n": 1000000, "source_sha256": sha}
+            self.module.audit_source(self.module.Audit(), run_dir, case, plan)
+
+    def test_exchange_as_the_facts_say(self):
+        self.audit_source(3, tagged=False)
+        self.audit_source(2, tagged=True)
+        for sites, tagged in ((3, True), (2, False)):
+            with self.subTest(sites=sites), \
+                    self.assertRaisesRegex(self.module.Discrepancy, "tagged words"):
+                self.audit_source(sites, tagged)
+
+
 class EvidenceTest(unittest.TestCase):
     """Every committed H200 run folder with a results file stays re-derivable by the
     audit, its generated sources found in the shared store evidence/sources/
