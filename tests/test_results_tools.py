@@ -619,6 +619,17 @@ class Calibrated2AuditTest(Corruptions, unittest.TestCase):
         self.assert_caught(self.run_dir, m, "plan.constants.whole_groups_first")
 
 
+def audit_archived_source(module, text, case, plan):
+    """The audit's source checks of `case` (op, n) under `plan` against `text`, archived in a
+    run folder's sources/ by its SHA-256 as tilebench archives a generated kernel."""
+    sha = hashlib.sha256(text).hexdigest()
+    with tempfile.TemporaryDirectory() as run_dir:
+        os.makedirs(os.path.join(run_dir, "sources"))
+        with open(os.path.join(run_dir, "sources", sha + ".cu"), "wb") as f:
+            f.write(text)
+        module.audit_source(module.Audit(), run_dir, dict(case, source_sha256=sha), plan)
+
+
 class ClusterSourceAuditTest(unittest.TestCase):
     """The audit's checks of a cluster row's source against its record: EVEN_COUNTS (merges
     that take every count equal) only where every thread holds full groups of its row, and the
@@ -639,18 +650,12 @@ class ClusterSourceAuditTest(unittest.TestCase):
         text = ("#define ITERS 4\n" + ("#define EVEN_COUNTS 1\n" if even else "") +
                 "__cluster_dims__(16, 1, 1)\n" + "__syncthreads();\n" * sites +
                 "__shfl_xor_sync\n" + ("st.async\n" if pushes else "")).encode()
-        sha = hashlib.sha256(text).hexdigest()
-        with tempfile.TemporaryDirectory() as run_dir:
-            os.makedirs(os.path.join(run_dir, "sources"))
-            with open(os.path.join(run_dir, "sources", sha + ".cu"), "wb") as f:
-                f.write(text)
-            plan = {"mapping": "cluster_row",
-                    "stream": {"barrier_sites": sites, "shared_bytes": shared,
-                               "cluster_blocks": 16, "blocks_per_row": 16,
-                               "chunk_elements": chunk, "threads_per_block": 256,
-                               "memory_passes": 1, "cache_shared_bytes": 0}}
-            case = {"op": "layernorm", "n": n, "source_sha256": sha}
-            self.module.audit_source(self.module.Audit(), run_dir, case, plan)
+        plan = {"mapping": "cluster_row",
+                "stream": {"barrier_sites": sites, "shared_bytes": shared,
+                           "cluster_blocks": 16, "blocks_per_row": 16,
+                           "chunk_elements": chunk, "threads_per_block": 256,
+                           "memory_passes": 1, "cache_shared_bytes": 0}}
+        audit_archived_source(self.module, text, {"op": "layernorm", "n": n}, plan)
 
     def test_full_shares(self):
         self.audit_source(65536, 4096, even=True)
@@ -687,17 +692,11 @@ class PersistentSourceAuditTest(unittest.TestCase):
         exchange = "st.relaxed.gpu.global.u64\n" if tagged else "atomicAdd(arrived, 1u);\n"
         text = ("#define ROW_GROUPS 1LL\n" + "__syncthreads();\n" * sites + "__shfl_xor_sync\n" +
                 exchange).encode()
-        sha = hashlib.sha256(text).hexdigest()
-        with tempfile.TemporaryDirectory() as run_dir:
-            os.makedirs(os.path.join(run_dir, "sources"))
-            with open(os.path.join(run_dir, "sources", sha + ".cu"), "wb") as f:
-                f.write(text)
-            plan = {"mapping": "persistent_row",
-                    "stream": {"barrier_sites": sites, "row_groups": 1, "blocks_per_row": 264,
-                               "chunk_elements": 3788, "threads_per_block": 256,
-                               "memory_passes": 1, "cache_shared_bytes": 4 * 3788}}
-            case = {"op": "rmsnorm", "n": 1000000, "source_sha256": sha}
-            self.module.audit_source(self.module.Audit(), run_dir, case, plan)
+        plan = {"mapping": "persistent_row",
+                "stream": {"barrier_sites": sites, "row_groups": 1, "blocks_per_row": 264,
+                           "chunk_elements": 3788, "threads_per_block": 256,
+                           "memory_passes": 1, "cache_shared_bytes": 4 * 3788}}
+        audit_archived_source(self.module, text, {"op": "rmsnorm", "n": 1000000}, plan)
 
     def test_exchange_as_the_facts_say(self):
         self.audit_source(3, tagged=False)
