@@ -68,13 +68,16 @@ def writes_past_input(x):
 
 
 def slows_the_clock(x):
-    # makes the worker's own clock run at a tenth of the time (it calls
+    # makes the worker's own clock run at a hundredth of the time (it calls
     # time.clock_gettime_ns around each host sample): every output is right,
-    # only the harness's clock around the requests disagrees
+    # only the harness's clock around the requests disagrees. A hundredth,
+    # not a tenth: the batch is sized from single calls, dearer than a batch's
+    # calls, so a sample's true length is a fraction of what the slowed clock
+    # asked for, and at a tenth it came within the rule's slack on a fast CPU
     import time
     if not getattr(time, "_tilebench_test_slowed", False):
         real = time.clock_gettime_ns
-        time.clock_gettime_ns = lambda clock: real(clock) // 10
+        time.clock_gettime_ns = lambda clock: real(clock) // 100
         time._tilebench_test_slowed = True
     return torch.softmax(x, dim=-1)
 
