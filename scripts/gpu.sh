@@ -4,7 +4,7 @@
 #   scripts/gpu.sh [tests] [validate] [sanitize] [perf] [floor] [replay] [torch] [torch-all]
 #                  [probe-gaps] [batch] [gemm] [gemm-blocks] [gemm-tiles] [ab] [cupti-variants] [ncu]
 #                  [user-kernels] [stopping] [devices] [regret] [replay-dumps] [scope-order]
-#                  [cluster-placement]
+#                  [cluster-placement] [targets]
 #   (default: tests validate sanitize perf)
 # Writes full results under $OUT (bundled: the tool returns few files) and
 # prints a short table last.
@@ -634,6 +634,54 @@ if has stopping; then
   keep stopping
 fi
 
+if has targets; then
+  # Issue 21's targets (tests/gpu/kernel_targets.py), each ratio's two sides in one run, every
+  # run graph replays (host-gap-free), probe off. TARGETS_PARTS picks among: compile (native
+  # and torch.compile over the evidence matrix, a run a shape), long-rows (copy-ceiling
+  # fractions), one-row (a row of 10^6 beside add moving the same bytes: 4, 8, 12 and 16 MB),
+  # short-rows (native, torch and torch.compile at n <= 32), gemm (native and cuBLAS), run in
+  # that order; none started past TARGETS_DEADLINE_S. Then the scoreboard over every run
+  # here and any regret runs of this call.
+  mkdir -p "$WORK/targets"
+  parts=" ${TARGETS_PARTS:-compile long-rows one-row short-rows gemm} "
+  targets_run() {  # NAME, then tilebench run's arguments
+    local name=$1; shift
+    if (( SECONDS > ${TARGETS_DEADLINE_S:-500} )); then note "targets $name: not started (deadline)"; return; fi
+    timeout "${TARGETS_RUN_TIMEOUT_S:-200}" "$BIN/tilebench" run --backend cuda --batch graph \
+      --probe off --input-views packed --samples 5 --warmup-ms 10 --quiet \
+      --out "$WORK/targets/$name" "$@" > "$WORK/targets/$name.log" 2>&1
+    note "targets $name (exit $?, ${SECONDS}s): $(grep -E 'cases valid' "$WORK/targets/$name.log" || tail -1 "$WORK/targets/$name.log")"
+    keep targets
+  }
+  if [[ $parts == *" one-row "* ]]; then
+    targets_run one-row --ops sum,softmax,rmsnorm,layernorm,add \
+      --shapes 1x1000000,1x333334,1x666667,1x1333334
+  fi
+  if [[ $parts == *" short-rows "* ]]; then
+    targets_run short-rows --ops sum,softmax,rmsnorm,layernorm --shapes 65536x17,65536x32 \
+      --providers native,torch,torch-compile
+  fi
+  if [[ $parts == *" compile "* ]]; then
+    for shape in ${ALL_SHAPES//,/ }; do
+      targets_run "compile-$shape" --ops sum,softmax,rmsnorm,layernorm,add,gelu_add \
+        --shapes "$shape" --providers native,torch-compile
+    done
+  fi
+  if [[ $parts == *" long-rows "* ]]; then
+    targets_run long-rows --ops sum,softmax,rmsnorm,layernorm --shapes 16x4194304,4096x393216
+  fi
+  if [[ $parts == *" gemm "* ]]; then
+    targets_run gemm --ops gemm --matrix-realization simt,tensor --providers native,cublas \
+      --shapes 1x4096x4096,4096x1x4096,4096x4096x13,32x32x32,128x128x128,127x193x61,1024x1024x1024,1999x2999x37,2048x1536x512,4096x4096x4096,8192x8192x8192
+  fi
+  runs=("$WORK"/targets/*/)
+  [[ -d "$WORK/regret" ]] && runs+=("$WORK"/regret/*/)
+  python3 "$ROOT/tests/gpu/kernel_targets.py" --json "$WORK/targets/targets.json" "${runs[@]}" \
+    > "$WORK/targets/targets.md" 2>&1
+  note "issue 21 targets (exit $?):"
+  tail -n 8 "$WORK/targets/targets.md" | tee -a "$SUMMARY"
+  keep targets
+fi
 if has perf; then
   # Performance evidence: cold throughput, full samples, every op.
   # whatever is left of the call's limit (CALL_LIMIT_S, the device tool's 600 s)

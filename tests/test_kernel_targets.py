@@ -1,0 +1,177 @@
+"""tests/gpu/kernel_targets.py (issue 21's scoreboard) on committed GPU runs:
+its ratios are the C report's, the floor of a row is the add of the same
+bytes, the bounds decide each verdict, the regret is planner_regret's, and
+bad input (no run, runs of two GPU models, a CPU run) exits 2."""
+import copy
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from results_io import extract_plainly, load_results  # noqa: E402
+
+SCRIPT = os.path.join(HERE, "gpu", "kernel_targets.py")
+EVIDENCE = os.path.join(os.path.dirname(HERE), "evidence")
+VS_COMPILE = ("2026-12-06-h100-elementwise-tree-merge/call3.tar.xz", "call3/vs-compile")
+ONE_ROW = ("2026-12-06-h100-persistent-weights-ahead/call1.tar.xz", "call1/ab/A1", "call1/floor")
+REGRET = ("2026-12-01-h200-planner-calibrated-2/regret-calibrated-2.tar.xz",
+          "regret-calibrated-2/regret")
+GEMM = os.path.join(EVIDENCE, "2026-12-02-h200-matrix-vector-gemm", "gemm", "run")
+
+
+class KernelTargetsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        for archive, *folders in (VS_COMPILE, ONE_ROW, REGRET):
+            with tarfile.open(os.path.join(EVIDENCE, archive)) as tar:
+                members = [m for m in tar.getmembers()
+                           if any(m.name.startswith(f + "/") and "/sources" not in m.name
+                                  for f in folders)]
+                extract_plainly(tar, cls.tmp.name, members)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def path(self, *parts):
+        return os.path.join(self.tmp.name, *parts)
+
+    def judge(self, *runs):
+        out = self.path("targets.json")
+        r = subprocess.run([sys.executable, SCRIPT, "--json", out, *runs], capture_output=True,
+                           text=True)
+        self.assertIn(r.returncode, (0, 1), r.stdout + r.stderr)
+        with open(out) as f:
+            return r, {t["name"].split(":")[0]: t for t in json.load(f)["targets"]}
+
+    def write_run(self, name, doc):
+        folder = self.path(name)
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "results.json"), "w") as f:
+            json.dump(doc, f)
+        return folder
+
+    def test_compile_ratios_are_the_reports(self):
+        run = self.path(VS_COMPILE[1])
+        r, targets = self.judge(run)
+        self.assertEqual(r.returncode, 1)  # 54 matrix cases not measured, some missed
+        with open(os.path.join(run, "results.md")) as f:
+            report = {line.split("|")[1].strip(): line.split("|")[3].split()[0]
+                      for line in f if "| torch-compile |" in line}
+        measured = [t for t in targets["native / torch.compile a call"]["rows"]
+                    if t["verdict"] != "not measured"]
+        # the run's 17x257 and 8x65536 are in the evidence matrix, its 64x128 and 32x16384 not
+        self.assertEqual(len(measured), 6)
+        for row in measured:
+            op, shape = row["case"].split("/")
+            key = f"{op}/{shape}/packed/native" + ("/automatic" if op == "layernorm" else "")
+            self.assertEqual(f"{row['value']:.3f}", report[key], row["case"])
+            self.assertEqual(row["verdict"], "met" if row["value"] <= 1.0 else "missed")
+        self.assertEqual(targets["native / torch.compile a call"]["verdict"], "missed")
+
+    def test_a_rows_floor_is_the_add_of_its_bytes_in_the_same_run(self):
+        alone, targets = self.judge(self.path(ONE_ROW[1]))
+        rows = targets["one row of 10^6"]["rows"]
+        self.assertTrue(all(r["verdict"] == "not measured" for r in rows))
+        self.assertIn("no add of 8000000 bytes in its run", rows[0]["detail"])
+        # the A build and the floor ran in one call: as one run, each row finds its add
+        doc = load_results(self.path(ONE_ROW[1]))
+        doc["cases"] += [c for c in load_results(self.path(ONE_ROW[2]))["cases"]]
+        _, targets = self.judge(self.write_run("one-row", doc))
+        rows = {r["case"]: r for r in targets["one row of 10^6"]["rows"]}
+        floors = {"softmax": "1x666667", "rmsnorm": "1x1000000", "layernorm": "1x1333334"}
+        published = {"softmax": 2.41, "rmsnorm": 1.86, "layernorm": 2.00}  # its notes.md
+        for op, shape in floors.items():
+            row = rows[f"{op}/1x1000000"]
+            self.assertEqual(row["floor_case"], f"add/{shape}/packed/native")
+            self.assertAlmostEqual(row["value"], published[op], delta=0.006)
+            self.assertEqual(row["verdict"], "met" if row["value"] <= 2.0 else "missed")
+
+    def test_copy_fraction_classes(self):
+        run = self.path(ONE_ROW[1])
+        doc = load_results(run)
+        _, targets = self.judge(run)
+        few = {r["case"]: r for r in targets["few very long rows"]["rows"]}
+        # 2 <= m <= 64 and n >= 10^6: 16x4194304 and 2x1000000, not 10x500000 nor one row
+        self.assertEqual(set(few), {f"{op}/{shape}" for op in ("softmax", "rmsnorm", "layernorm")
+                                    for shape in ("16x4194304", "2x1000000")})
+        ceiling = doc["run"]["copy_ceiling"]["gbps"]
+        case = next(c for c in doc["cases"] if c["id"].startswith("layernorm/16x4194304/packed/native"))
+        p50 = case["device"]["throughput"]["gap_free"]["per_call_p50_ns"]
+        row = few["layernorm/16x4194304"]
+        self.assertAlmostEqual(row["value"], case["minimal_bytes"] / p50 / ceiling)
+        self.assertEqual(row["verdict"], "met" if row["value"] >= 0.80 else "missed")
+        # the fraction follows the run's ceiling: a ceiling it reaches 0.81 of is met
+        doc["run"]["copy_ceiling"]["gbps"] = case["minimal_bytes"] / p50 / 0.81
+        _, targets = self.judge(self.write_run("lower-ceiling", doc))
+        row = next(r for r in targets["few very long rows"]["rows"]
+                   if r["case"] == "layernorm/16x4194304")
+        self.assertEqual((round(row["value"], 6), row["verdict"]), (0.81, "met"))
+        self.assertEqual(targets["many long rows"]["verdict"], "not measured")
+
+    def test_bounds_decide_gemm_verdicts(self):
+        doc = load_results(GEMM)
+        cublas = next(c for c in doc["cases"] if c["id"] == "gemm/4096x4096x4096/packed/cublas/simt")
+        native = next(c for c in doc["cases"] if c["id"] == "gemm/4096x4096x4096/packed/native/simt")
+        mine = native["device"]["throughput"]["gap_free"]["per_call_p50_ns"]
+        for fraction, verdict in ((0.96, "met"), (0.94, "missed")):
+            changed = copy.deepcopy(doc)
+            for c in changed["cases"]:
+                if c["id"] == cublas["id"]:
+                    c["device"]["throughput"]["gap_free"]["per_call_p50_ns"] = fraction * mine
+            _, targets = self.judge(self.write_run(f"gemm-{fraction}", changed))
+            row = next(r for r in targets["gemm"]["rows"] if r["case"] == "gemm/4096x4096x4096/simt")
+            self.assertAlmostEqual(row["value"], fraction)
+            self.assertEqual(row["verdict"], verdict)
+        # an invalid native case gives no figure: the case is invalid, the target missed
+        changed = copy.deepcopy(doc)
+        for c in changed["cases"]:
+            if c["id"] == native["id"]:
+                c["valid"] = False
+        _, targets = self.judge(self.write_run("gemm-invalid", changed))
+        row = next(r for r in targets["gemm"]["rows"] if r["case"] == "gemm/4096x4096x4096/simt")
+        self.assertEqual((row["verdict"], targets["gemm"]["verdict"]), ("invalid", "missed"))
+
+    def test_regret_is_planner_regrets(self):
+        folder = self.path(REGRET[1])
+        runs = sorted(os.path.join(folder, d) for d in os.listdir(folder)
+                      if os.path.isdir(os.path.join(folder, d)))
+        _, targets = self.judge(*runs)
+        regret = targets["planner regret"]
+        measured = {r["case"]: r["value"] for r in regret["rows"] if r["value"] is not None}
+        with open(os.path.join(folder, "regret.log")) as f:  # planner_regret.py's, on the GPU
+            logged = {line.split()[0]: float(line.split("regret")[-1])
+                      for line in f if ", regret " in line}
+        self.assertEqual(set(measured), set(logged))
+        for case, value in measured.items():
+            self.assertAlmostEqual(value, logged[case], places=3)
+        self.assertAlmostEqual(regret["median"], 1.006, places=3)
+        # 8 of the 40 matrix cases: met where measured, the target not yet measured
+        self.assertEqual((regret["counts"]["met"], regret["verdict"]), (8, "not measured"))
+
+    def test_bad_input_exits_2(self):
+        cpu = load_results(GEMM)
+        cpu["run"]["backend"] = "cpu"
+        no_op = load_results(GEMM)
+        del no_op["cases"][3]["op"]
+        cases = ([], ["--json"], [self.path("missing")], [self.path(VS_COMPILE[1]), GEMM],
+                 [self.write_run("cpu", cpu)], [self.write_run("no-op", no_op)],
+                 [self.write_run("not-results", [1, 2])])
+        for args in cases:
+            r = subprocess.run([sys.executable, SCRIPT] + args, capture_output=True, text=True)
+            self.assertEqual(r.returncode, 2, args)
+        r = subprocess.run([sys.executable, SCRIPT, self.path(VS_COMPILE[1]), GEMM],
+                           capture_output=True, text=True)
+        self.assertIn("NVIDIA H100 80GB HBM3", r.stderr)
+        self.assertIn("H200", r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
