@@ -5,8 +5,14 @@
 # lack (lib/). Then: scripts/gpu.sh there.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
-if [[ -n "${BASELINE:-}" ]] && ! git -C "$TB_ROOT" rev-parse --verify -q "$BASELINE^{commit}" >/dev/null; then
-  echo "gpu-pack: BASELINE=$BASELINE is not a commit of this repository" >&2
+for name in BASELINE MIDDLE; do
+  if [[ -n "${!name:-}" ]] && ! git -C "$TB_ROOT" rev-parse --verify -q "${!name}^{commit}" >/dev/null; then
+    echo "gpu-pack: $name=${!name} is not a commit of this repository" >&2
+    exit 2
+  fi
+done
+if [[ -n "${MIDDLE:-}" && -z "${BASELINE:-}" ]]; then
+  echo "gpu-pack: MIDDLE needs BASELINE (the ab stage runs A M B B M A)" >&2
   exit 2
 fi
 tb_install_packages
@@ -21,17 +27,21 @@ cp "$TB_ROOT"/build/src/tilebench "$TB_ROOT"/build/src/libtilebench_timing.so* \
 cp -r "$TB_ROOT"/build/src/python "$TB_ROOT"/build/src/audit "$TB_ROOT/.device/bin/"
 cp -L /usr/lib/x86_64-linux-gnu/libjansson.so.4 "$TB_ROOT/.device/lib/"
 # BASELINE=<commit>: that commit's tilebench too, under .device/baseline/, for
-# the ab stage of scripts/gpu.sh (before and after a change in one call).
-if [[ -n "${BASELINE:-}" ]]; then
+# the ab stage of scripts/gpu.sh (before and after a change in one call); and
+# MIDDLE=<commit> under .device/middle/, for two changes in a row (A M B).
+build_commit() {  # COMMIT FOLDER
+  local tree
   tree=$(mktemp -d)
-  git -C "$TB_ROOT" worktree add --detach "$tree" "$BASELINE" >/dev/null 2>&1
+  git -C "$TB_ROOT" worktree add --detach "$tree" "$1" >/dev/null 2>&1
   cmake -S "$tree" -B "$tree/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
     cmake --build "$tree/build" -j"$(nproc)" --target tilebench >/dev/null
-  mkdir -p "$TB_ROOT/.device/baseline"
-  cp "$tree"/build/src/tilebench "$tree"/build/src/libtilebench_timing.so* "$TB_ROOT/.device/baseline/"
-  git -C "$TB_ROOT" rev-parse "$BASELINE" > "$TB_ROOT/.device/baseline/commit"
+  mkdir -p "$TB_ROOT/.device/$2"
+  cp "$tree"/build/src/tilebench "$tree"/build/src/libtilebench_timing.so* "$TB_ROOT/.device/$2/"
+  git -C "$TB_ROOT" rev-parse "$1" > "$TB_ROOT/.device/$2/commit"
   git -C "$TB_ROOT" worktree remove --force "$tree"
-fi
+}
+[[ -z "${BASELINE:-}" ]] || build_commit "$BASELINE" baseline
+[[ -z "${MIDDLE:-}" ]] || build_commit "$MIDDLE" middle
 # The CUDA user kernels of the user-kernels stage (the GPU machine has no
 # nvcc): the example and the GPU-only broken kernels, where nvcc is here; and
 # the cluster-placement diagnostic.

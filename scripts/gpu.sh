@@ -455,18 +455,30 @@ elif has ab; then
   # scripts/gpu-pack.sh) and this build run AB_ARGS in the order A B B A, and
   # `tilebench compare` pairs each baseline run with the build run beside it
   # (--allow-different: the two builds differ by design; compare prints how).
+  # With a middle build (MIDDLE=), two changes in a row: A M B B M A, each
+  # build compared with the one before it (A with M, M with B, both pairs).
   mkdir -p "$WORK/ab"
   cp "$ROOT/.device/baseline/commit" "$WORK/ab/baseline-commit"
   cp "$ROOT/.device/commit" "$WORK/ab/commit"
-  for run in A1 B1 B2 A2; do
-    bin=$BIN/tilebench; [[ $run == A* ]] && bin=$ROOT/.device/baseline/tilebench
+  order="A1 B1 B2 A2" pairs=("A1 B1" "A2 B2")
+  if [[ -x "$ROOT/.device/middle/tilebench" ]]; then
+    cp "$ROOT/.device/middle/commit" "$WORK/ab/middle-commit"
+    order="A1 M1 B1 B2 M2 A2" pairs=("A1 M1" "A2 M2" "M1 B1" "M2 B2")
+  fi
+  for run in $order; do
+    case $run in
+      A*) bin=$ROOT/.device/baseline/tilebench commit=baseline-commit ;;
+      M*) bin=$ROOT/.device/middle/tilebench commit=middle-commit ;;
+      *) bin=$BIN/tilebench commit=commit ;;
+    esac
     timeout 200 "$bin" run --backend cuda ${AB_ARGS:---ops layernorm --shapes 8192x32768} \
       --input-views packed --variants automatic --samples 9 --quiet --out "$WORK/ab/$run" \
       > "$WORK/ab/$run.log" 2>&1
-    note "ab $run ($(cat "$WORK/ab/$( [[ $run == A* ]] && echo baseline-commit || echo commit)" | cut -c1-7)): $(grep -E 'cases valid' "$WORK/ab/$run.log" || tail -1 "$WORK/ab/$run.log")"
+    note "ab $run ($(cut -c1-7 "$WORK/ab/$commit")): $(grep -E 'cases valid' "$WORK/ab/$run.log" || tail -1 "$WORK/ab/$run.log")"
     grep -E '^(sum|softmax|rmsnorm|layernorm|add|gelu_add|gemm)' "$WORK/ab/$run.log" | tee -a "$SUMMARY"
+    keep ab
   done
-  for pair in "A1 B1" "A2 B2"; do
+  for pair in "${pairs[@]}"; do
     set -- $pair
     "$BIN/tilebench" compare --allow-different --across-plans "$WORK/ab/$1" "$WORK/ab/$2" 2>&1 | tee "$WORK/ab/compare-$1-$2.txt" | tee -a "$SUMMARY"
   done
