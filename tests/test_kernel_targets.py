@@ -138,6 +138,22 @@ class KernelTargetsTest(unittest.TestCase):
         _, targets = self.judge(self.write_run("gemm-invalid", changed))
         row = next(r for r in targets["gemm"]["rows"] if r["case"] == "gemm/4096x4096x4096/simt")
         self.assertEqual((row["verdict"], targets["gemm"]["verdict"]), ("invalid", "missed"))
+        # a later run: where it has only eager figures the earlier run's graph figure stands;
+        # where its case is invalid, that is what the row says, not the earlier figure
+        later = copy.deepcopy(doc)
+        later["run"]["started_at"] = "2099-01-01T00:00:00Z"
+        for c in later["cases"]:
+            c["device"]["throughput"]["gap_free"]["mode"] = "eager"
+        eager = self.write_run("gemm-later-eager", later)
+        _, targets = self.judge(GEMM, eager)
+        row = next(r for r in targets["gemm"]["rows"] if r["case"] == "gemm/4096x4096x4096/simt")
+        self.assertEqual((row["run"], row["verdict"]), (GEMM, "missed"))
+        for c in later["cases"]:
+            c["valid"] = c["id"] != native["id"]
+        _, targets = self.judge(GEMM, self.write_run("gemm-later-invalid", later))
+        row = next(r for r in targets["gemm"]["rows"] if r["case"] == "gemm/4096x4096x4096/simt")
+        self.assertEqual(row["verdict"], "invalid")
+        self.assertIn("is invalid", row["detail"])
 
     def test_regret_is_planner_regrets(self):
         folder = self.path(REGRET[1])
@@ -147,7 +163,7 @@ class KernelTargetsTest(unittest.TestCase):
         regret = targets["planner regret"]
         measured = {r["case"]: r["value"] for r in regret["rows"] if r["value"] is not None}
         with open(os.path.join(folder, "regret.log")) as f:  # planner_regret.py's, on the GPU
-            logged = {line.split()[0]: float(line.split("regret")[-1])
+            logged = {line.split()[0].replace("/packed", ""): float(line.split("regret")[-1])
                       for line in f if ", regret " in line}
         self.assertEqual(set(measured), set(logged))
         for case, value in measured.items():

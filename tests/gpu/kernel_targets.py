@@ -21,10 +21,14 @@ of one run, so both sides ran in the same call on the same inputs:
 - planner regret (tests/gpu/planner_regret.py over the runs that measured
   automatic beside fixed variants): median at most 1.05, worst 1.15.
 
-A target is met when every case it names was measured, valid, and within its
-bound, and so is every other case of its class the runs hold. The runs must
-come from one GPU model; the targets are stated for the H200, and a run on
-another card is judged all the same, its device named in the output.
+A target is met when every case it names was measured, valid and within its
+bound, and so is every other case of its class the runs measured. Each case
+is judged from the latest run (by its start) that holds it with a
+host-gap-free figure; an invalid case in a later run is reported as such,
+never hidden by an earlier valid one. A planner regret counts only where every
+register candidate the automatic plan's record accepts was measured beside
+it. The runs must come from one GPU model; the targets are stated for the
+H200, and a run on another card is judged all the same, its device named.
 
     python3 kernel_targets.py [--json OUT.json] RESULTS_DIR...
 
@@ -61,16 +65,26 @@ class BadInput(Exception):
 
 # ---- reading the runs ----
 
-def gap_free(case):
-    """(p50 ns a call, the control's per-call samples) of a valid case's
-    host-gap-free figure, or None where it has none."""
+class NoFigure(Exception):
+    """A run holds the case but gives it no figure: `invalid` where a case
+    failed validation, else it lacks a host-gap-free figure, a floor or a
+    ceiling."""
+
+    def __init__(self, why, invalid=False):
+        super().__init__(why)
+        self.invalid = invalid
+
+
+def figure(case):
+    """(p50 ns a call, the control's per-call samples) of the case's
+    host-gap-free figure; NoFigure where it has none."""
     if not case.get("valid"):
-        return None
+        raise NoFigure(f"{case['id']} is invalid", invalid=True)
     throughput = (case.get("device") or {}).get("throughput") or {}
     chosen = throughput.get("gap_free") or {}
     mode = chosen.get("mode")
     if mode not in GAP_FREE_MODES:
-        return None
+        raise NoFigure(f"{case['id']}: no graph or held figure ({mode or 'none'})")
     control = ((throughput.get("batch_modes") or {}).get(mode) or {}).get("control") or {}
     return chosen["per_call_p50_ns"], control.get("per_call_ns") or []
 
@@ -121,17 +135,6 @@ class Run:
         return None
 
 
-def pairs(runs, op, shape, other, view="packed", realization=None):
-    """(run, native case, other case) of each run holding both, latest first."""
-    found = []
-    for run in sorted(runs, key=lambda r: r.started, reverse=True):
-        native = run.find("native", op, shape, view, realization)
-        theirs = run.find(other, op, shape, view, realization)
-        if native is not None and theirs is not None:
-            found.append((run, native, theirs))
-    return found
-
-
 # ---- judging ----
 
 def separation(mine, theirs):
@@ -156,25 +159,49 @@ def row(case, value, bound, at_most, invalid=False, **facts):
                 verdict=verdict, **facts)
 
 
+def latest_first(runs):
+    return sorted(runs, key=lambda r: r.started, reverse=True)
+
+
+def first_judged(runs, label, bound, at_most, judge):
+    """The row of the latest run for which judge(run) gives (value, facts);
+    judge gives None where the run lacks the case. A run whose case has no
+    figure (NoFigure) passes to the one before it, unless the case is invalid:
+    that is reported, never hidden behind an older valid run."""
+    why = None
+    for run in latest_first(runs):
+        try:
+            judged = judge(run)
+        except NoFigure as e:
+            if e.invalid:
+                return row(label, None, bound, at_most, invalid=True, run=run.folder,
+                           detail=str(e))
+            why = why or str(e)
+            continue
+        if judged is not None:
+            value, facts = judged
+            return row(label, value, bound, at_most, run=run.folder, **facts)
+    return row(label, None, bound, at_most, **({"detail": why} if why else {}))
+
+
 def shape_name(shape):
     return "x".join(str(d) for d in shape)
 
 
 def ratio_row(runs, label, op, shape, other, bound, at_most=True, realization=None, invert=False):
     """A row of native's time over other's (other's over native's with
-    invert: a speed fraction) from the latest run holding both."""
-    found = pairs(runs, op, shape, other, realization=realization)
-    if not found:
-        return row(label, None, bound, at_most)
-    run, native, theirs = found[0]
-    a, b = gap_free(native), gap_free(theirs)
-    if a is None or b is None:
-        return row(label, None, bound, at_most, invalid=True, run=run.folder,
-                   detail="a case is invalid or has no graph or held figure")
-    value = b[0] / a[0] if invert else a[0] / b[0]
-    return row(label, value, bound, at_most, run=run.folder, native_ns=a[0], other_ns=b[0],
-               detail=f"native {a[0] / 1e3:.3f} µs, {other} {b[0] / 1e3:.3f} µs; "
-                      f"{separation(a[1], b[1])}")
+    invert: a speed fraction), both from one run."""
+    def judge(run):
+        native = run.find("native", op, shape, realization=realization)
+        theirs = run.find(other, op, shape, realization=realization)
+        if native is None or theirs is None:
+            return None
+        a, b = figure(native), figure(theirs)
+        return (b[0] / a[0] if invert else a[0] / b[0],
+                dict(native_ns=a[0], other_ns=b[0],
+                     detail=f"native {a[0] / 1e3:.3f} µs, {other} {b[0] / 1e3:.3f} µs; "
+                            f"{separation(a[1], b[1])}"))
+    return first_judged(runs, label, bound, at_most, judge)
 
 
 def compile_target(runs):
@@ -194,69 +221,66 @@ def in_class(runs, rule):
 
 
 def copy_fraction_row(runs, op, shape, bound):
-    for run in sorted(runs, key=lambda r: r.started, reverse=True):
+    def judge(run):
         case = run.find("native", op, shape)
         if case is None:
-            continue
-        figure = gap_free(case)
-        if figure is None or not run.copy_gbps:
-            return row(f"{op}/{shape_name(shape)}", None, bound, False, invalid=True,
-                       run=run.folder,
-                       detail="invalid, no graph or held figure, or no copy ceiling")
-        gbps = case["minimal_bytes"] / figure[0]
-        return row(f"{op}/{shape_name(shape)}", gbps / run.copy_gbps, bound, False,
-                   run=run.folder, native_ns=figure[0], gbps=gbps, copy_gbps=run.copy_gbps,
-                   detail=f"{figure[0] / 1e3:.3f} µs, {gbps:.0f} of {run.copy_gbps:.0f} GB/s")
-    return row(f"{op}/{shape_name(shape)}", None, bound, False)
+            return None
+        p50 = figure(case)[0]
+        if not run.copy_gbps:
+            raise NoFigure("no copy ceiling in its run")
+        gbps = case["minimal_bytes"] / p50
+        return gbps / run.copy_gbps, dict(native_ns=p50, gbps=gbps, copy_gbps=run.copy_gbps,
+                                          detail=f"{p50 / 1e3:.3f} µs, {gbps:.0f} of "
+                                                 f"{run.copy_gbps:.0f} GB/s")
+    return first_judged(runs, f"{op}/{shape_name(shape)}", bound, False, judge)
+
+
+def others(runs, named, rule):
+    """The (op, m, n) of in_class(runs, rule) not in named."""
+    return [key for key in in_class(runs, rule) if key not in named]
 
 
 def class_target(name, runs, named, rule, bound):
-    cases = dict.fromkeys(named)
-    cases.update(in_class(runs, rule))
-    rows = [copy_fraction_row(runs, op, (m, n), bound) for op, m, n in cases]
-    return target(name, rows)
+    def rows(cases):
+        return [copy_fraction_row(runs, op, (m, n), bound) for op, m, n in cases]
+    return target(name, rows(named), rows(others(runs, named, rule)))
 
 
 def short_rows_target(runs):
-    cases = dict.fromkeys([("softmax", 65536, 17)])
-    cases.update(in_class(runs, lambda m, n: n <= 32 and m >= 65536))
-    rows = []
-    for op, m, n in cases:
-        for other in ("torch", "torch-compile"):
-            rows.append(ratio_row(runs, f"{op}/{m}x{n} vs {other}", op, (m, n), other, 1.00))
-    # faster, not as fast: a ratio of exactly 1 is not met
-    for r in rows:
-        if r["value"] is not None and r["value"] >= 1.0 and r["verdict"] == "met":
-            r["verdict"] = "missed"
-    return target("very short rows: native / torch (eager, compile) a call", rows)
+    def rows(cases):
+        found = [ratio_row(runs, f"{op}/{m}x{n} vs {other}", op, (m, n), other, 1.00)
+                 for op, m, n in cases for other in ("torch", "torch-compile")]
+        for r in found:  # faster, not as fast: a ratio of exactly 1 is not met
+            if r["value"] is not None and r["value"] >= 1.0 and r["verdict"] == "met":
+                r["verdict"] = "missed"
+        return found
+    named = [("softmax", 65536, 17)]
+    return target("very short rows: native / torch (eager, compile) a call", rows(named),
+                  rows(others(runs, named, lambda m, n: n <= 32 and m >= 65536)))
 
 
 def floor_row(runs, op, shape, bound=2.0):
-    label = f"{op}/{shape_name(shape)}"
-    for run in sorted(runs, key=lambda r: r.started, reverse=True):
+    def judge(run):
         case = run.find("native", op, shape)
         if case is None:
-            continue
+            return None
         floors = [c for c in run.cases if c["op"] == "add" and c["provider"] == "native" and
                   abs(c["minimal_bytes"] - case["minimal_bytes"]) <= 0.01 * case["minimal_bytes"]]
         if not floors:
-            return row(label, None, bound, True, run=run.folder,
-                       detail=f"no add of {case['minimal_bytes']:.0f} bytes in its run")
-        mine, floor = gap_free(case), gap_free(floors[0])
-        if mine is None or floor is None:
-            return row(label, None, bound, True, invalid=True, run=run.folder,
-                       detail="a case is invalid or has no graph or held figure")
-        return row(label, mine[0] / floor[0], bound, True, run=run.folder, native_ns=mine[0],
-                   floor_ns=floor[0], floor_case=floors[0]["id"],
-                   detail=f"native {mine[0] / 1e3:.3f} µs, {floors[0]['id']} {floor[0] / 1e3:.3f} µs")
-    return row(label, None, bound, True)
+            raise NoFigure(f"no add of {case['minimal_bytes']:.0f} bytes in its run")
+        mine, floor = figure(case)[0], figure(floors[0])[0]
+        return mine / floor, dict(native_ns=mine, floor_ns=floor, floor_case=floors[0]["id"],
+                                  detail=f"native {mine / 1e3:.3f} µs, {floors[0]['id']} "
+                                         f"{floor / 1e3:.3f} µs")
+    return first_judged(runs, f"{op}/{shape_name(shape)}", bound, True, judge)
 
 
 def one_row_target(runs):
-    cases = dict.fromkeys((op, 1, 1000000) for op in ("softmax", "rmsnorm", "layernorm"))
-    cases.update(in_class(runs, lambda m, n: m == 1 and n >= 1000000))
-    return target("one row of 10^6: native / streaming floor of its bytes",
-                  [floor_row(runs, op, (m, n)) for op, m, n in cases])
+    def rows(cases):
+        return [floor_row(runs, op, (m, n)) for op, m, n in cases]
+    named = [(op, 1, 1000000) for op in ("softmax", "rmsnorm", "layernorm")]
+    return target("one row of 10^6: native / streaming floor of its bytes", rows(named),
+                  rows(others(runs, named, lambda m, n: m == 1 and n >= 1000000)))
 
 
 def gemm_target(runs):
@@ -272,44 +296,91 @@ def gemm_target(runs):
     for shape in GEMM_MATRIX:
         for realization in ("simt", "tensor"):
             named.setdefault((shape, realization), 0.80)
+    measured = {}
     for run in runs:
         for c in run.cases:
             if c["op"] == "gemm" and c["provider"] == "native" and c["input_view"]["kind"] == "packed":
                 shape = (c["m"], c["n"], c["k"])
                 small = c["k"] <= 64 or c["m"] == 1 or c["n"] == 1
-                named.setdefault((shape, c["realization"]), 0.90 if small else 0.80)
-    rows = [ratio_row(runs, f"gemm/{shape_name(s)}/{realization}", "gemm", s, "cublas", bound,
-                      at_most=False, realization=realization, invert=True)
-            for (s, realization), bound in named.items()]
-    return target("gemm: cuBLAS time / native time", rows)
+                if (shape, c["realization"]) not in named:
+                    measured[(shape, c["realization"])] = 0.90 if small else 0.80
+
+    def rows(cases):
+        return [ratio_row(runs, f"gemm/{shape_name(s)}/{realization}", "gemm", s, "cublas", bound,
+                          at_most=False, realization=realization, invert=True)
+                for (s, realization), bound in cases.items()]
+    return target("gemm: cuBLAS time / native time", rows(named), rows(measured))
 
 
-def regret_target(runs, docs):
-    groups = planner_regret.groups_of(docs)
-    named = {(op, m, n, "packed") for m, n in EVIDENCE_SHAPES for op in ROW_OPS}
-    scope = planner_regret.common_scope(groups)
-    measured = {} if scope not in GAP_FREE_MODES else {
-        r["case"]: r for r in planner_regret.regrets(groups, scope)}
-    rows = []
-    for op, m, n, view in sorted(named | {k for k, v in groups.items() if len(v) > 1}):
-        r = measured.get(f"{op}/{m}x{n}/{view}")
-        facts = {} if r is None else dict(
-            best_fixed=r["best_fixed"], detail=f"automatic {r['automatic_ns'] / 1e3:.3f} µs, "
-                                               f"best fixed {r['best_fixed']} "
-                                               f"{r['best_fixed_ns'] / 1e3:.3f} µs")
-        rows.append(row(f"{op}/{m}x{n}/{view}", r and r["regret"], planner_regret.WORST_TARGET,
-                        True, **facts))
-    values = [r["value"] for r in rows if r["value"] is not None]
-    result = target("planner regret: automatic / best fixed candidate", rows)
+def subgroups_packing(variant):
+    """(s, p) of a fixed variant's name (`sSpP`, reference, candidate)."""
+    named = {"reference": (1, 8), "candidate": (2, 4)}
+    if variant in named:
+        return named[variant]
+    if variant.startswith("s") and "p" in variant:
+        s, _, p = variant[1:].partition("p")
+        if s.isdigit() and p.isdigit():
+            return int(s), int(p)
+    return None
+
+
+def accepted_candidates(case):
+    """(s, p) of every register candidate the automatic plan's record accepts:
+    the fixed variants a regret must measure to say the automatic plan is
+    within reach of the best the planner could have picked."""
+    plan = (case.get("execution_plans") or [{}])[0]
+    return {(c["subgroups"], c["packing"]) for c in plan.get("candidates") or []
+            if not c.get("rejected")}
+
+
+def regret_row(runs, op, m, n):
+    """The automatic plan's time over the fastest fixed candidate's at op, m x n
+    (packed), from the latest run that measured both (planner_regret.py's
+    figures, one run's cases only: candidates of other builds never mix)."""
+    def judge(run):
+        variants = {c.get("variant"): c for c in run.cases
+                    if (c["provider"], c["op"], c["m"], c["n"], c["input_view"]["kind"]) ==
+                    ("native", op, m, n, "packed") and c.get("variant")}
+        if "automatic" not in variants or len(variants) < 2:
+            return None
+        for case in variants.values():
+            figure(case)  # NoFigure: an invalid candidate, or no graph or held figure
+        missing = accepted_candidates(variants["automatic"]) - set(map(subgroups_packing, variants))
+        if missing:
+            raise NoFigure(f"{len(missing)} candidate(s) the planner accepts not measured, e.g. "
+                           + "s{}p{}".format(*sorted(missing)[0]))
+        key = (op, m, n, "packed")
+        scope = planner_regret.common_scope({key: variants})
+        r = planner_regret.regrets({key: variants}, scope)[0]
+        return r["regret"], dict(best_fixed=r["best_fixed"],
+                                 detail=f"automatic {r['automatic_ns'] / 1e3:.3f} µs, best of "
+                                        f"{r['candidates']} fixed {r['best_fixed']} "
+                                        f"{r['best_fixed_ns'] / 1e3:.3f} µs")
+    return first_judged(runs, f"{op}/{m}x{n}", planner_regret.WORST_TARGET, True, judge)
+
+
+def regret_target(runs):
+    named = [(op, m, n) for m, n in EVIDENCE_SHAPES for op in ROW_OPS]
+    measured = dict.fromkeys(
+        (c["op"], c["m"], c["n"]) for run in runs for c in run.cases
+        if c["provider"] == "native" and c.get("variant") not in (None, "automatic") and
+        c["input_view"]["kind"] == "packed" and (c["op"], c["m"], c["n"]) not in named)
+    result = target("planner regret: automatic / best fixed candidate",
+                    [regret_row(runs, *key) for key in named],
+                    [regret_row(runs, *key) for key in measured])
+    values = [r["value"] for r in result["rows"] if r["value"] is not None]
     if values:
-        median = statistics.median(values)
-        result["median"] = median
-        if median > planner_regret.MEDIAN_TARGET and result["verdict"] == "met":
+        result["median"] = statistics.median(values)
+        if result["median"] > planner_regret.MEDIAN_TARGET and result["verdict"] == "met":
             result["verdict"] = "missed"
     return result
 
 
-def target(name, rows):
+def target(name, rows, other_rows=()):
+    """The verdict over `rows` (the cases the target names: each must be met)
+    and the other cases of its class the runs measured (`other_rows`: those
+    not measured are left out; the rest count as the named ones do)."""
+    rows = list(rows) + [r for r in other_rows if r["verdict"] != "not measured"]
     counts = {v: sum(r["verdict"] == v for r in rows)
               for v in ("met", "missed", "invalid", "not measured")}
     verdict = ("missed" if counts["missed"] or counts["invalid"] else
@@ -319,7 +390,7 @@ def target(name, rows):
 
 # ---- output ----
 
-def print_target(t):
+def print_target(t, numbers):
     c = t["counts"]
     extra = f", median {t['median']:.3f}" if "median" in t else ""
     print(f"\n## {t['name']}: {t['verdict'].upper()} ({c['met']} met, {c['missed']} missed, "
@@ -330,8 +401,9 @@ def print_target(t):
         print("|---|---:|---|---|---|")
     for r in measured:
         value = "" if r["value"] is None else f"{r['value']:.3f}"
+        where = f"run {numbers[r['run']]}: " if r.get("run") in numbers else ""
         print(f"| {r['case']} | {value} | {r['bound_is']} {r['bound']:g} | {r['verdict']} | "
-              f"{r.get('detail', '')} |")
+              f"{where}{r.get('detail', '')} |")
     missing = [r["case"] + (f" ({r['detail']})" if r.get("detail") else "") for r in t["rows"]
                if r["verdict"] == "not measured"]
     if missing:
@@ -357,7 +429,6 @@ def main(argv):
     except BadInput as e:
         print(f"kernel_targets: {e}", file=sys.stderr)
         return 2
-    docs = [{"cases": r.cases} for r in runs]
     targets = [
         compile_target(runs),
         class_target("many long rows: fraction of the copy ceiling", runs,
@@ -368,11 +439,15 @@ def main(argv):
         short_rows_target(runs),
         one_row_target(runs),
         gemm_target(runs),
-        regret_target(runs, docs),
+        regret_target(runs),
     ]
-    print(f"# Issue 21 targets on {devices[0]} ({len(runs)} run(s))")
+    print(f"# Issue 21 targets on {devices[0]} ({len(runs)} run(s))\n")
+    numbers = {}
+    for run in runs:
+        numbers[run.folder] = len(numbers) + 1
+        print(f"{numbers[run.folder]}. {run.folder} (started {run.started or 'unknown'})")
     for t in targets:
-        print_target(t)
+        print_target(t, numbers)
     print()
     for t in targets:
         print(f"{t['verdict'].upper():12s} {t['name']}")
