@@ -197,10 +197,16 @@ def ratio_row(runs, label, op, shape, other, bound, at_most=True, realization=No
         if native is None or theirs is None:
             return None
         a, b = figure(native), figure(theirs)
-        return (b[0] / a[0] if invert else a[0] / b[0],
-                dict(native_ns=a[0], other_ns=b[0],
-                     detail=f"native {a[0] / 1e3:.3f} µs, {other} {b[0] / 1e3:.3f} µs; "
-                            f"{separation(a[1], b[1])}"))
+        facts = dict(native_ns=a[0], other_ns=b[0])
+        ceiling = ""
+        if run.copy_gbps and op != "gemm":
+            # how near the other side already runs to the run's copy ceiling: a bound
+            # that asks native to stream faster than that is named by it
+            facts["other_of_copy_ceiling"] = native["minimal_bytes"] / b[0] / run.copy_gbps
+            ceiling = f" ({facts['other_of_copy_ceiling']:.2f} of the copy ceiling)"
+        facts["detail"] = (f"native {a[0] / 1e3:.3f} µs, {other} {b[0] / 1e3:.3f} µs{ceiling}; "
+                           f"{separation(a[1], b[1])}")
+        return (b[0] / a[0] if invert else a[0] / b[0]), facts
     return first_judged(runs, label, bound, at_most, judge)
 
 
