@@ -111,6 +111,7 @@ class Run:
             raise BadInput(f"{folder}: not a tilebench results file (no run record or cases)")
         self.device = device_of(doc, folder)
         self.started = doc["run"].get("started_at") or ""
+        self.complete = doc["run"].get("complete") is True
         ceiling = doc["run"].get("copy_ceiling") or {}
         self.copy_gbps = ceiling.get("gbps")
         for i, case in enumerate(doc["cases"]):
@@ -451,7 +452,8 @@ def main(argv):
     numbers = {}
     for run in runs:
         numbers[run.folder] = len(numbers) + 1
-        print(f"{numbers[run.folder]}. {run.folder} (started {run.started or 'unknown'})")
+        print(f"{numbers[run.folder]}. {run.folder} (started {run.started or 'unknown'}"
+              f"{'' if run.complete else '; incomplete: its finished cases only'})")
     for t in targets:
         print_target(t, numbers)
     print()
