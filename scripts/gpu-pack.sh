@@ -5,16 +5,16 @@
 # lack (lib/). Then: scripts/gpu.sh there.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
-for name in BASELINE MIDDLE; do
-  if [[ -n "${!name:-}" ]] && ! git -C "$TB_ROOT" rev-parse --verify -q "${!name}^{commit}" >/dev/null; then
-    echo "gpu-pack: $name=${!name} is not a commit of this repository" >&2
+if (( $(wc -w <<< "${BASELINE:-}") > 9 )); then
+  echo "gpu-pack: BASELINE: at most 9 commits (the ab stage labels the builds A to J)" >&2
+  exit 2
+fi
+for commit in ${BASELINE:-}; do
+  if ! git -C "$TB_ROOT" rev-parse --verify -q "$commit^{commit}" >/dev/null; then
+    echo "gpu-pack: BASELINE: $commit is not a commit of this repository" >&2
     exit 2
   fi
 done
-if [[ -n "${MIDDLE:-}" && -z "${BASELINE:-}" ]]; then
-  echo "gpu-pack: MIDDLE needs BASELINE (the ab stage runs A M B B M A)" >&2
-  exit 2
-fi
 tb_install_packages
 tb_build "$TB_ROOT/build"
 rm -rf "$TB_ROOT/.device"
@@ -26,22 +26,26 @@ cp "$TB_ROOT"/build/src/tilebench "$TB_ROOT"/build/src/libtilebench_timing.so* \
 # what travels with the binary (core/resources.h): the Python package and the audit
 cp -r "$TB_ROOT"/build/src/python "$TB_ROOT"/build/src/audit "$TB_ROOT/.device/bin/"
 cp -L /usr/lib/x86_64-linux-gnu/libjansson.so.4 "$TB_ROOT/.device/lib/"
-# BASELINE=<commit>: that commit's tilebench too, under .device/baseline/, for
-# the ab stage of scripts/gpu.sh (before and after a change in one call); and
-# MIDDLE=<commit> under .device/middle/, for two changes in a row (A M B).
+# BASELINE="<commit> [<commit> ...]": those commits' tilebench too, in that
+# order under .device/builds/1, 2, ..., for the ab stage of scripts/gpu.sh: a
+# chain of changes, each build measured against the one before it and the
+# last against this tree's, in one call.
 build_commit() {  # COMMIT FOLDER
   local tree
   tree=$(mktemp -d)
   git -C "$TB_ROOT" worktree add --detach "$tree" "$1" >/dev/null 2>&1
   cmake -S "$tree" -B "$tree/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
     cmake --build "$tree/build" -j"$(nproc)" --target tilebench >/dev/null
-  mkdir -p "$TB_ROOT/.device/$2"
-  cp "$tree"/build/src/tilebench "$tree"/build/src/libtilebench_timing.so* "$TB_ROOT/.device/$2/"
-  git -C "$TB_ROOT" rev-parse "$1" > "$TB_ROOT/.device/$2/commit"
+  mkdir -p "$2"
+  cp "$tree"/build/src/tilebench "$tree"/build/src/libtilebench_timing.so* "$2/"
+  git -C "$TB_ROOT" rev-parse "$1" > "$2/commit"
   git -C "$TB_ROOT" worktree remove --force "$tree"
 }
-[[ -z "${BASELINE:-}" ]] || build_commit "$BASELINE" baseline
-[[ -z "${MIDDLE:-}" ]] || build_commit "$MIDDLE" middle
+position=0
+for commit in ${BASELINE:-}; do
+  position=$((position + 1))
+  build_commit "$commit" "$TB_ROOT/.device/builds/$position"
+done
 # The CUDA user kernels of the user-kernels stage (the GPU machine has no
 # nvcc): the example and the GPU-only broken kernels, where nvcc is here; and
 # the cluster-placement diagnostic.

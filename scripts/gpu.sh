@@ -448,39 +448,39 @@ if has gemm-tiles; then
   keep gemm-tiles
 fi
 
-if has ab && [[ ! -x "$ROOT/.device/baseline/tilebench" ]]; then
+if has ab && [[ ! -x "$ROOT/.device/builds/1/tilebench" ]]; then
   note "ab: no baseline build (pack with BASELINE=<commit> scripts/gpu-pack.sh); skipped"
 elif has ab; then
-  # Before and after a change, in one call: the baseline build (BASELINE= for
-  # scripts/gpu-pack.sh) and this build run AB_ARGS in the order A B B A, and
-  # `tilebench compare` pairs each baseline run with the build run beside it
-  # (--allow-different: the two builds differ by design; compare prints how).
-  # With a middle build (MIDDLE=), two changes in a row: A M B B M A, each
-  # build compared with the one before it (A with M, M with B, both pairs).
+  # Before and after changes, in one call: the builds of BASELINE (scripts/gpu-pack.sh), a
+  # chain of commits, and this tree's build last, labelled A, B, ... in that order. Each runs
+  # AB_ARGS twice, in the order A1 B1 ... B2 A2 (each build's runs balanced around the
+  # middle), and `tilebench compare` pairs each build with the one after it, both rounds
+  # (--allow-different: the builds differ by design; compare prints how).
   mkdir -p "$WORK/ab"
-  cp "$ROOT/.device/baseline/commit" "$WORK/ab/baseline-commit"
-  cp "$ROOT/.device/commit" "$WORK/ab/commit"
-  order="A1 B1 B2 A2" pairs=("A1 B1" "A2 B2")
-  if [[ -x "$ROOT/.device/middle/tilebench" ]]; then
-    cp "$ROOT/.device/middle/commit" "$WORK/ab/middle-commit"
-    order="A1 M1 B1 B2 M2 A2" pairs=("A1 M1" "A2 M2" "M1 B1" "M2 B2")
-  fi
-  for run in $order; do
-    case $run in
-      A*) bin=$ROOT/.device/baseline/tilebench commit=baseline-commit ;;
-      M*) bin=$ROOT/.device/middle/tilebench commit=middle-commit ;;
-      *) bin=$BIN/tilebench commit=commit ;;
-    esac
-    timeout 200 "$bin" run --backend cuda ${AB_ARGS:---ops layernorm --shapes 8192x32768} \
+  programs=() commits=()
+  for folder in "$ROOT"/.device/builds/*/; do programs+=("$folder/tilebench") commits+=("$folder/commit"); done
+  programs+=("$BIN/tilebench") commits+=("$ROOT/.device/commit")
+  letters=ABCDEFGHIJ last=$(( ${#programs[@]} - 1 ))
+  order=()  # build index and round: 0 1, 1 1, ..., last 1, last 2, ..., 0 2
+  for (( k = 0; k <= last; k++ )); do order+=("$k 1"); done
+  for (( k = last; k >= 0; k-- )); do order+=("$k 2"); done
+  for k in $(seq 0 "$last"); do cp "${commits[k]}" "$WORK/ab/${letters:k:1}-commit"; done
+  for entry in "${order[@]}"; do
+    read -r k round <<< "$entry"
+    run=${letters:k:1}$round
+    timeout 200 "${programs[k]}" run --backend cuda ${AB_ARGS:---ops layernorm --shapes 8192x32768} \
       --input-views packed --variants automatic --samples 9 --quiet --out "$WORK/ab/$run" \
       > "$WORK/ab/$run.log" 2>&1
-    note "ab $run ($(cut -c1-7 "$WORK/ab/$commit")): $(grep -E 'cases valid' "$WORK/ab/$run.log" || tail -1 "$WORK/ab/$run.log")"
+    note "ab $run ($(cut -c1-7 "${commits[k]}")): $(grep -E 'cases valid' "$WORK/ab/$run.log" || tail -1 "$WORK/ab/$run.log")"
     grep -E '^(sum|softmax|rmsnorm|layernorm|add|gelu_add|gemm)' "$WORK/ab/$run.log" | tee -a "$SUMMARY"
     keep ab
   done
-  for pair in "${pairs[@]}"; do
-    set -- $pair
-    "$BIN/tilebench" compare --allow-different --across-plans "$WORK/ab/$1" "$WORK/ab/$2" 2>&1 | tee "$WORK/ab/compare-$1-$2.txt" | tee -a "$SUMMARY"
+  for (( k = 0; k < last; k++ )); do
+    for round in 1 2; do
+      before=${letters:k:1}$round after=${letters:k+1:1}$round
+      "$BIN/tilebench" compare --allow-different --across-plans "$WORK/ab/$before" "$WORK/ab/$after" 2>&1 |
+        tee "$WORK/ab/compare-$before-$after.txt" | tee -a "$SUMMARY"
+    done
   done
   keep ab
 fi
