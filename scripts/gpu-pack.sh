@@ -5,6 +5,10 @@
 # lack (lib/). Then: scripts/gpu.sh there.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+if [[ -n "${MIDDLE:-}" ]]; then
+  echo "gpu-pack: MIDDLE is gone: give the chain as BASELINE=\"<commit> <commit> ...\"" >&2
+  exit 2
+fi
 if (( $(wc -w <<< "${BASELINE:-}") > 9 )); then
   echo "gpu-pack: BASELINE: at most 9 commits (the ab stage labels the builds A to J)" >&2
   exit 2
@@ -34,10 +38,17 @@ build_commit() {  # COMMIT FOLDER
   local tree
   tree=$(mktemp -d)
   git -C "$TB_ROOT" worktree add --detach "$tree" "$1" >/dev/null 2>&1
-  cmake -S "$tree" -B "$tree/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
-    cmake --build "$tree/build" -j"$(nproc)" --target tilebench >/dev/null
+  if ! { cmake -S "$tree" -B "$tree/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
+         cmake --build "$tree/build" -j"$(nproc)" --target tilebench >/dev/null; }; then
+    git -C "$TB_ROOT" worktree remove --force "$tree"
+    echo "gpu-pack: the build of $1 failed" >&2
+    exit 1
+  fi
   mkdir -p "$2"
   cp "$tree"/build/src/tilebench "$tree"/build/src/libtilebench_timing.so* "$2/"
+  # what travels with the binary, as for this tree's (the torch worker, the audit; older
+  # commits staged none)
+  cp -r "$tree"/build/src/python "$tree"/build/src/audit "$2/" 2>/dev/null || true
   git -C "$TB_ROOT" rev-parse "$1" > "$2/commit"
   git -C "$TB_ROOT" worktree remove --force "$tree"
 }

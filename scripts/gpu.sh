@@ -25,6 +25,13 @@ note() { echo "$*" | tee -a "$SUMMARY"; }
 # of its runs loses only the run in flight when the call's time runs out.
 keep() { tar -C "$WORK" -czf "$OUT/$1.tgz.partial" "$1" && mv "$OUT/$1.tgz.partial" "$OUT/$1.tgz"; }
 has() { [[ " $STAGES " == *" $1 "* ]]; }
+# Seconds a command may take: at most WANTED, and no more than what is left of the call's limit
+# (CALL_LIMIT_S, the device tool's 600 s less a margin) once RESERVE seconds are kept back for
+# what must follow it (a summary, the bundle).
+budget() {  # WANTED RESERVE
+  local left=$(( ${CALL_LIMIT_S:-590} - SECONDS - $2 ))
+  echo $(( left < $1 ? left : $1 ))
+}
 
 # Shapes of issue 5; the validation matrix also has odd and long rows.
 ALL_SHAPES=17x257,37x769,64x4096,1024x1024,16384x257,4096x1024,32768x8192,8192x32768,262144x257,8x65536
@@ -467,8 +474,11 @@ elif has ab; then
   for k in $(seq 0 "$last"); do cp "${commits[k]}" "$WORK/ab/${letters:k:1}-commit"; done
   for entry in "${order[@]}"; do
     read -r k round <<< "$entry"
-    run=${letters:k:1}$round
-    timeout 200 "${programs[k]}" run --backend cuda ${AB_ARGS:---ops layernorm --shapes 8192x32768} \
+    run=${letters:k:1}$round limit=$(budget 200 30)
+    if (( limit < 20 )); then note "ab $run: not started (the call's time is spent)"; continue; fi
+    # each build with its own timing library ahead of this tree's on the search path
+    LD_LIBRARY_PATH="$(dirname "${programs[k]}"):$LD_LIBRARY_PATH" timeout "$limit" "${programs[k]}" \
+      run --backend cuda ${AB_ARGS:---ops layernorm --shapes 8192x32768} \
       --input-views packed --variants automatic --samples 9 --quiet --out "$WORK/ab/$run" \
       > "$WORK/ab/$run.log" 2>&1
     note "ab $run ($(cut -c1-7 "${commits[k]}")): $(grep -E 'cases valid' "$WORK/ab/$run.log" || tail -1 "$WORK/ab/$run.log")"
@@ -648,18 +658,24 @@ fi
 
 if has targets; then
   # Issue 21's targets (tests/gpu/kernel_targets.py), each ratio's two sides in one run, every
-  # run graph replays (host-gap-free), probe off. TARGETS_PARTS picks among: compile (native
-  # and torch.compile over the evidence matrix, a run a shape), long-rows (copy-ceiling
-  # fractions), one-row (a row of 10^6 beside add moving the same bytes: 4, 8, 12 and 16 MB),
-  # short-rows (native, torch and torch.compile at n <= 32), gemm (native and cuBLAS), run in
-  # that order; none started past TARGETS_DEADLINE_S. Then the scoreboard over every run
-  # here and any regret runs of this call.
+  # run graph replays (host-gap-free), probe off. TARGETS_PARTS picks among, and runs in this
+  # order: one-row (a row of 10^6 beside add moving the same bytes: 4, 8, 12 and 16 MB),
+  # short-rows (native, torch and torch.compile at n <= 32), compile (native and
+  # torch.compile over the evidence matrix, a run a shape), long-rows (copy-ceiling
+  # fractions), gemm (native and cuBLAS). All of them take more than one call: compile in one,
+  # the others in another. A run starts only with 30 s of the call left beyond the 40 s kept
+  # for the scoreboard, over every run here and any regret runs of this call.
   mkdir -p "$WORK/targets"
-  parts=" ${TARGETS_PARTS:-compile long-rows one-row short-rows gemm} "
+  parts=" ${TARGETS_PARTS:-one-row short-rows compile long-rows gemm} "
+  for part in $parts; do
+    [[ " one-row short-rows compile long-rows gemm " == *" $part "* ]] ||
+      note "targets: part '$part' unknown (one-row, short-rows, compile, long-rows, gemm; spaces between)"
+  done
   targets_run() {  # NAME, then tilebench run's arguments
-    local name=$1; shift
-    if (( SECONDS > ${TARGETS_DEADLINE_S:-500} )); then note "targets $name: not started (deadline)"; return; fi
-    timeout "${TARGETS_RUN_TIMEOUT_S:-200}" "$BIN/tilebench" run --backend cuda --batch graph \
+    local name=$1 limit; shift
+    limit=$(budget "${TARGETS_RUN_TIMEOUT_S:-200}" 40)
+    if (( limit < 30 )); then note "targets $name: not started (the call's time is spent)"; return; fi
+    timeout "$limit" "$BIN/tilebench" run --backend cuda --batch graph \
       --probe off --input-views packed --samples 5 --warmup-ms 10 --quiet \
       --out "$WORK/targets/$name" "$@" > "$WORK/targets/$name.log" 2>&1
     note "targets $name (exit $?, ${SECONDS}s): $(grep -E 'cases valid' "$WORK/targets/$name.log" || tail -1 "$WORK/targets/$name.log")"
@@ -690,16 +706,21 @@ if has targets; then
   for run in "$WORK"/targets/*/ "$WORK"/regret/*/; do
     [[ -f "$run/results.json" ]] && runs+=("$run")
   done
-  python3 "$ROOT/tests/gpu/kernel_targets.py" --json "$WORK/targets/targets.json" "${runs[@]}" \
-    > "$WORK/targets/targets.md" 2>&1
-  note "issue 21 targets (exit $?):"
-  tail -n 8 "$WORK/targets/targets.md" | tee -a "$SUMMARY"
+  if (( ${#runs[@]} == 0 )); then
+    note "issue 21 targets: no run wrote results"
+  else
+    python3 "$ROOT/tests/gpu/kernel_targets.py" --json "$WORK/targets/targets.json" "${runs[@]}" \
+      > "$WORK/targets/targets.md" 2>&1
+    note "issue 21 targets (exit $?):"
+    tail -n 8 "$WORK/targets/targets.md" | tee -a "$SUMMARY"
+  fi
   keep targets
 fi
-if has perf; then
-  # Performance evidence: cold throughput, full samples, every op.
-  # whatever is left of the call's limit (CALL_LIMIT_S, the device tool's 600 s)
-  timeout $(( ${CALL_LIMIT_S:-590} - SECONDS - 20 )) "$BIN/tilebench" run --backend cuda \
+if has perf && (( $(budget 600 20) < 30 )); then
+  note "perf: not started (the call's time is spent)"
+elif has perf; then
+  # Performance evidence: cold throughput, full samples, every op, in what is left of the call
+  timeout "$(budget 600 20)" "$BIN/tilebench" run --backend cuda \
     --shapes "$ALL_SHAPES" --input-views packed \
     --variants automatic --samples 9 --quiet --out "$WORK/perf" > "$WORK/perf.log" 2>&1
   cp "$WORK/perf.log" "$WORK/perf/" 2>/dev/null

@@ -1,7 +1,9 @@
 """tests/gpu/kernel_targets.py (issue 21's scoreboard) on committed GPU runs:
 its ratios are the C report's, the floor of a row is the add of the same
-bytes, the bounds decide each verdict, the regret is planner_regret's, and
-bad input (no run, runs of two GPU models, a CPU run) exits 2."""
+bytes, the bounds decide each verdict, the latest run by its start decides a
+case and a later invalid case is never hidden, the regret is planner_regret's
+where every accepted candidate was measured, and bad input (no run, runs of
+two GPU models, a CPU run, malformed fields) exits 2."""
 import copy
 import gzip
 import json
@@ -23,6 +25,7 @@ ONE_ROW = ("2026-12-06-h100-persistent-weights-ahead/call1.tar.xz", "call1/ab/A1
 REGRET = ("2026-12-01-h200-planner-calibrated-2/regret-calibrated-2.tar.xz",
           "regret-calibrated-2/regret")
 GEMM = os.path.join(EVIDENCE, "2026-12-02-h200-matrix-vector-gemm", "gemm", "run")
+SHORT = os.path.join(EVIDENCE, "2026-12-01-h200-subwarp-rows", "torch-all", "65536x17")
 
 
 class KernelTargetsTest(unittest.TestCase):
@@ -45,6 +48,8 @@ class KernelTargetsTest(unittest.TestCase):
 
     def judge(self, *runs):
         out = self.path("targets.json")
+        if os.path.exists(out):
+            os.remove(out)
         r = subprocess.run([sys.executable, SCRIPT, "--json", out, *runs], capture_output=True,
                            text=True)
         self.assertIn(r.returncode, (0, 1), r.stdout + r.stderr)
@@ -78,9 +83,9 @@ class KernelTargetsTest(unittest.TestCase):
 
     def test_a_rows_floor_is_the_add_of_its_bytes_in_the_same_run(self):
         alone, targets = self.judge(self.path(ONE_ROW[1]))
-        rows = targets["one row of 10^6"]["rows"]
-        self.assertTrue(all(r["verdict"] == "not measured" for r in rows))
-        self.assertIn("no add of 8000000 bytes in its run", rows[0]["detail"])
+        rows = {r["case"]: r for r in targets["one row of 10^6"]["rows"]}
+        self.assertTrue(all(r["verdict"] == "not measured" for r in rows.values()))
+        self.assertIn("no add of 8000000 bytes in its run", rows["softmax/1x1000000"]["detail"])
         # the A build and the floor ran in one call: as one run, each row finds its add
         doc = load_results(self.path(ONE_ROW[1]))
         doc["cases"] += [c for c in load_results(self.path(ONE_ROW[2]))["cases"]]
@@ -93,6 +98,22 @@ class KernelTargetsTest(unittest.TestCase):
             self.assertEqual(row["floor_case"], f"add/{shape}/packed/native")
             self.assertAlmostEqual(row["value"], published[op], delta=0.006)
             self.assertEqual(row["verdict"], "met" if row["value"] <= 2.0 else "missed")
+        # a strided add of the same bytes ahead of it: the packed floor still stands (a row is
+        # judged against its own view); the packed floor made invalid: the row says so rather
+        # than judge against it
+        strided = copy.deepcopy(next(c for c in doc["cases"] if c["id"] == "add/1x666667/packed/native"))
+        strided.update(id="add/1x666667/strided/native",
+                       input_view=dict(strided["input_view"], kind="strided"))
+        doc["cases"].insert(0, strided)
+        _, targets = self.judge(self.write_run("one-row-strided", doc))
+        row = next(r for r in targets["one row of 10^6"]["rows"] if r["case"] == "softmax/1x1000000")
+        self.assertEqual(row["floor_case"], "add/1x666667/packed/native")
+        for c in doc["cases"]:
+            if c["id"] == "add/1x666667/packed/native":
+                c["valid"] = False
+        _, targets = self.judge(self.write_run("one-row-invalid-floor", doc))
+        row = next(r for r in targets["one row of 10^6"]["rows"] if r["case"] == "softmax/1x1000000")
+        self.assertEqual(row["verdict"], "invalid")
 
     def test_copy_fraction_classes(self):
         run = self.path(ONE_ROW[1])
@@ -115,6 +136,35 @@ class KernelTargetsTest(unittest.TestCase):
                    if r["case"] == "layernorm/16x4194304")
         self.assertEqual((round(row["value"], 6), row["verdict"]), (0.81, "met"))
         self.assertEqual(targets["many long rows"]["verdict"], "not measured")
+
+    def test_gemm_bounds_follow_the_issue(self):
+        _, targets = self.judge(GEMM)
+        bounds = {r["case"]: r["bound"] for r in targets["gemm"]["rows"]}
+        self.assertEqual(bounds["gemm/4096x4096x4096/simt"], 0.95)
+        self.assertEqual(bounds["gemm/8192x8192x8192/tensor"], 0.95)
+        self.assertEqual(bounds["gemm/4096x4096x4096/tensor-3xtf32"], 0.80)
+        self.assertEqual(bounds["gemm/1024x1024x1024/simt"], 0.80)
+        for small in ("gemm/32x32x32/simt", "gemm/4096x4096x13/tensor", "gemm/1999x2999x37/simt"):
+            self.assertEqual(bounds[small], 0.90, small)
+
+    def test_short_rows_must_be_faster(self):
+        _, targets = self.judge(SHORT)
+        rows = {r["case"]: r for r in targets["very short rows"]["rows"]}
+        doc = load_results(SHORT)
+        p50 = {c["id"]: c["device"]["throughput"]["gap_free"]["per_call_p50_ns"] for c in doc["cases"]}
+        row = rows["softmax/65536x17 vs torch"]
+        self.assertAlmostEqual(row["value"], p50["softmax/65536x17/packed/native/automatic"] /
+                               p50["softmax/65536x17/packed/torch"])
+        self.assertEqual(row["bound_is"], "below")
+        # as fast is not faster: torch's time set to native's misses
+        for c in doc["cases"]:
+            if c["id"] == "softmax/65536x17/packed/torch":
+                c["device"]["throughput"]["gap_free"]["per_call_p50_ns"] = \
+                    p50["softmax/65536x17/packed/native/automatic"]
+        _, targets = self.judge(self.write_run("short-tie", doc))
+        row = next(r for r in targets["very short rows"]["rows"]
+                   if r["case"] == "softmax/65536x17 vs torch")
+        self.assertEqual((row["value"], row["verdict"]), (1.0, "missed"))
 
     def test_bounds_decide_gemm_verdicts(self):
         doc = load_results(GEMM)
@@ -154,6 +204,16 @@ class KernelTargetsTest(unittest.TestCase):
         row = next(r for r in targets["gemm"]["rows"] if r["case"] == "gemm/4096x4096x4096/simt")
         self.assertEqual(row["verdict"], "invalid")
         self.assertIn("is invalid", row["detail"])
+        # the latest by its start, whatever the order given
+        _, targets = self.judge(eager, GEMM)
+        row = next(r for r in targets["gemm"]["rows"] if r["case"] == "gemm/4096x4096x4096/simt")
+        self.assertEqual(row["run"], GEMM)
+        # a later run holding only the invalid native case, without cuBLAS beside it
+        alone = copy.deepcopy(later)
+        alone["cases"] = [c for c in alone["cases"] if c["id"] == native["id"]]
+        _, targets = self.judge(GEMM, self.write_run("gemm-later-alone", alone))
+        row = next(r for r in targets["gemm"]["rows"] if r["case"] == "gemm/4096x4096x4096/simt")
+        self.assertEqual(row["verdict"], "invalid")
 
     def test_regret_is_planner_regrets(self):
         folder = self.path(REGRET[1])
@@ -171,6 +231,69 @@ class KernelTargetsTest(unittest.TestCase):
         self.assertAlmostEqual(regret["median"], 1.006, places=3)
         # 8 of the 40 matrix cases: met where measured, the target not yet measured
         self.assertEqual((regret["counts"]["met"], regret["verdict"]), (8, "not measured"))
+        # a candidate the plan accepts left out: no regret; a candidate's graph figure taken
+        # away: none either (never another scope's figure in its place)
+        run = os.path.join(folder, "softmax-64x4096")
+        doc = load_results(run)
+        accepted = {(c["subgroups"], c["packing"]) for c in next(
+            c for c in doc["cases"] if c["variant"] == "automatic")["execution_plans"][0]["candidates"]
+            if not c["rejected"]}
+        s, p = sorted(accepted)[0]
+        dropped = copy.deepcopy(doc)
+        dropped["cases"] = [c for c in dropped["cases"] if c["variant"] != f"s{s}p{p}"]
+        _, targets = self.judge(self.write_run("regret-dropped", dropped))
+        row = next(r for r in targets["planner regret"]["rows"] if r["case"] == "softmax/64x4096")
+        self.assertEqual(row["verdict"], "not measured")
+        self.assertIn("the planner accepts not measured", row["detail"])
+        for c in doc["cases"]:
+            if c["variant"] == "s4p1":
+                del c["device"]["throughput"]["batch_modes"]["graph"]
+        _, targets = self.judge(self.write_run("regret-no-graph", doc))
+        row = next(r for r in targets["planner regret"]["rows"] if r["case"] == "softmax/64x4096")
+        self.assertEqual(row["verdict"], "not measured")
+        self.assertIn("no graph figure for s4p1", row["detail"])
+
+    def test_malformed_runs_exit_2(self):
+        def broken(name, change):
+            doc = load_results(GEMM)
+            change(doc)
+            return self.write_run(name, doc)
+
+        def gap_free(doc):
+            return doc["cases"][0]["device"]["throughput"]["gap_free"]
+
+        folders = [
+            broken("p50-null", lambda d: gap_free(d).update(per_call_p50_ns=None)),
+            broken("p50-zero", lambda d: gap_free(d).update(per_call_p50_ns=0)),
+            broken("p50-negative", lambda d: gap_free(d).update(per_call_p50_ns=-1.0)),
+            broken("p50-text", lambda d: gap_free(d).update(per_call_p50_ns="12")),
+            broken("view-empty", lambda d: d["cases"][1].update(input_view={})),
+            broken("no-k", lambda d: d["cases"][2].pop("k")),
+            broken("no-name", lambda d: d["provenance"]["gpu"]["devices"][0].pop("name")),
+            broken("ceiling-text", lambda d: d["run"].update(copy_ceiling="x")),
+            broken("gap-free-list", lambda d: d["cases"][0]["device"]["throughput"].update(gap_free=[])),
+            broken("samples-number", lambda d: d["cases"][0]["device"]["throughput"]["batch_modes"]
+                   ["graph"]["control"].update(per_call_ns=5)),
+            broken("bytes-null", lambda d: d["cases"][3].update(minimal_bytes=None)),
+            broken("started-number", lambda d: d["run"].update(started_at=5)),
+            broken("valid-text", lambda d: d["cases"][0].update(valid="false")),
+        ]
+        truncated = self.path("truncated")
+        os.makedirs(truncated, exist_ok=True)
+        with open(os.path.join(GEMM, "results.json.gz"), "rb") as f:
+            data = f.read()
+        with open(os.path.join(truncated, "results.json.gz"), "wb") as f:
+            f.write(data[: len(data) // 2])
+        a_folder = self.path("json-is-a-folder")
+        os.makedirs(os.path.join(a_folder, "results.json"), exist_ok=True)
+        for folder in folders + [truncated, a_folder]:
+            r = subprocess.run([sys.executable, SCRIPT, folder], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 2, f"{folder}: {r.stdout[-300:]} {r.stderr[-500:]}")
+            self.assertIn("kernel_targets: ", r.stderr, folder)
+            self.assertNotIn("Traceback", r.stderr, folder)
+        for args in (["--json", self.path("no", "such", "place.json"), GEMM], [GEMM, GEMM]):
+            r = subprocess.run([sys.executable, SCRIPT] + args, capture_output=True, text=True)
+            self.assertEqual((r.returncode, r.stdout), (2, ""), args)
 
     def test_bad_input_exits_2(self):
         cpu = load_results(GEMM)
@@ -183,6 +306,7 @@ class KernelTargetsTest(unittest.TestCase):
         for args in cases:
             r = subprocess.run([sys.executable, SCRIPT] + args, capture_output=True, text=True)
             self.assertEqual(r.returncode, 2, args)
+            self.assertTrue(r.stderr.strip(), args)  # says why
         r = subprocess.run([sys.executable, SCRIPT, self.path(VS_COMPILE[1]), GEMM],
                            capture_output=True, text=True)
         self.assertIn("NVIDIA H100 80GB HBM3", r.stderr)

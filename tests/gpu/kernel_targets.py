@@ -36,6 +36,7 @@ Exit 0 when every target is met, 1 when any is missed or not measured, 2 on
 bad usage or input.
 """
 import json
+import math
 import os
 import statistics
 import sys
@@ -70,9 +71,9 @@ class NoFigure(Exception):
     failed validation, else it lacks a host-gap-free figure, a floor or a
     ceiling."""
 
-    def __init__(self, why, invalid=False):
+    def __init__(self, why, invalid=False, measured=False):
         super().__init__(why)
-        self.invalid = invalid
+        self.invalid, self.measured = invalid, measured
 
 
 def figure(case):
@@ -89,14 +90,77 @@ def figure(case):
     return chosen["per_call_p50_ns"], control.get("per_call_ns") or []
 
 
-def device_of(doc, where):
-    devices = ((doc.get("provenance") or {}).get("gpu") or {}).get("devices") or []
-    if doc.get("run", {}).get("backend") != "cuda" or not devices:
-        raise BadInput(f"{where}: not a run on a GPU (backend {doc.get('run', {}).get('backend')})")
-    return devices[0]["name"]
+def positive(value):
+    return (isinstance(value, (int, float)) and not isinstance(value, bool) and
+            math.isfinite(value) and value > 0)
 
 
-CASE_FIELDS = ("id", "provider", "op", "m", "n", "input_view", "valid", "minimal_bytes")
+def need(condition, where, what):
+    if not condition:
+        raise BadInput(f"{where}: {what}")
+
+
+def check_timing(throughput, where):
+    """The fields of device.throughput this tool and planner_regret.py read."""
+    need(isinstance(throughput, dict), where, "device.throughput is not an object")
+    chosen = throughput.get("gap_free")
+    if chosen is not None:
+        need(isinstance(chosen, dict) and isinstance(chosen.get("mode"), str) and
+             positive(chosen.get("per_call_p50_ns")), where,
+             "device.throughput.gap_free is not {mode, a positive per_call_p50_ns}")
+    modes = throughput.get("batch_modes") or {}
+    need(isinstance(modes, dict), where, "device.throughput.batch_modes is not an object")
+    for mode, record in modes.items():
+        control = record.get("control") if isinstance(record, dict) else None
+        need(isinstance(control, dict), where, f"batch_modes.{mode}.control is not an object")
+        samples = control.get("per_call_ns", [])
+        need(isinstance(samples, list) and all(positive(v) for v in samples), where,
+             f"batch_modes.{mode}.control.per_call_ns is not a list of positive numbers")
+        p50 = (control.get("per_call_summary_ns") or {}).get("p50")
+        need(p50 is None or positive(p50), where, f"batch_modes.{mode}.control p50 is not positive")
+
+
+def check_case(case, where):
+    need(isinstance(case, dict), where, "not an object")
+    for name, kind in (("id", str), ("provider", str), ("op", str), ("m", int), ("n", int),
+                       ("input_view", dict), ("valid", bool)):
+        need(isinstance(case.get(name), kind) and not (kind is int and case[name] is True),
+             where, f"{name} missing or not a {kind.__name__}")
+    where = case["id"]
+    need(isinstance(case["input_view"].get("kind"), str), where, "input_view.kind is not a string")
+    need(positive(case.get("minimal_bytes")), where, "minimal_bytes is not a positive number")
+    for name in ("variant", "realization"):
+        need(case.get(name) is None or isinstance(case[name], str), where, f"{name} is not a string")
+    if case["op"] == "gemm":
+        need(isinstance(case.get("k"), int) and isinstance(case.get("realization"), str), where,
+             "a gemm case without k or realization")
+    plans = case.get("execution_plans") or [{}]
+    need(isinstance(plans, list) and isinstance(plans[0], dict), where, "execution_plans is not a list")
+    for c in plans[0].get("candidates") or []:
+        need(isinstance(c, dict) and isinstance(c.get("subgroups"), int) and
+             isinstance(c.get("packing"), int), where, "a plan candidate without subgroups or packing")
+    device = case.get("device")
+    need(device is None or isinstance(device, dict), where, "device is not an object")
+    if device and device.get("throughput") is not None:
+        check_timing(device["throughput"], where)
+
+
+def check_run(doc, folder):
+    """Every field this tool reads, of the type it reads it as: BadInput where not."""
+    need(isinstance(doc, dict) and isinstance(doc.get("run"), dict) and
+         isinstance(doc.get("cases"), list), folder, "not a tilebench results file (no run or cases)")
+    run = doc["run"]
+    need(run.get("backend") == "cuda", folder, f"not a run on a GPU (backend {run.get('backend')})")
+    need(isinstance(run.get("started_at"), str), folder, "run.started_at is not a time")
+    ceiling = run.get("copy_ceiling")
+    need(ceiling is None or (isinstance(ceiling, dict) and
+                             (ceiling.get("gbps") is None or positive(ceiling["gbps"]))),
+         folder, "run.copy_ceiling.gbps is not a positive number")
+    devices = ((doc.get("provenance") or {}).get("gpu") or {}).get("devices")
+    need(isinstance(devices, list) and devices and isinstance(devices[0], dict) and
+         isinstance(devices[0].get("name"), str), folder, "provenance.gpu.devices names no GPU")
+    for i, case in enumerate(doc["cases"]):
+        check_case(case, f"{folder}: case {i}")
 
 
 class Run:
@@ -104,20 +168,14 @@ class Run:
         self.folder = folder
         try:
             doc = load_results(folder)
-        except (FileNotFoundError, ValueError) as e:
-            raise BadInput(str(e)) from e
-        if not isinstance(doc, dict) or not isinstance(doc.get("run"), dict) or \
-                not isinstance(doc.get("cases"), list):
-            raise BadInput(f"{folder}: not a tilebench results file (no run record or cases)")
-        self.device = device_of(doc, folder)
-        self.started = doc["run"].get("started_at") or ""
-        self.complete = doc["run"].get("complete") is True
-        ceiling = doc["run"].get("copy_ceiling") or {}
-        self.copy_gbps = ceiling.get("gbps")
-        for i, case in enumerate(doc["cases"]):
-            missing = [k for k in CASE_FIELDS if not isinstance(case, dict) or k not in case]
-            if missing or not isinstance(case["input_view"], dict):
-                raise BadInput(f"{folder}: case {i} lacks {', '.join(missing) or 'input_view.kind'}")
+        except (OSError, EOFError, ValueError) as e:  # missing, unreadable, truncated, not JSON
+            raise BadInput(f"{folder}: {e}") from e
+        check_run(doc, folder)
+        run = doc["run"]
+        self.device = doc["provenance"]["gpu"]["devices"][0]["name"]
+        self.started = run["started_at"]
+        self.complete = run.get("complete") is True
+        self.copy_gbps = (run.get("copy_ceiling") or {}).get("gbps")
         self.cases = doc["cases"]
 
     def find(self, provider, op, shape, view="packed", realization=None):
@@ -147,54 +205,68 @@ def separation(mine, theirs):
     return "samples overlap"
 
 
-def row(case, value, bound, at_most, invalid=False, **facts):
-    """One case of a target: its value against the bound; `invalid` where a
-    case was found but gives no figure, value None where none was found."""
+RELATIONS = {"at most": lambda v, b: v <= b, "at least": lambda v, b: v >= b,
+             "below": lambda v, b: v < b}
+
+
+def row(case, value, bound, relation, invalid=False, **facts):
+    """One case of a target: its value against the bound ("at most", "at
+    least" or "below" it); `invalid` where a case failed validation, value None
+    where no run gave the case a figure it can be judged by."""
     if invalid:
         verdict = "invalid"
     elif value is None:
         verdict = "not measured"
     else:
-        verdict = "met" if (value <= bound if at_most else value >= bound) else "missed"
-    return dict(case=case, value=value, bound=bound, bound_is="at most" if at_most else "at least",
-                verdict=verdict, **facts)
+        verdict = "met" if RELATIONS[relation](value, bound) else "missed"
+    return dict(case=case, value=value, bound=bound, bound_is=relation, verdict=verdict, **facts)
 
 
 def latest_first(runs):
     return sorted(runs, key=lambda r: r.started, reverse=True)
 
 
-def first_judged(runs, label, bound, at_most, judge):
+def first_judged(runs, label, bound, relation, judge):
     """The row of the latest run for which judge(run) gives (value, facts);
-    judge gives None where the run lacks the case. A run whose case has no
-    figure (NoFigure) passes to the one before it, unless the case is invalid:
-    that is reported, never hidden behind an older valid run."""
-    why = None
+    judge gives None where the run lacks the case. A run whose case gives no
+    figure (NoFigure) passes to the one before it, unless a case is invalid:
+    that is reported, never hidden behind an older valid run. A row left
+    unjudged says why, and whether a run did measure the case (`measured`:
+    it lacked only what the case is judged against)."""
+    why, measured = None, False
     for run in latest_first(runs):
         try:
             judged = judge(run)
         except NoFigure as e:
             if e.invalid:
-                return row(label, None, bound, at_most, invalid=True, run=run.folder,
+                return row(label, None, bound, relation, invalid=True, run=run.folder,
                            detail=str(e))
-            why = why or str(e)
+            why, measured = why or str(e), measured or e.measured
             continue
         if judged is not None:
             value, facts = judged
-            return row(label, value, bound, at_most, run=run.folder, **facts)
-    return row(label, None, bound, at_most, **({"detail": why} if why else {}))
+            return row(label, value, bound, relation, run=run.folder, **facts)
+    return row(label, None, bound, relation, measured=measured, **({"detail": why} if why else {}))
 
 
 def shape_name(shape):
     return "x".join(str(d) for d in shape)
 
 
-def ratio_row(runs, label, op, shape, other, bound, at_most=True, realization=None, invert=False):
+def refuse_invalid(*cases):
+    for case in cases:
+        if case is not None and not case["valid"]:
+            raise NoFigure(f"{case['id']} is invalid", invalid=True)
+
+
+def ratio_row(runs, label, op, shape, other, bound, relation="at most", realization=None,
+              invert=False):
     """A row of native's time over other's (other's over native's with
     invert: a speed fraction), both from one run."""
     def judge(run):
         native = run.find("native", op, shape, realization=realization)
         theirs = run.find(other, op, shape, realization=realization)
+        refuse_invalid(native, theirs)  # a later invalid case, with its pair or not
         if native is None or theirs is None:
             return None
         a, b = figure(native), figure(theirs)
@@ -208,7 +280,7 @@ def ratio_row(runs, label, op, shape, other, bound, at_most=True, realization=No
         facts["detail"] = (f"native {a[0] / 1e3:.3f} µs, {other} {b[0] / 1e3:.3f} µs{ceiling}; "
                            f"{separation(a[1], b[1])}")
         return (b[0] / a[0] if invert else a[0] / b[0]), facts
-    return first_judged(runs, label, bound, at_most, judge)
+    return first_judged(runs, label, bound, relation, judge)
 
 
 def compile_target(runs):
@@ -230,16 +302,17 @@ def in_class(runs, rule):
 def copy_fraction_row(runs, op, shape, bound):
     def judge(run):
         case = run.find("native", op, shape)
+        refuse_invalid(case)
         if case is None:
             return None
         p50 = figure(case)[0]
         if not run.copy_gbps:
-            raise NoFigure("no copy ceiling in its run")
+            raise NoFigure("no copy ceiling in its run", measured=True)
         gbps = case["minimal_bytes"] / p50
         return gbps / run.copy_gbps, dict(native_ns=p50, gbps=gbps, copy_gbps=run.copy_gbps,
                                           detail=f"{p50 / 1e3:.3f} µs, {gbps:.0f} of "
                                                  f"{run.copy_gbps:.0f} GB/s")
-    return first_judged(runs, f"{op}/{shape_name(shape)}", bound, False, judge)
+    return first_judged(runs, f"{op}/{shape_name(shape)}", bound, "at least", judge)
 
 
 def others(runs, named, rule):
@@ -254,69 +327,64 @@ def class_target(name, runs, named, rule, bound):
 
 
 def short_rows_target(runs):
-    def rows(cases):
-        found = [ratio_row(runs, f"{op}/{m}x{n} vs {other}", op, (m, n), other, 1.00)
-                 for op, m, n in cases for other in ("torch", "torch-compile")]
-        for r in found:  # faster, not as fast: a ratio of exactly 1 is not met
-            if r["value"] is not None and r["value"] >= 1.0 and r["verdict"] == "met":
-                r["verdict"] = "missed"
-        return found
+    def rows(cases):  # faster, not as fast: below 1
+        return [ratio_row(runs, f"{op}/{m}x{n} vs {other}", op, (m, n), other, 1.00, "below")
+                for op, m, n in cases for other in ("torch", "torch-compile")]
     named = [("softmax", 65536, 17)]
     return target("very short rows: native / torch (eager, compile) a call", rows(named),
                   rows(others(runs, named, lambda m, n: n <= 32 and m >= 65536)))
 
 
+def floor_of(run, case):
+    """The add of the run that moves the case's bytes (within 1 %, the same
+    view, the closest; a valid one where any is)."""
+    near = [c for c in run.cases if c["op"] == "add" and c["provider"] == "native" and
+            c["input_view"]["kind"] == case["input_view"]["kind"] and
+            abs(c["minimal_bytes"] - case["minimal_bytes"]) <= 0.01 * case["minimal_bytes"]]
+    if not near:
+        raise NoFigure(f"no add of {case['minimal_bytes']:.0f} bytes in its run", measured=True)
+    return min(near, key=lambda c: (not c["valid"], abs(c["minimal_bytes"] - case["minimal_bytes"])))
+
+
 def floor_row(runs, op, shape, bound=2.0):
     def judge(run):
         case = run.find("native", op, shape)
+        refuse_invalid(case)
         if case is None:
             return None
-        floors = [c for c in run.cases if c["op"] == "add" and c["provider"] == "native" and
-                  abs(c["minimal_bytes"] - case["minimal_bytes"]) <= 0.01 * case["minimal_bytes"]]
-        if not floors:
-            raise NoFigure(f"no add of {case['minimal_bytes']:.0f} bytes in its run")
-        mine, floor = figure(case)[0], figure(floors[0])[0]
-        return mine / floor, dict(native_ns=mine, floor_ns=floor, floor_case=floors[0]["id"],
-                                  detail=f"native {mine / 1e3:.3f} µs, {floors[0]['id']} "
+        floor_case = floor_of(run, case)
+        mine, floor = figure(case)[0], figure(floor_case)[0]
+        return mine / floor, dict(native_ns=mine, floor_ns=floor, floor_case=floor_case["id"],
+                                  detail=f"native {mine / 1e3:.3f} µs, {floor_case['id']} "
                                          f"{floor / 1e3:.3f} µs")
-    return first_judged(runs, f"{op}/{shape_name(shape)}", bound, True, judge)
+    return first_judged(runs, f"{op}/{shape_name(shape)}", bound, "at most", judge)
 
 
 def one_row_target(runs):
-    def rows(cases):
-        return [floor_row(runs, op, (m, n)) for op, m, n in cases]
-    named = [(op, 1, 1000000) for op in ("softmax", "rmsnorm", "layernorm")]
-    return target("one row of 10^6: native / streaming floor of its bytes", rows(named),
-                  rows(others(runs, named, lambda m, n: m == 1 and n >= 1000000)))
+    return target("one row of 10^6: native / streaming floor of its bytes",
+                  [floor_row(runs, op, (1, 1000000)) for op in ROW_OPS])
+
+
+def gemm_bound(shape, realization):
+    """The issue's bound on cuBLAS's time over native's at a gemm shape."""
+    m, n, k = shape
+    if shape in GEMM_BIG and realization in ("simt", "tensor"):
+        return 0.95
+    return 0.90 if k <= 64 or m == 1 or n == 1 else 0.80
 
 
 def gemm_target(runs):
-    named = {}
-    for shape in GEMM_BIG:
-        for realization in ("simt", "tensor"):
-            named[(shape, realization)] = 0.95
-    for shape in GEMM_SMALL_K:
-        for realization in ("simt", "tensor"):
-            named[(shape, realization)] = 0.90
-    for shape in GEMM_VECTOR:
-        named[(shape, "simt")] = 0.90
-    for shape in GEMM_MATRIX:
-        for realization in ("simt", "tensor"):
-            named.setdefault((shape, realization), 0.80)
-    measured = {}
-    for run in runs:
-        for c in run.cases:
-            if c["op"] == "gemm" and c["provider"] == "native" and c["input_view"]["kind"] == "packed":
-                shape = (c["m"], c["n"], c["k"])
-                small = c["k"] <= 64 or c["m"] == 1 or c["n"] == 1
-                if (shape, c["realization"]) not in named:
-                    measured[(shape, c["realization"])] = 0.90 if small else 0.80
+    named = dict.fromkeys([(s, r) for s in GEMM_BIG + GEMM_SMALL_K + GEMM_MATRIX
+                           for r in ("simt", "tensor")] + [(s, "simt") for s in GEMM_VECTOR])
+    measured = dict.fromkeys(
+        ((c["m"], c["n"], c["k"]), c["realization"]) for run in runs for c in run.cases
+        if c["op"] == "gemm" and c["provider"] == "native" and c["input_view"]["kind"] == "packed")
 
     def rows(cases):
-        return [ratio_row(runs, f"gemm/{shape_name(s)}/{realization}", "gemm", s, "cublas", bound,
-                          at_most=False, realization=realization, invert=True)
-                for (s, realization), bound in cases.items()]
-    return target("gemm: cuBLAS time / native time", rows(named), rows(measured))
+        return [ratio_row(runs, f"gemm/{shape_name(s)}/{r}", "gemm", s, "cublas", gemm_bound(s, r),
+                          "at least", realization=r, invert=True) for s, r in cases]
+    return target("gemm: cuBLAS time / native time", rows(named),
+                  rows(key for key in measured if key not in named))
 
 
 def subgroups_packing(variant):
@@ -342,28 +410,33 @@ def accepted_candidates(case):
 
 def regret_row(runs, op, m, n):
     """The automatic plan's time over the fastest fixed candidate's at op, m x n
-    (packed), from the latest run that measured both (planner_regret.py's
-    figures, one run's cases only: candidates of other builds never mix)."""
+    (packed), from the latest run that measured both, every variant in the
+    scope of the automatic case's host-gap-free figure (planner_regret.py's
+    figures; one run's cases only, so candidates of other builds never mix).
+    An invalid variant makes the row invalid: it is a kernel the planner may
+    pick that computes wrongly."""
     def judge(run):
-        variants = {c.get("variant"): c for c in run.cases
+        variants = {c["variant"]: c for c in run.cases
                     if (c["provider"], c["op"], c["m"], c["n"], c["input_view"]["kind"]) ==
                     ("native", op, m, n, "packed") and c.get("variant")}
+        refuse_invalid(*variants.values())
         if "automatic" not in variants or len(variants) < 2:
             return None
-        for case in variants.values():
-            figure(case)  # NoFigure: an invalid candidate, or no graph or held figure
+        figure(variants["automatic"])  # NoFigure: no graph or held figure
+        scope = variants["automatic"]["device"]["throughput"]["gap_free"]["mode"]
+        lacking = [v for v, c in variants.items() if planner_regret.figure(c, scope) is None]
+        if lacking:
+            raise NoFigure(f"no {scope} figure for {', '.join(sorted(lacking))}")
         missing = accepted_candidates(variants["automatic"]) - set(map(subgroups_packing, variants))
         if missing:
             raise NoFigure(f"{len(missing)} candidate(s) the planner accepts not measured, e.g. "
-                           + "s{}p{}".format(*sorted(missing)[0]))
-        key = (op, m, n, "packed")
-        scope = planner_regret.common_scope({key: variants})
-        r = planner_regret.regrets({key: variants}, scope)[0]
+                           + "s{}p{}".format(*sorted(missing)[0]), measured=True)
+        r = planner_regret.regrets({(op, m, n, "packed"): variants}, scope)[0]
         return r["regret"], dict(best_fixed=r["best_fixed"],
                                  detail=f"automatic {r['automatic_ns'] / 1e3:.3f} µs, best of "
                                         f"{r['candidates']} fixed {r['best_fixed']} "
-                                        f"{r['best_fixed_ns'] / 1e3:.3f} µs")
-    return first_judged(runs, f"{op}/{m}x{n}", planner_regret.WORST_TARGET, True, judge)
+                                        f"{r['best_fixed_ns'] / 1e3:.3f} µs ({scope})")
+    return first_judged(runs, f"{op}/{m}x{n}", planner_regret.WORST_TARGET, "at most", judge)
 
 
 def regret_target(runs):
@@ -385,9 +458,11 @@ def regret_target(runs):
 
 def target(name, rows, other_rows=()):
     """The verdict over `rows` (the cases the target names: each must be met)
-    and the other cases of its class the runs measured (`other_rows`: those
-    not measured are left out; the rest count as the named ones do)."""
-    rows = list(rows) + [r for r in other_rows if r["verdict"] != "not measured"]
+    and the other cases of its class the runs hold (`other_rows`: those no run
+    measured host-gap-free are left out; the rest count as the named ones do,
+    so one measured but not judged, lacking its floor or ceiling, counts as
+    not measured)."""
+    rows = list(rows) + [r for r in other_rows if r["verdict"] != "not measured" or r["measured"]]
     counts = {v: sum(r["verdict"] == v for r in rows)
               for v in ("met", "missed", "invalid", "not measured")}
     verdict = ("missed" if counts["missed"] or counts["invalid"] else
@@ -417,26 +492,27 @@ def print_target(t, numbers):
         print(("\n" if measured else "") + f"not measured: {', '.join(missing)}")
 
 
-def main(argv):
-    args, out = argv[1:], None
-    if args[:1] == ["--json"]:
-        if len(args) < 2:
-            print("--json needs a file", file=sys.stderr)
-            return 2
-        out, args = args[1], args[2:]
-    if not args:
-        print(__doc__.strip().splitlines()[-3].strip(), file=sys.stderr)
-        return 2
-    try:
-        runs = [Run(folder) for folder in args]
-        devices = sorted({r.device for r in runs})
-        if len(devices) > 1:
-            raise BadInput("runs from different GPUs (" + ", ".join(devices) + "): judge each "
-                           "card's runs apart")
-    except BadInput as e:
-        print(f"kernel_targets: {e}", file=sys.stderr)
-        return 2
-    targets = [
+USAGE = "usage: kernel_targets.py [--json OUT.json] RESULTS_DIR..."
+
+
+def read_runs(folders):
+    """The runs of the folders, each once, all of one GPU model; BadInput where not."""
+    seen = {}
+    for folder in folders:
+        real = os.path.realpath(folder)
+        if real in seen:
+            raise BadInput(f"{folder}: given twice (as {seen[real]})")
+        seen[real] = folder
+    runs = [Run(folder) for folder in folders]
+    devices = sorted({r.device for r in runs})
+    if len(devices) > 1:
+        raise BadInput("runs from different GPUs (" + ", ".join(devices) + "): judge each "
+                       "card's runs apart")
+    return runs
+
+
+def judge_all(runs):
+    return [
         compile_target(runs),
         class_target("many long rows: fraction of the copy ceiling", runs,
                      [("softmax", 4096, 393216)], lambda m, n: m >= 1024 and n >= 131072, 0.90),
@@ -448,21 +524,44 @@ def main(argv):
         gemm_target(runs),
         regret_target(runs),
     ]
-    print(f"# Issue 21 targets on {devices[0]} ({len(runs)} run(s))\n")
+
+
+def print_report(runs, targets):
+    print(f"# Issue 21 targets on {runs[0].device} ({len(runs)} run(s))\n")
     numbers = {}
     for run in runs:
         numbers[run.folder] = len(numbers) + 1
-        print(f"{numbers[run.folder]}. {run.folder} (started {run.started or 'unknown'}"
+        print(f"{numbers[run.folder]}. {run.folder} (started {run.started}"
               f"{'' if run.complete else '; incomplete: its finished cases only'})")
     for t in targets:
         print_target(t, numbers)
     print()
     for t in targets:
         print(f"{t['verdict'].upper():12s} {t['name']}")
-    if out:
-        with open(out, "w") as f:
-            json.dump({"device": devices[0], "runs": [r.folder for r in runs], "targets": targets},
-                      f, indent=2)
+
+
+def main(argv):
+    args, out = argv[1:], None
+    if args[:1] == ["--json"]:
+        if len(args) < 2:
+            print(f"--json needs a file\n{USAGE}", file=sys.stderr)
+            return 2
+        out, args = args[1], args[2:]
+    if not args:
+        print(USAGE, file=sys.stderr)
+        return 2
+    try:
+        runs = read_runs(args)
+        report = open(out, "w") if out else None  # a place it cannot write fails before judging
+    except (BadInput, OSError) as e:
+        print(f"kernel_targets: {e}", file=sys.stderr)
+        return 2
+    targets = judge_all(runs)
+    print_report(runs, targets)
+    if report:
+        with report:
+            json.dump({"device": runs[0].device, "runs": [r.folder for r in runs],
+                       "targets": targets}, report, indent=2)
     return 0 if all(t["verdict"] == "met" for t in targets) else 1
 
 
