@@ -177,6 +177,10 @@ class Run:
         self.complete = run.get("complete") is True
         self.copy_gbps = (run.get("copy_ceiling") or {}).get("gbps")
         self.cases = doc["cases"]
+        artifacts = (doc.get("provenance") or {}).get("artifacts")
+        self.build = next((a["sha256"][:12] for a in artifacts or []
+                           if isinstance(a, dict) and a.get("role") == "executable" and
+                           isinstance(a.get("sha256"), str)), "unknown")
 
     def find(self, provider, op, shape, view="packed", realization=None):
         """The run's case of provider, op and shape ((m, n) or (m, n, k)) on the
@@ -531,8 +535,12 @@ def print_report(runs, targets):
     numbers = {}
     for run in runs:
         numbers[run.folder] = len(numbers) + 1
-        print(f"{numbers[run.folder]}. {run.folder} (started {run.started}"
-              f"{'' if run.complete else '; incomplete: its finished cases only'})")
+        print(f"{numbers[run.folder]}. {run.folder} (started {run.started}, tilebench "
+              f"{run.build}{'' if run.complete else '; incomplete: its finished cases only'})")
+    builds = {run.build for run in runs}
+    if len(builds) > 1:
+        print(f"\nThese runs come from {len(builds)} builds of tilebench: each case is judged from "
+              "the latest run that holds it, whichever build that is.")
     for t in targets:
         print_target(t, numbers)
     print()
