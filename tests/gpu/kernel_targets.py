@@ -111,8 +111,14 @@ def check_timing(throughput, where):
     modes = throughput.get("batch_modes") or {}
     need(isinstance(modes, dict), where, "device.throughput.batch_modes is not an object")
     for mode, record in modes.items():
-        control = record.get("control") if isinstance(record, dict) else None
-        need(isinstance(control, dict), where, f"batch_modes.{mode}.control is not an object")
+        need(isinstance(record, dict), where, f"batch_modes.{mode} is not an object")
+        control = record.get("control")  # null where the mode was unavailable (its reason given)
+        need(control is None or isinstance(control, dict), where,
+             f"batch_modes.{mode}.control is not an object")
+        if control is None:
+            need(not (isinstance(chosen, dict) and chosen.get("mode") == mode), where,
+                 f"gap_free names {mode}, whose control is null")
+            continue
         samples = control.get("per_call_ns", [])
         need(isinstance(samples, list) and all(positive(v) for v in samples), where,
              f"batch_modes.{mode}.control.per_call_ns is not a list of positive numbers")
@@ -433,8 +439,9 @@ def regret_row(runs, op, m, n):
             raise NoFigure(f"no {scope} figure for {', '.join(sorted(lacking))}")
         missing = accepted_candidates(variants["automatic"]) - set(map(subgroups_packing, variants))
         if missing:
+            # not a regret run (a few fixed variants beside automatic): no regret measured
             raise NoFigure(f"{len(missing)} candidate(s) the planner accepts not measured, e.g. "
-                           + "s{}p{}".format(*sorted(missing)[0]), measured=True)
+                           + "s{}p{}".format(*sorted(missing)[0]))
         r = planner_regret.regrets({(op, m, n, "packed"): variants}, scope)[0]
         return r["regret"], dict(best_fixed=r["best_fixed"],
                                  detail=f"automatic {r['automatic_ns'] / 1e3:.3f} µs, best of "
