@@ -354,6 +354,21 @@ static void plan_command(void **state) {
   json_decref(plan);
   assert_int_equal(RUN("plan", "--op", "layernorm", "--shape", "4x1000000"), 0);
   assert_non_null(strstr(out, "split_row"));
+  /* the H200's limits: what run plans there, offline (one row of 10^6 on every SM) */
+  assert_int_equal(
+      RUN("plan", "--op", "softmax", "--shape", "1x1000000", "--device-limits", "h200", "--json"),
+      0);
+  json_t *persistent = json_loads(out, 0, NULL);
+  assert_string_equal(json_string_value(json_object_get(persistent, "mapping")), "persistent_row");
+  assert_string_equal(
+      json_string_value(json_object_get(json_object_get(persistent, "device_limits"), "source")),
+      "H200 reference");
+  json_decref(persistent);
+  assert_int_equal(
+      RUN("plan", "--op", "softmax", "--shape", "1x1000000", "--device-limits", "default"), 0);
+  assert_non_null(strstr(out, "mapping: split_row"));
+  expect_usage_error(RUN("plan", "--op", "softmax", "--shape", "4x4", "--device-limits", "h100"),
+                     "unknown device limits 'h100'");
   /* very short rows: 4 lanes a row (2 * 8 < 17 <= 4 * 8), 8 rows a warp, 64 a block */
   assert_int_equal(RUN("plan", "--op", "softmax", "--shape", "65536x17"), 0);
   assert_non_null(strstr(out, "mapping: subwarp_rows"));

@@ -9,7 +9,8 @@
 #include "results/plan_json.h"
 
 static const char usage[] =
-    "usage: tilebench plan --op OP --shape MxN [--variant V] [--profile P] [--json]\n"
+    "usage: tilebench plan --op OP --shape MxN [--variant V] [--profile P] [--device-limits D]\n"
+    "                      [--json]\n"
     "       tilebench plan --op gemm --shape MxNxK [--matrix-realization R] [--gemm-block M,N,K]\n"
     "                      [--json]\n"
     "  --op OP        sum, softmax, rmsnorm, layernorm, or gemm\n"
@@ -21,7 +22,24 @@ static const char usage[] =
     "                 a row and P rows a block, S and P 1..32 (e.g. s4p2; the table's s and p)\n"
     "  --profile P    cost profile: calibrated-2 (default), calibrated (docs/planner.md)\n"
     "                 or analytic (docs/method.md §7)\n"
+    "  --device-limits D  row reductions: the device facts to plan for: default (132 SMs\n"
+    "                 and nothing more: what a machine without a GPU plans) or h200 (the H200's\n"
+    "                 block, shared-memory and cluster limits: what `run` plans there, cluster\n"
+    "                 and persistent rows included)\n"
     "  --json         print the plan record as JSON (the form results.json stores)\n";
+
+/* The device facts named by --device-limits; TB_ERR_USAGE for another name. */
+static enum tb_status limits_named(const char *name, struct tb_device_limits *limits,
+                                   struct tb_error *err) {
+  if (strcmp(name, "default") == 0) {
+    *limits = tb_device_limits_default();
+  } else if (strcmp(name, "h200") == 0) {
+    *limits = tb_device_limits_h200();
+  } else {
+    return tb_fail(err, TB_ERR_USAGE, "unknown device limits '%s' (default or h200)", name);
+  }
+  return TB_OK;
+}
 
 static void print_table(const struct tb_plan *plan) {
   printf("plan for %s %zux%zu, variant %s, profile %s\n", tb_op_info(plan->op)->name, plan->m,
@@ -161,10 +179,11 @@ int tb_cmd_plan(int argc, char **argv) {
                                           {"json", no_argument, NULL, 'j'},
                                           {"matrix-realization", required_argument, NULL, 'r'},
                                           {"gemm-block", required_argument, NULL, 'g'},
+                                          {"device-limits", required_argument, NULL, 'd'},
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
   const char *op_name = NULL, *shape_text = NULL, *variant_text = "automatic";
-  const char *realization_text = "simt", *block_text = NULL;
+  const char *realization_text = "simt", *block_text = NULL, *limits_text = "default";
   const char *profile = TB_PLANNER_PROFILE_DEFAULT;
   int as_json = 0, opt;
   optind = 1;
@@ -179,6 +198,7 @@ int tb_cmd_plan(int argc, char **argv) {
     case 'j': as_json = 1; break;
     case 'r': realization_text = optarg; break;
     case 'g': block_text = optarg; break;
+    case 'd': limits_text = optarg; break;
     case 'h': fputs(usage, stdout); return 0;
     default:
       tb_fail(&err, TB_ERR_USAGE, "unknown or incomplete option '%s'\n%s", argv[optind - 1], usage);
@@ -207,7 +227,10 @@ int tb_cmd_plan(int argc, char **argv) {
     return plan_gemm(shape, realization_text, block_text, as_json, &err);
   }
   struct tb_plan plan;
-  struct tb_device_limits limits = tb_device_limits_default();
+  struct tb_device_limits limits;
+  if (limits_named(limits_text, &limits, &err) != TB_OK) {
+    return tb_cli_fail(&err);
+  }
   if (tb_shape_parse(shape_text, &shape, &err) == TB_OK && shape.k != 0) {
     tb_fail(&err, TB_ERR_USAGE, "%s takes an MxN shape, not %s (MxNxK is for gemm)", op->name,
             shape_text);
