@@ -1,29 +1,49 @@
 #!/usr/bin/env bash
-# Do the generated matrix-vector kernels compute y = x.B and y = A.x?
+# Do the generated matrix-vector kernels compute y = x.B and y = A.x, and do
+# the persistent-row kernels compute softmax, rmsnorm and layernorm?
 #
-#   tools/codegen-emulation/check.sh [BUILD_DIR]
+#   tools/codegen-emulation/check.sh [BUILD_DIR [gemv|persistent]]
 #
 # Dumps the golden matrix's sources (BUILD_DIR's test_codegen_golden,
 # TB_GOLDEN_DUMP; default build/), then compiles each matrix-vector source of
 # the rule (simt, cc90: tensor-3xtf32's differ in the header comment only) as
 # C++ with the CUDA built-ins emulated (emulated_cuda.h) and runs it against
-# an fp64 product, both views. No GPU; a minute or two on 2 cores; not CI.
-# Needs g++ with C++20 (std::barrier).
+# an fp64 product, both views; and each persistent-row source of 2x1000000
+# on the H200, shrunk to a grid of 8 blocks and its inline PTX emulated
+# (persistent_source.py, emulated_blocks.h), twice, against an fp64
+# reference, both views (the persistent part alone is ctest's
+# codegen_emulation, about half a minute). No GPU; a few minutes on 2 cores.
+# Needs g++ with C++20 (std::barrier, std::atomic_ref).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-build=${1:-$root/build}
+build=${1:-$root/build} part=${2:-all}
+[[ $part == all || $part == gemv || $part == persistent ]] ||
+  { echo "check.sh: part '$part' unknown (gemv or persistent)" >&2; exit 2; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/tb-codegen-emulation.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 TB_GOLDEN_DUMP=$work "$build/tests/test_codegen_golden" "$root/tests/golden/codegen_sources.sha256" \
   >/dev/null 2>&1
 failed=0
 for source in "$work"/gemm+*+simt+rule+cc90.cu; do
+  [[ $part == persistent ]] && break
   grep -q '^#define GEMV_ROWS' "$source" || continue
   offset=0
   [[ $source == *+strided+* ]] && offset=1
   g++ -std=c++20 -O1 -w -pthread -I"$here" -DSRC="\"$source\"" "$here/run_gemv.cpp" -o "$work/run"
   printf '%s: ' "$(basename "$source" .cu)"
   "$work/run" "$offset" || failed=1
+done
+for op in softmax rmsnorm layernorm; do
+  [[ $part == gemv ]] && break
+  for view in packed strided; do
+    source=$work/$op+2x1000000+$view+automatic+calibrated-2+h200.cu
+    flags=$(python3 "$here/persistent_source.py" "$source" "$work/emulated.cu" \
+      $([[ $view == strided ]] && echo --strided)) || { failed=1; continue; }
+    g++ -std=c++20 -O1 -w -pthread -I"$here" -DSRC="\"$work/emulated.cu\"" $flags \
+      "$here/run_persistent.cpp" -o "$work/run"
+    printf '%s\n' "$(basename "$source" .cu):"
+    "$work/run" "$([[ $view == strided ]] && echo 1 || echo 0)" || failed=1
+  done
 done
 exit $failed

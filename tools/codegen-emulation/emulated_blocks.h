@@ -1,0 +1,57 @@
+// What a persistent-row kernel (src/codegen/kernels/persistent_row.cuh) uses
+// beyond emulated_cuda.h: block barriers, shared memory, global atomics and
+// fences, cache-hinted loads and stores. A block is a process of its own
+// (run_persistent.cpp forks one per block, every block resident at once, as
+// the cooperative launch makes them), so a function-local `static` is the
+// block's shared memory; global memory is a shared mapping made before the
+// fork, where atomics work across processes. Checks arithmetic, indexing and
+// the grid barrier's counting, not the ordering of cp.async copies: those
+// land as they are issued (the earliest the hardware may), so a missing wait
+// goes unseen here (compute-sanitizer's racecheck on the GPU sees it).
+#include <atomic>
+#include <sched.h>
+
+#include "emulated_cuda.h"
+
+#define __shared__ static
+
+static std::barrier<> *tb_emulated_block_barrier;  // THREADS arrivals, per block process
+static inline void __syncthreads() { tb_emulated_block_barrier->arrive_and_wait(); }
+
+// extern __shared__ (dynamic shared memory), per block process: as much as a
+// multiprocessor has
+alignas(16) static float4 tb_emulated_dynamic[228 * 1024 / sizeof(float4)];
+
+#define __expf(x) std::exp((float)(x))  // glibc declares __expf but does not export it
+static inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
+static inline float __fdividef(float a, float b) { return a / b; }
+
+template <class T> static inline T __ldcg(const T *p) {
+  return std::atomic_ref<T>(*const_cast<T *>(p)).load(std::memory_order_relaxed);
+}
+template <class T> static inline void __stcs(T *p, T v) { *p = v; }
+static inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+static inline unsigned atomicAdd(unsigned *p, unsigned v) {
+  return std::atomic_ref<unsigned>(*p).fetch_add(v, std::memory_order_acq_rel);
+}
+[[noreturn]] static inline void __trap() { std::abort(); }
+
+// What persistent_source.py puts where the kernel has inline PTX.
+static inline unsigned tb_emulated_load_acquire(const unsigned *p) {
+  sched_yield();  // a poller on 2 cores leaves the blocks it waits for room to arrive
+  return std::atomic_ref<unsigned>(*const_cast<unsigned *>(p)).load(std::memory_order_acquire);
+}
+// A shared-memory address as cp.async takes it: here the offset into the
+// block's dynamic shared memory (the only shared memory the copies write).
+static inline unsigned long long __cvta_generic_to_shared(const void *p) {
+  return (unsigned long long)(static_cast<const char *>(p) -
+                              reinterpret_cast<const char *>(tb_emulated_dynamic));
+}
+// cp.async of `bytes` (0 to size) from src to shared address d, the rest of
+// `size` bytes zero: landed at once.
+static inline void tb_emulated_copy_async(unsigned d, const void *src, unsigned bytes,
+                                          unsigned size) {
+  char *dst = reinterpret_cast<char *>(tb_emulated_dynamic) + d;
+  std::memset(dst, 0, size);
+  if (bytes) std::memcpy(dst, src, bytes);
+}

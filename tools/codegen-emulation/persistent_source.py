@@ -1,0 +1,78 @@
+"""A generated persistent-row source (the golden dump's, TB_GOLDEN_DUMP) made
+into C++ that run_persistent.cpp can run on the host: the plan's sizes shrunk
+to a grid of a few blocks (the same code paths: several rows a group, a
+group's second turn, a ring that wraps, a row end inside a group), and each
+inline PTX statement the kernel has replaced by its emulation
+(emulated_blocks.h). A statement this script does not know fails it, so a
+kernel that gains inline PTX is not emulated by guesswork.
+
+    python3 persistent_source.py SOURCE OUT [--strided]
+
+Prints the -D flags run_persistent.cpp needs (the operation).
+"""
+import math
+import re
+import sys
+
+THREADS = 256
+SHRUNK = {"M": 5, "N": 12283, "K": 4, "ROW_GROUPS": 2}  # rows 0, 2, 4 in group 0: three turns
+
+# inline PTX -> its emulation; each pattern must match at least once where its
+# text is in the source
+PTX = [
+    (r'asm volatile\("cp\.async\.(?:wait_all|commit_group|wait_group)[^"]*"[^;]*;', ";"),
+    (r'asm volatile\("ld\.acquire\.gpu\.global\.u32 %0, \[%1\];" : "=r"\((\w+)\) : "l"\((\w+)\) '
+     r': "memory"\);', r"\1 = tb_emulated_load_acquire(\2);"),
+    (r'asm\("createpolicy\.fractional\.L2::evict_first\.b64 %0, 1\.0;" : "=l"\((\w+)\)\);',
+     r"\1 = 0;"),
+    (r'asm volatile\(TB_CP_ASYNC\("c[ag]", "(\d+)"\)::"r"\((.*?)\), "l"\((.*?)\),\s*"r"\((.*?)\) '
+     r'TB_CP_POLICY\s*: "memory"\);', r"tb_emulated_copy_async(\2, \3, \4, \1);"),
+    (r'asm\("ex2\.approx\.ftz\.f32 %0, %1;" : "=f"\((\w+)\) : "f"\((.*?)\)\);',
+     r"\1 = std::exp2(\2);"),
+]
+
+
+def shrink(text, strided):
+    """The plan's sizes for a grid of SHRUNK['K'] * ROW_GROUPS blocks."""
+    n, k = SHRUNK["N"], SHRUNK["K"]
+    chunk = 4 * math.ceil(n / k / 4)
+    sizes = dict(SHRUNK, SX=n + 3 if strided else n, CHUNK=chunk,
+                 GROUPS=math.ceil(chunk / 4 / THREADS))
+    ring = int(re.search(r"^#define RING (\d+)$", text, re.M).group(1))
+    assert sizes["GROUPS"] * 3 <= ring, "the ring holds a chunk and its weight and bias"
+    for name, value in sizes.items():
+        suffix = "" if name in ("N", "GROUPS") else "LL"
+        text, count = re.subn(rf"^#define {name} \d+(LL)?$", f"#define {name} {value}{suffix}",
+                              text, flags=re.M)
+        assert count == 1, f"#define {name} not found once"
+    assert re.search(rf"^#define THREADS {THREADS}$", text, re.M), "THREADS is not 256"
+    return text
+
+
+def emulate_ptx(text):
+    for pattern, replacement in PTX:
+        text = re.sub(pattern, replacement, text, flags=re.S)
+    text, count = re.subn(r"extern __shared__ float4 tb_ring\[\];",
+                          "float4 *const tb_ring = tb_emulated_dynamic;", text)
+    assert count == 1, "the ring's extern __shared__ declaration not found"
+    left = [line.strip() for line in text.splitlines() if re.search(r"\basm\b", line)]
+    assert not left, "inline PTX with no emulation: " + "; ".join(left)
+    return text
+
+
+def main(argv):
+    if len(argv) not in (3, 4) or argv[3:] not in ([], ["--strided"]):
+        print(__doc__.strip().splitlines()[-3].strip(), file=sys.stderr)
+        return 2
+    with open(argv[1]) as f:
+        text = f.read()
+    assert "mapping persistent_row" in text.splitlines()[0], "not a persistent-row source"
+    op = re.search(r"^using tb_row_op = tb_(\w+);$", text, re.M).group(1)
+    with open(argv[2], "w") as f:
+        f.write(emulate_ptx(shrink(text, argv[3:] == ["--strided"])))
+    print(f"-DTB_EMULATED_OP_{op.upper()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,146 @@
+// Runs one persistent-row source, made host C++ by persistent_source.py (SRC,
+// its path, a -D of the compiler; TB_EMULATED_OP_<OP> names the operation),
+// over random rows laid out as the case's view (argv[1]: the view offset, 0
+// packed or 1 strided; the row stride is the source's SX), twice: the second
+// launch finds the workspace as the first left it (the last block of each
+// group puts the counters back). Each block is a process, each of its threads
+// a thread, all resident at once. Compares every output with an fp64
+// reference within the operation's tolerance (docs/tolerances.md). Exit 0
+// when both launches pass and the counters are back at zero.
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "emulated_blocks.h"
+#include SRC
+
+// Memory every block process sees: a shared anonymous mapping, zeroed.
+template <class T> static T *shared_array(size_t count) {
+  void *p = mmap(nullptr, count * sizeof(T), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                 -1, 0);
+  if (p == MAP_FAILED) {
+    perror("mmap");
+    exit(2);
+  }
+  return static_cast<T *>(p);
+}
+
+// Block b as THREADS threads of this (forked) process.
+static void run_block(long long b, const float *x, const float *w, const float *bias, float *out,
+                      float *workspace) {
+  std::barrier<> block(THREADS);
+  tb_emulated_block_barrier = &block;
+  std::vector<std::unique_ptr<tb_emulated_warp>> warps;
+  for (int k = 0; k < THREADS / 32; ++k) warps.emplace_back(new tb_emulated_warp);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < THREADS; ++t)
+    threads.emplace_back([&, t] {
+      threadIdx = {(unsigned)t, 0, 0};
+      blockIdx = {(unsigned)b, 0, 0};
+      tb_my_warp = warps[t / 32].get();
+      tb_main(x, nullptr, w, bias, out, workspace);
+    });
+  for (auto &t : threads) t.join();
+}
+
+// Every block of the grid at once; false when one did not finish (a trap).
+static bool launch(const float *x, const float *w, const float *bias, float *out,
+                   float *workspace) {
+  const long long blocks = ROW_GROUPS * K;
+  std::vector<pid_t> children;
+  for (long long b = 0; b < blocks; ++b) {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      run_block(b, x, w, bias, out, workspace);
+      _exit(0);
+    }
+    children.push_back(pid);
+  }
+  bool ok = true;
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
+  return ok;
+}
+
+// The fp64 reference of row r into ref[0 .. N).
+static void reference(const float *row, const float *w, const float *bias, double *ref) {
+#if defined(TB_EMULATED_OP_SOFTMAX)
+  double top = -INFINITY, sum = 0;
+  for (long long j = 0; j < N; ++j) top = std::max(top, (double)row[j]);
+  for (long long j = 0; j < N; ++j) sum += std::exp(row[j] - top);
+  for (long long j = 0; j < N; ++j) ref[j] = std::exp(row[j] - top) / sum;
+  (void)w, (void)bias;
+#elif defined(TB_EMULATED_OP_RMSNORM)
+  double squares = 0;
+  for (long long j = 0; j < N; ++j) squares += (double)row[j] * row[j];
+  const double scale = 1 / std::sqrt(squares / N + (double)EPS);
+  for (long long j = 0; j < N; ++j) ref[j] = row[j] * scale * w[j];
+  (void)bias;
+#elif defined(TB_EMULATED_OP_LAYERNORM)
+  double mean = 0, var = 0;
+  for (long long j = 0; j < N; ++j) mean += row[j];
+  mean /= N;
+  for (long long j = 0; j < N; ++j) var += (row[j] - mean) * (row[j] - mean);
+  const double scale = 1 / std::sqrt(var / N + (double)EPS);
+  for (long long j = 0; j < N; ++j) ref[j] = (row[j] - mean) * scale * w[j] + bias[j];
+#else
+#error "TB_EMULATED_OP_SOFTMAX, _RMSNORM or _LAYERNORM"
+#endif
+}
+
+#if defined(TB_EMULATED_OP_SOFTMAX)
+static const double abs_tol = 1e-8, rel_tol = 5e-5;
+#else
+static const double abs_tol = 1e-5, rel_tol = 1e-5;
+#endif
+
+// Outputs outside the tolerance (NaN: never written, counts as one).
+static long long wrong_outputs(const float *x, const float *w, const float *bias, const float *out,
+                               double *worst) {
+  std::vector<double> ref(N);
+  long long wrong = 0;
+  *worst = 0;
+  for (long long r = 0; r < M; ++r) {
+    reference(x + r * SX, w, bias, ref.data());
+    for (long long j = 0; j < N; ++j) {
+      const double e = std::fabs(out[r * N + j] - ref[j]);
+      if (!(e <= abs_tol + rel_tol * std::fabs(ref[j]))) ++wrong;
+      if (!(e <= *worst)) *worst = e;
+    }
+  }
+  return wrong;
+}
+
+int main(int argc, char **argv) {
+  const long long offset = argc > 1 ? atoll(argv[1]) : 0;
+  float *xs = shared_array<float>(offset + M * SX + 8), *x = xs + offset;
+  float *w = shared_array<float>(N), *bias = shared_array<float>(N), *out = shared_array<float>(M * N);
+  const size_t counters = 2 * ROW_GROUPS, slots = ROW_GROUPS * 2 * K * tb_row_op::words;
+  float *workspace = shared_array<float>(counters + slots);
+  srand(7);
+  for (long long i = 0; i < offset + M * SX + 8; ++i) xs[i] = (rand() % 8001 - 4000) / 1000.0f;
+  for (long long j = 0; j < N; ++j) {
+    w[j] = 0.5f + (rand() % 1001) / 1000.0f;
+    bias[j] = (rand() % 2001 - 1000) / 1000.0f;
+  }
+  bool ok = true;
+  for (int round = 1; round <= 2; ++round) {
+    for (long long i = 0; i < M * N; ++i) out[i] = NAN;
+    const bool finished = launch(x, w, bias, out, workspace);
+    double worst = 0;
+    const long long wrong = finished ? wrong_outputs(x, w, bias, out, &worst) : M * N;
+    long long counters_left = 0;
+    for (size_t c = 0; c < counters; ++c)
+      counters_left += reinterpret_cast<unsigned *>(workspace)[c] != 0;
+    printf("%s launch %d: %lldx%d, %lld blocks: %s, %lld wrong output(s), largest error %.3g, "
+           "%lld counter(s) not reset\n",
+           offset ? "strided" : "packed", round, M, N, ROW_GROUPS * K,
+           finished ? "every block finished" : "a block did not finish", wrong, worst,
+           counters_left);
+    ok = ok && finished && wrong == 0 && counters_left == 0;
+  }
+  return ok ? 0 : 1;
+}
