@@ -9,7 +9,8 @@
 # the rule (simt, cc90: tensor-3xtf32's differ in the header comment only) as
 # C++ with the CUDA built-ins emulated (emulated_cuda.h) and runs it against
 # an fp64 product, both views; and each persistent-row source of 2x1000000
-# on the H200, shrunk to a grid of 8 blocks and its inline PTX emulated
+# on the H200, shrunk to 8 blocks with one row a group and (where the kernel
+# allows) several, its inline PTX emulated
 # (persistent_source.py, emulated_blocks.h), twice, against an fp64
 # reference, both views (the persistent part alone is ctest's
 # codegen_emulation, about half a minute). No GPU; a few minutes on 2 cores.
@@ -23,7 +24,7 @@ build=${1:-$root/build} part=${2:-all}
 work=$(mktemp -d "${TMPDIR:-/tmp}/tb-codegen-emulation.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 TB_GOLDEN_DUMP=$work "$build/tests/test_codegen_golden" "$root/tests/golden/codegen_sources.sha256" \
-  >/dev/null 2>&1
+  >/dev/null 2>&1 || { echo "check.sh: the golden dump failed (is $build built from this tree?)" >&2; exit 1; }
 failed=0
 for source in "$work"/gemm+*+simt+rule+cc90.cu; do
   [[ $part == persistent ]] && break
@@ -34,16 +35,22 @@ for source in "$work"/gemm+*+simt+rule+cc90.cu; do
   printf '%s: ' "$(basename "$source" .cu)"
   "$work/run" "$offset" || failed=1
 done
-for op in softmax rmsnorm layernorm; do
+# (the golden matrix's other persistent shape, 10x500000, is the same text once shrunk)
+for source in "$work"/{softmax,rmsnorm,layernorm}+2x1000000+{packed,strided}+automatic+calibrated-2+h200.cu; do
   [[ $part == gemv ]] && break
-  for view in packed strided; do
-    source=$work/$op+2x1000000+$view+automatic+calibrated-2+h200.cu
+  view=packed offset=0
+  [[ $source == *+strided+* ]] && view=strided offset=1
+  for turns in one several; do
+    printf '%s, %s row(s) a group:\n' "$(basename "$source" .cu)" "$turns"
+    status=0
     flags=$(python3 "$here/persistent_source.py" "$source" "$work/emulated.cu" \
-      $([[ $view == strided ]] && echo --strided)) || { failed=1; continue; }
+      $([[ $view == strided ]] && echo --strided) \
+      $([[ $turns == several ]] && echo --several-turns)) || status=$?
+    if (( status == 3 )); then echo "  not applicable"; continue; fi
+    (( status == 0 )) || { failed=1; continue; }
     g++ -std=c++20 -O1 -w -pthread -I"$here" -DSRC="\"$work/emulated.cu\"" $flags \
       "$here/run_persistent.cpp" -o "$work/run"
-    printf '%s\n' "$(basename "$source" .cu):"
-    "$work/run" "$([[ $view == strided ]] && echo 1 || echo 0)" || failed=1
+    "$work/run" "$offset" || failed=1
   done
 done
 exit $failed

@@ -6,16 +6,18 @@ inline PTX statement the kernel has replaced by its emulation
 (emulated_blocks.h). A statement this script does not know fails it, so a
 kernel that gains inline PTX is not emulated by guesswork.
 
-    python3 persistent_source.py SOURCE OUT [--strided]
+    python3 persistent_source.py SOURCE OUT [--strided] [--several-turns]
 
-Prints the -D flags run_persistent.cpp needs (the operation).
+Prints the -D flags run_persistent.cpp needs (the operation). Exit 3 for
+--several-turns where the plan gives every group one row (PARAMS_AHEAD: the
+kernel is compiled for that case only).
 """
 import math
 import re
 import sys
 
 THREADS = 256
-SHRUNK = {"M": 5, "N": 12283, "K": 4, "ROW_GROUPS": 2}  # rows 0, 2, 4 in group 0: three turns
+SHRUNK = {"N": 12283, "K": 4, "ROW_GROUPS": 2}
 
 # inline PTX -> its emulation; each pattern must match at least once where its
 # text is in the source
@@ -32,14 +34,20 @@ PTX = [
 ]
 
 
-def shrink(text, strided):
-    """The plan's sizes for a grid of SHRUNK['K'] * ROW_GROUPS blocks."""
+def define(text, name):
+    return int(re.search(rf"^#define {name} (\d+)(LL)?$", text, re.M).group(1))
+
+
+def shrink(text, strided, several_turns):
+    """The plan's sizes for a grid of SHRUNK['K'] * ROW_GROUPS blocks: one row
+    a group, or (several_turns) three rows for group 0 (rows 0, 2, 4) and two
+    for group 1, each group's next row copied ahead as it writes one."""
     n, k = SHRUNK["N"], SHRUNK["K"]
     chunk = 4 * math.ceil(n / k / 4)
-    sizes = dict(SHRUNK, SX=n + 3 if strided else n, CHUNK=chunk,
+    rows = 2 * SHRUNK["ROW_GROUPS"] + 1 if several_turns else SHRUNK["ROW_GROUPS"]
+    sizes = dict(SHRUNK, M=rows, SX=n + 3 if strided else n, CHUNK=chunk,
                  GROUPS=math.ceil(chunk / 4 / THREADS))
-    ring = int(re.search(r"^#define RING (\d+)$", text, re.M).group(1))
-    assert sizes["GROUPS"] * 3 <= ring, "the ring holds a chunk and its weight and bias"
+    assert sizes["GROUPS"] * 3 <= define(text, "RING"), "the ring holds a chunk, weight and bias"
     for name, value in sizes.items():
         suffix = "" if name in ("N", "GROUPS") else "LL"
         text, count = re.subn(rf"^#define {name} \d+(LL)?$", f"#define {name} {value}{suffix}",
@@ -61,15 +69,20 @@ def emulate_ptx(text):
 
 
 def main(argv):
-    if len(argv) not in (3, 4) or argv[3:] not in ([], ["--strided"]):
-        print(__doc__.strip().splitlines()[-3].strip(), file=sys.stderr)
+    flags = set(argv[3:])
+    if len(argv) < 3 or not flags <= {"--strided", "--several-turns"} or len(flags) < len(argv) - 3:
+        print("usage: persistent_source.py SOURCE OUT [--strided] [--several-turns]",
+              file=sys.stderr)
         return 2
     with open(argv[1]) as f:
         text = f.read()
     assert "mapping persistent_row" in text.splitlines()[0], "not a persistent-row source"
+    if "--several-turns" in flags and re.search(r"^#define PARAMS_AHEAD 1$", text, re.M):
+        print("PARAMS_AHEAD: one row a group only", file=sys.stderr)
+        return 3
     op = re.search(r"^using tb_row_op = tb_(\w+);$", text, re.M).group(1)
     with open(argv[2], "w") as f:
-        f.write(emulate_ptx(shrink(text, argv[3:] == ["--strided"])))
+        f.write(emulate_ptx(shrink(text, "--strided" in flags, "--several-turns" in flags)))
     print(f"-DTB_EMULATED_OP_{op.upper()}")
     return 0
 
