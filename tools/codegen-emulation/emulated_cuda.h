@@ -35,6 +35,22 @@ static inline float __shfl_xor_sync(unsigned, float v, int offset) {
   return r;
 }
 
+// Block b as `threads` host threads, each running body() with its
+// threadIdx, blockIdx and warp set; returns when all have.
+template <class Body> static void tb_emulated_block(long long b, int threads, Body body) {
+  std::vector<std::unique_ptr<tb_emulated_warp>> warps;
+  for (int w = 0; w < (threads + 31) / 32; ++w) warps.emplace_back(new tb_emulated_warp);
+  std::vector<std::thread> block;
+  for (int t = 0; t < threads; ++t)
+    block.emplace_back([&, t] {
+      threadIdx = {(unsigned)t, 0, 0};
+      blockIdx = {(unsigned)b, 0, 0};
+      tb_my_warp = warps[t / 32].get();
+      body();
+    });
+  for (auto &t : block) t.join();
+}
+
 #define __global__
 #define __device__
 #define __forceinline__ inline

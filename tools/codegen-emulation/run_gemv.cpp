@@ -12,19 +12,8 @@ typedef void (*kernel)(const float *, const float *, const float *, const float 
 // Every block in turn, each as THREADS host threads.
 static void launch(kernel f, long long blocks, int threads, const float *x, const float *y,
                    float *out, float *workspace) {
-  for (long long b = 0; b < blocks; ++b) {
-    std::vector<std::unique_ptr<tb_emulated_warp>> warps;
-    for (int w = 0; w < (threads + 31) / 32; ++w) warps.emplace_back(new tb_emulated_warp);
-    std::vector<std::thread> block;
-    for (int t = 0; t < threads; ++t)
-      block.emplace_back([&, t] {
-        threadIdx = {(unsigned)t, 0, 0};
-        blockIdx = {(unsigned)b, 0, 0};
-        tb_my_warp = warps[t / 32].get();
-        f(x, y, nullptr, nullptr, out, workspace);
-      });
-    for (auto &t : block) t.join();
-  }
+  for (long long b = 0; b < blocks; ++b)
+    tb_emulated_block(b, threads, [&] { f(x, y, nullptr, nullptr, out, workspace); });
 }
 
 int main(int argc, char **argv) {

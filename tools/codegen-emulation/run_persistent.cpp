@@ -30,17 +30,7 @@ static void run_block(long long b, const float *x, const float *w, const float *
                       float *workspace) {
   std::barrier<> block(THREADS);
   tb_emulated_block_barrier = &block;
-  std::vector<std::unique_ptr<tb_emulated_warp>> warps;
-  for (int k = 0; k < THREADS / 32; ++k) warps.emplace_back(new tb_emulated_warp);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < THREADS; ++t)
-    threads.emplace_back([&, t] {
-      threadIdx = {(unsigned)t, 0, 0};
-      blockIdx = {(unsigned)b, 0, 0};
-      tb_my_warp = warps[t / 32].get();
-      tb_main(x, nullptr, w, bias, out, workspace);
-    });
-  for (auto &t : threads) t.join();
+  tb_emulated_block(b, THREADS, [&] { tb_main(x, nullptr, w, bias, out, workspace); });
 }
 
 // Every block of the grid at once; false when one did not finish (a trap).
