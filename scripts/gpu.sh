@@ -27,10 +27,11 @@ keep() { tar -C "$WORK" -czf "$OUT/$1.tgz.partial" "$1" && mv "$OUT/$1.tgz.parti
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 # Seconds a command may take: at most WANTED, and no more than what is left of the call's limit
 # (CALL_LIMIT_S, the device tool's 600 s less a margin) once RESERVE seconds are kept back for
-# what must follow it (a summary, the bundle).
+# what must follow it (a summary, the bundle); at least 1 (`timeout 0` would mean no limit).
 budget() {  # WANTED RESERVE
   local left=$(( ${CALL_LIMIT_S:-590} - SECONDS - $2 ))
-  echo $(( left < $1 ? left : $1 ))
+  left=$(( left < $1 ? left : $1 ))
+  echo $(( left < 1 ? 1 : left ))
 }
 
 # Shapes of issue 5; the validation matrix also has odd and long rows.
@@ -114,7 +115,7 @@ fi
 if has validate; then
   # Every op x variant x shape x view, valid against the fp64 oracle.
   # (VALIDATE_OPS and VALIDATE_VARIANTS narrow it to what a change touched)
-  timeout "${VALIDATE_TIMEOUT_S:-420}" "$BIN/tilebench" run --backend cuda --shapes "${VALIDATE_SHAPES:-$ALL_SHAPES,$EXTRA_SHAPES}" \
+  timeout "$(budget "${VALIDATE_TIMEOUT_S:-420}" 30)" "$BIN/tilebench" run --backend cuda --shapes "${VALIDATE_SHAPES:-$ALL_SHAPES,$EXTRA_SHAPES}" \
     ${VALIDATE_OPS:+--ops "$VALIDATE_OPS"} \
     --input-views packed,strided --variants "${VALIDATE_VARIANTS:-reference,candidate,automatic}" \
     --samples 3 --warmup-ms 2 --sample-ms 1 --probe off --quiet --out "$WORK/validation" \
