@@ -37,7 +37,10 @@ cp -L /usr/lib/x86_64-linux-gnu/libjansson.so.4 "$TB_ROOT/.device/lib/"
 build_commit() {  # COMMIT FOLDER
   local tree
   tree=$(mktemp -d)
-  git -C "$TB_ROOT" worktree add --detach "$tree" "$1" >/dev/null 2>&1
+  if ! git -C "$TB_ROOT" worktree add --detach "$tree" "$1" >/dev/null 2>&1; then
+    echo "gpu-pack: no worktree of $1 in $tree" >&2
+    exit 1
+  fi
   if ! { cmake -S "$tree" -B "$tree/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
          cmake --build "$tree/build" -j"$(nproc)" --target tilebench >/dev/null; }; then
     git -C "$TB_ROOT" worktree remove --force "$tree"
@@ -49,7 +52,7 @@ build_commit() {  # COMMIT FOLDER
   # what travels with the binary, as for this tree's (the torch worker, the audit; older
   # commits staged none)
   cp -r "$tree"/build/src/python "$tree"/build/src/audit "$2/" 2>/dev/null || true
-  git -C "$TB_ROOT" rev-parse "$1" > "$2/commit"
+  git -C "$TB_ROOT" rev-parse "$1^{commit}" > "$2/commit"  # a tag's commit, not the tag
   git -C "$TB_ROOT" worktree remove --force "$tree"
 }
 position=0

@@ -28,6 +28,12 @@ has() { [[ " $STAGES " == *" $1 "* ]]; }
 # Seconds a command may take: at most WANTED, and no more than what is left of the call's limit
 # (CALL_LIMIT_S, the device tool's 600 s less a margin) once RESERVE seconds are kept back for
 # what must follow it (a summary, the bundle); at least 1 (`timeout 0` would mean no limit).
+for setting in CALL_LIMIT_S VALIDATE_TIMEOUT_S TARGETS_RUN_TIMEOUT_S; do
+  if [[ -n "${!setting:-}" && ! "${!setting}" =~ ^[0-9]+$ ]]; then
+    echo "gpu.sh: $setting=${!setting}: give whole seconds" >&2
+    exit 2
+  fi
+done
 budget() {  # WANTED RESERVE
   local left=$(( ${CALL_LIMIT_S:-590} - SECONDS - $2 ))
   left=$(( left < $1 ? left : $1 ))
@@ -112,7 +118,9 @@ if has scope-order; then
   keep scope-order
 fi
 
-if has validate; then
+if has validate && (( $(budget 600 30) < 30 )); then
+  note "validation: not started (the call's time is spent)"
+elif has validate; then
   # Every op x variant x shape x view, valid against the fp64 oracle.
   # (VALIDATE_OPS and VALIDATE_VARIANTS narrow it to what a change touched)
   timeout "$(budget "${VALIDATE_TIMEOUT_S:-420}" 30)" "$BIN/tilebench" run --backend cuda --shapes "${VALIDATE_SHAPES:-$ALL_SHAPES,$EXTRA_SHAPES}" \
@@ -489,6 +497,8 @@ elif has ab; then
   for (( k = 0; k < last; k++ )); do
     for round in 1 2; do
       before=${letters:k:1}$round after=${letters:k+1:1}$round
+      [[ -f "$WORK/ab/$before/results.json" && -f "$WORK/ab/$after/results.json" ]] ||
+        { note "ab: $before or $after wrote no results; not compared"; continue; }
       "$BIN/tilebench" compare --allow-different --across-plans "$WORK/ab/$before" "$WORK/ab/$after" 2>&1 |
         tee "$WORK/ab/compare-$before-$after.txt" | tee -a "$SUMMARY"
     done

@@ -369,6 +369,8 @@ static void plan_command(void **state) {
   assert_non_null(strstr(out, "mapping: split_row"));
   expect_usage_error(RUN("plan", "--op", "softmax", "--shape", "4x4", "--device-limits", "h100"),
                      "unknown device limits 'h100'");
+  expect_usage_error(RUN("plan", "--op", "gemm", "--shape", "64x64x64", "--device-limits", "h200"),
+                     "--device-limits is for row reductions");
   /* very short rows: 4 lanes a row (2 * 8 < 17 <= 4 * 8), 8 rows a warp, 64 a block */
   assert_int_equal(RUN("plan", "--op", "softmax", "--shape", "65536x17"), 0);
   assert_non_null(strstr(out, "mapping: subwarp_rows"));

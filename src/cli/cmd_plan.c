@@ -22,10 +22,10 @@ static const char usage[] =
     "                 a row and P rows a block, S and P 1..32 (e.g. s4p2; the table's s and p)\n"
     "  --profile P    cost profile: calibrated-2 (default), calibrated (docs/planner.md)\n"
     "                 or analytic (docs/method.md §7)\n"
-    "  --device-limits D  row reductions: the device facts to plan for: default (132 SMs\n"
-    "                 and nothing more: what a machine without a GPU plans) or h200 (the H200's\n"
-    "                 block, shared-memory and cluster limits: what `run` plans there, cluster\n"
-    "                 and persistent rows included)\n"
+    "  --device-limits D  row reductions: the device facts to plan for: default (132\n"
+    "                 SMs and nothing more: what a machine without a GPU plans) or h200 (the\n"
+    "                 H200's block, shared-memory and cluster limits: what `run` plans there,\n"
+    "                 cluster and persistent rows included)\n"
     "  --json         print the plan record as JSON (the form results.json stores)\n";
 
 /* The device facts named by --device-limits; TB_ERR_USAGE for another name. */
@@ -183,7 +183,7 @@ int tb_cmd_plan(int argc, char **argv) {
                                           {"help", no_argument, NULL, 'h'},
                                           {NULL, 0, NULL, 0}};
   const char *op_name = NULL, *shape_text = NULL, *variant_text = "automatic";
-  const char *realization_text = "simt", *block_text = NULL, *limits_text = "default";
+  const char *realization_text = "simt", *block_text = NULL, *limits_text = NULL;
   const char *profile = TB_PLANNER_PROFILE_DEFAULT;
   int as_json = 0, opt;
   optind = 1;
@@ -224,11 +224,16 @@ int tb_cmd_plan(int argc, char **argv) {
       tb_fail(&err, TB_ERR_USAGE, "gemm takes an MxNxK shape, not %s", shape_text);
       return tb_cli_fail(&err);
     }
+    if (limits_text != NULL) {
+      tb_fail(&err, TB_ERR_USAGE,
+              "--device-limits is for row reductions: gemm plans for the H200's target");
+      return tb_cli_fail(&err);
+    }
     return plan_gemm(shape, realization_text, block_text, as_json, &err);
   }
   struct tb_plan plan;
   struct tb_device_limits limits;
-  if (limits_named(limits_text, &limits, &err) != TB_OK) {
+  if (limits_named(limits_text != NULL ? limits_text : "default", &limits, &err) != TB_OK) {
     return tb_cli_fail(&err);
   }
   if (tb_shape_parse(shape_text, &shape, &err) == TB_OK && shape.k != 0) {

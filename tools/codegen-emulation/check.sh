@@ -47,7 +47,8 @@ for source in "$work"/{softmax,rmsnorm,layernorm}+2x1000000+{packed,strided}+aut
       $([[ $turns == several ]] && echo --several-turns)) || { failed=1; continue; }
     g++ -std=c++20 -O1 -w -pthread -I"$here" -DSRC="\"$work/emulated.cu\"" $flags \
       "$here/run_persistent.cpp" -o "$work/run"
-    "$work/run" "$offset" || failed=1
+    # the first failure ends it: a kernel that hangs would take every block's alarm again
+    "$work/run" "$offset" || { failed=1; break 2; }
   done
 done
 exit $failed

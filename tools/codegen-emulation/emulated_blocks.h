@@ -4,12 +4,15 @@
 // (run_persistent.cpp forks one per block, every block resident at once, as
 // the cooperative launch makes them), so a function-local `static` is the
 // block's shared memory; global memory is a shared mapping made before the
-// fork, where atomics work across processes. Checks arithmetic, indexing and
-// the grid barrier's counting, not the ordering of cp.async copies: those
-// land as they are issued (the earliest the hardware may), so a missing wait
-// goes unseen here (compute-sanitizer's racecheck on the GPU sees it).
+// fork, where atomics work across processes. Checks arithmetic, indexing, masks,
+// the ring's slots and the grid barrier's counting. Not ordering: cp.async
+// copies land as they are issued (the earliest the hardware may), so a missing
+// wait goes unseen, and a block's statistics slot rewritten before a slower
+// block has read it went unseen in a planted test (compute-sanitizer's
+// racecheck on the GPU is what covers those).
 #include <atomic>
 #include <sched.h>
+#include <unistd.h>
 
 #include "emulated_cuda.h"
 
@@ -25,6 +28,10 @@ alignas(16) static float4 tb_emulated_dynamic[228 * 1024 / sizeof(float4)];
 #define __expf(x) std::exp((float)(x))  // glibc declares __expf but does not export it
 static inline float rsqrtf(float x) { return 1.0f / std::sqrt(x); }
 static inline float __fdividef(float a, float b) { return a / b; }
+
+static_assert(std::atomic_ref<unsigned>::is_always_lock_free &&
+                  std::atomic_ref<float>::is_always_lock_free,
+              "atomics across the block processes need lock-free atomics");
 
 template <class T> static inline T __ldcg(const T *p) {
   return std::atomic_ref<T>(*const_cast<T *>(p)).load(std::memory_order_relaxed);
