@@ -39,6 +39,14 @@ budget() {  # WANTED RESERVE
   left=$(( left < $1 ? left : $1 ))
   echo $(( left < 1 ? 1 : left ))
 }
+# The seconds NAME may take (budget WANTED RESERVE); where fewer than LEAST are left, a note
+# that NAME was not started, and status 1.
+allowance() {  # NAME WANTED RESERVE LEAST
+  local limit
+  limit=$(budget "$2" "$3")
+  if (( limit < $4 )); then note "$1: not started (the call's time is spent)" >&2; return 1; fi
+  echo "$limit"
+}
 
 # Shapes of issue 5; the validation matrix also has odd and long rows.
 ALL_SHAPES=17x257,37x769,64x4096,1024x1024,16384x257,4096x1024,32768x8192,8192x32768,262144x257,8x65536
@@ -118,12 +126,10 @@ if has scope-order; then
   keep scope-order
 fi
 
-if has validate && (( $(budget 600 30) < 30 )); then
-  note "validation: not started (the call's time is spent)"
-elif has validate; then
+if has validate && limit=$(allowance validation "${VALIDATE_TIMEOUT_S:-420}" 30 30); then
   # Every op x variant x shape x view, valid against the fp64 oracle.
   # (VALIDATE_OPS and VALIDATE_VARIANTS narrow it to what a change touched)
-  timeout "$(budget "${VALIDATE_TIMEOUT_S:-420}" 30)" "$BIN/tilebench" run --backend cuda --shapes "${VALIDATE_SHAPES:-$ALL_SHAPES,$EXTRA_SHAPES}" \
+  timeout "$limit" "$BIN/tilebench" run --backend cuda --shapes "${VALIDATE_SHAPES:-$ALL_SHAPES,$EXTRA_SHAPES}" \
     ${VALIDATE_OPS:+--ops "$VALIDATE_OPS"} \
     --input-views packed,strided --variants "${VALIDATE_VARIANTS:-reference,candidate,automatic}" \
     --samples 3 --warmup-ms 2 --sample-ms 1 --probe off --quiet --out "$WORK/validation" \
@@ -483,8 +489,8 @@ elif has ab; then
   for k in $(seq 0 "$last"); do cp "${commits[k]}" "$WORK/ab/${letters:k:1}-commit"; done
   for entry in "${order[@]}"; do
     read -r k round <<< "$entry"
-    run=${letters:k:1}$round limit=$(budget 200 30)
-    if (( limit < 20 )); then note "ab $run: not started (the call's time is spent)"; continue; fi
+    run=${letters:k:1}$round
+    limit=$(allowance "ab $run" 200 30 20) || continue
     # each build with its own timing library ahead of this tree's on the search path
     LD_LIBRARY_PATH="$(dirname "${programs[k]}"):$LD_LIBRARY_PATH" timeout "$limit" "${programs[k]}" \
       run --backend cuda ${AB_ARGS:---ops layernorm --shapes 8192x32768} \
@@ -684,8 +690,7 @@ if has targets; then
   done
   targets_run() {  # NAME, then tilebench run's arguments
     local name=$1 limit; shift
-    limit=$(budget "${TARGETS_RUN_TIMEOUT_S:-200}" 40)
-    if (( limit < 30 )); then note "targets $name: not started (the call's time is spent)"; return; fi
+    limit=$(allowance "targets $name" "${TARGETS_RUN_TIMEOUT_S:-200}" 40 30) || return
     timeout "$limit" "$BIN/tilebench" run --backend cuda --batch graph \
       --probe off --input-views packed --samples 5 --warmup-ms 10 --quiet \
       --out "$WORK/targets/$name" "$@" > "$WORK/targets/$name.log" 2>&1
@@ -727,11 +732,9 @@ if has targets; then
   fi
   keep targets
 fi
-if has perf && (( $(budget 600 20) < 30 )); then
-  note "perf: not started (the call's time is spent)"
-elif has perf; then
+if has perf && limit=$(allowance perf 600 20 30); then
   # Performance evidence: cold throughput, full samples, every op, in what is left of the call
-  timeout "$(budget 600 20)" "$BIN/tilebench" run --backend cuda \
+  timeout "$limit" "$BIN/tilebench" run --backend cuda \
     --shapes "$ALL_SHAPES" --input-views packed \
     --variants automatic --samples 9 --quiet --out "$WORK/perf" > "$WORK/perf.log" 2>&1
   cp "$WORK/perf.log" "$WORK/perf/" 2>/dev/null
