@@ -91,9 +91,9 @@ def main(argv):
         text = f.read()
     assert "mapping persistent_row" in text.splitlines()[0], "not a persistent-row source"
     if "--several-turns" in flags:
-        # PARAMS_AHEAD (the weight copied with the chunk: a change not on main since
-        # 9b6713e) is planned only where every group takes one row: with several, the
-        # kernel as the planner plans it there
+        # PARAMS_AHEAD (the weight copied with the chunk: pending/0001, not on main) is
+        # planned only where every group takes one row: with several, the kernel as the
+        # planner plans it there
         text = re.sub(r"^#define PARAMS_AHEAD 1\n", "", text, flags=re.M)
     op = re.search(r"^using tb_row_op = tb_(\w+);$", text, re.M).group(1)
     with open(argv[2], "w") as f:
