@@ -37,6 +37,7 @@ template <class T> static inline T __ldcg(const T *p) {
   return std::atomic_ref<T>(*const_cast<T *>(p)).load(std::memory_order_relaxed);
 }
 template <class T> static inline void __stcs(T *p, T v) { *p = v; }
+template <class T> static inline void __stwb(T *p, T v) { *p = v; }
 static inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 static inline unsigned atomicAdd(unsigned *p, unsigned v) {
   return std::atomic_ref<unsigned>(*p).fetch_add(v, std::memory_order_acq_rel);

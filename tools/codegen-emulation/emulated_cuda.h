@@ -15,7 +15,7 @@
 
 struct tb_emulated_dim { unsigned x, y, z; };
 static thread_local tb_emulated_dim threadIdx, blockIdx;
-struct float4 { float x, y, z, w; };
+struct alignas(16) float4 { float x, y, z, w; };  // as CUDA's: a misaligned access shows under -fsanitize=alignment
 static inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
 template <class T> static inline T __ldcs(const T *p) { return *p; }
 static inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }

@@ -3,8 +3,7 @@ into C++ that run_persistent.cpp can run on the host: the plan's sizes shrunk
 to a grid of a few blocks (the same code paths: several rows a group, a
 group's second turn, a ring that wraps, a row end inside a group), and each
 inline PTX statement the kernel has replaced by its emulation
-(emulated_blocks.h). A statement this script does not know fails it, so a
-kernel that gains inline PTX is not emulated by guesswork.
+(ptx_emulation.py).
 
     python3 persistent_source.py SOURCE OUT [--strided] [--several-turns]
 
@@ -16,23 +15,12 @@ import math
 import re
 import sys
 
+from ptx_emulation import operation, replace_ptx
+
 THREADS = 256
 # N: the last chunk ends inside a group, and a chunk's 626 groups leave some threads of 256 a
 # group short (e >= hi), as the real plans do (2x1000000: 1894 groups a chunk)
 SHRUNK = {"N": 10001, "K": 4, "ROW_GROUPS": 2}
-
-# inline PTX -> its emulation (a statement none of them replaces is refused below)
-PTX = [
-    (r'asm volatile\("cp\.async\.(?:wait_all|commit_group|wait_group)[^"]*"[^;]*;', ";"),
-    (r'asm volatile\("ld\.acquire\.gpu\.global\.u32 %0, \[%1\];" : "=r"\((\w+)\) : "l"\((\w+)\) '
-     r': "memory"\);', r"\1 = tb_emulated_load_acquire(\2);"),
-    (r'asm\("createpolicy\.fractional\.L2::evict_first\.b64 %0, 1\.0;" : "=l"\((\w+)\)\);',
-     r"\1 = 0;"),
-    (r'asm volatile\(TB_CP_ASYNC\("c[ag]", "(\d+)"\)::"r"\((.*?)\), "l"\((.*?)\),\s*"r"\((.*?)\) '
-     r'TB_CP_POLICY\s*: "memory"\);', r"tb_emulated_copy_async(\2, \3, \4, \1);"),
-    (r'asm\("ex2\.approx\.ftz\.f32 %0, %1;" : "=f"\((\w+)\) : "f"\((.*?)\)\);',
-     r"\1 = std::exp2(\2);"),
-]
 
 
 def define(text, name):
@@ -67,8 +55,7 @@ def shrink(text, strided, several_turns):
 
 
 def emulate_ptx(text):
-    for pattern, replacement in PTX:
-        text = re.sub(pattern, replacement, text, flags=re.S)
+    text = replace_ptx(text)
     # polls before a barrier that never completes traps: fewer, each a yield to the blocks
     text, count = re.subn(r"^#define TB_SPIN_LIMIT \(1u << 25\)$", "#define TB_SPIN_LIMIT (1u << 20)",
                           text, flags=re.M)
@@ -76,8 +63,6 @@ def emulate_ptx(text):
     text, count = re.subn(r"extern __shared__ float4 tb_ring\[\];",
                           "float4 *const tb_ring = tb_emulated_dynamic;", text)
     assert count == 1, "the ring's extern __shared__ declaration not found"
-    left = [line.strip() for line in text.splitlines() if re.search(r"\basm\b", line)]
-    assert not left, "inline PTX with no emulation: " + "; ".join(left)
     return text
 
 
@@ -95,10 +80,9 @@ def main(argv):
         # planned only where every group takes one row: with several, the kernel as the
         # planner plans it there
         text = re.sub(r"^#define PARAMS_AHEAD 1\n", "", text, flags=re.M)
-    op = re.search(r"^using tb_row_op = tb_(\w+);$", text, re.M).group(1)
     with open(argv[2], "w") as f:
         f.write(emulate_ptx(shrink(text, "--strided" in flags, "--several-turns" in flags)))
-    print(f"-DTB_EMULATED_OP_{op.upper()}")
+    print(operation(text))
     return 0
 
 

@@ -13,6 +13,7 @@
 
 #include "emulated_blocks.h"
 #include SRC
+#include "row_reference.h"
 
 // Memory every block process sees: a shared anonymous mapping, zeroed.
 template <class T> static T *shared_array(size_t count) {
@@ -60,55 +61,6 @@ static bool launch(const float *x, const float *w, const float *bias, float *out
     ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
   }
   return ok;
-}
-
-// The fp64 reference of row r into ref[0 .. N).
-static void reference(const float *row, const float *w, const float *bias, double *ref) {
-#if defined(TB_EMULATED_OP_SOFTMAX)
-  double top = -INFINITY, sum = 0;
-  for (long long j = 0; j < N; ++j) top = std::max(top, (double)row[j]);
-  for (long long j = 0; j < N; ++j) sum += std::exp(row[j] - top);
-  for (long long j = 0; j < N; ++j) ref[j] = std::exp(row[j] - top) / sum;
-  (void)w, (void)bias;
-#elif defined(TB_EMULATED_OP_RMSNORM)
-  double squares = 0;
-  for (long long j = 0; j < N; ++j) squares += (double)row[j] * row[j];
-  const double scale = 1 / std::sqrt(squares / N + (double)EPS);
-  for (long long j = 0; j < N; ++j) ref[j] = row[j] * scale * w[j];
-  (void)bias;
-#elif defined(TB_EMULATED_OP_LAYERNORM)
-  double mean = 0, var = 0;
-  for (long long j = 0; j < N; ++j) mean += row[j];
-  mean /= N;
-  for (long long j = 0; j < N; ++j) var += (row[j] - mean) * (row[j] - mean);
-  const double scale = 1 / std::sqrt(var / N + (double)EPS);
-  for (long long j = 0; j < N; ++j) ref[j] = (row[j] - mean) * scale * w[j] + bias[j];
-#else
-#error "TB_EMULATED_OP_SOFTMAX, _RMSNORM or _LAYERNORM"
-#endif
-}
-
-#if defined(TB_EMULATED_OP_SOFTMAX)
-static const double abs_tol = 1e-8, rel_tol = 5e-5;
-#else
-static const double abs_tol = 1e-5, rel_tol = 1e-5;
-#endif
-
-// Outputs outside the tolerance (NaN: never written, counts as one).
-static long long wrong_outputs(const float *x, const float *w, const float *bias, const float *out,
-                               double *worst) {
-  std::vector<double> ref(N);
-  long long wrong = 0;
-  *worst = 0;
-  for (long long r = 0; r < M; ++r) {
-    reference(x + r * SX, w, bias, ref.data());
-    for (long long j = 0; j < N; ++j) {
-      const double e = std::fabs(out[r * N + j] - ref[j]);
-      if (!(e <= abs_tol + rel_tol * std::fabs(ref[j]))) ++wrong;
-      if (!(e <= *worst)) *worst = e;
-    }
-  }
-  return wrong;
 }
 
 int main(int argc, char **argv) {
