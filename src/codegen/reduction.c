@@ -186,18 +186,24 @@ static void cluster_row_constants(struct tb_strbuf *b, const struct tb_plan *pla
 
 /* ROW_GROUPS: groups of K blocks, a row a group at a time; GROUPS groups of
  * 4 a thread in a ring of RING; the row's reads and writes streamed past L2,
- * which keeps the weight and bias every row reads. */
+ * which keeps the weight and bias every row reads. PARAMS_AHEAD where every
+ * group takes one row and the ring holds the weight and bias groups beside
+ * the chunk's: they are copied with the chunk, before the exchange. */
 static void persistent_row_constants(struct tb_strbuf *b, const struct tb_plan *plan,
                                      const struct tb_case *c) {
-  (void)c;
   const struct tb_stream_facts *f = &plan->stream;
   unsigned long long groups =
       (f->chunk_elements + 4ULL * f->threads_per_block - 1) / (4ULL * f->threads_per_block);
+  unsigned ring = f->cache_shared_bytes / (16U * f->threads_per_block);
+  unsigned params = (c->op->has_weight ? 1 : 0) + (c->op->has_bias ? 1 : 0);
   chunk_constants(b, f);
   tb_strbuf_printf(b,
                    "#define ROW_GROUPS %uLL\n#define GROUPS %llu\n#define RING %u\n"
                    "#define STREAMED_ONCE 1\n#define STREAMING_STORES 1\n",
-                   f->row_groups, groups, f->cache_shared_bytes / (16U * f->threads_per_block));
+                   f->row_groups, groups, ring);
+  if (params > 0 && f->row_groups >= c->shape.m && groups * (1 + params) <= ring) {
+    tb_strbuf_printf(b, "#define PARAMS_AHEAD 1\n");
+  }
 }
 
 /* Block barriers each template has: register rows one per reduction of the

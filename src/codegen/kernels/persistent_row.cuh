@@ -74,6 +74,25 @@ static __device__ __forceinline__ int tb_ring_slot(int base, int k) {
   return base + k < RING ? base + k : base + k - RING;
 }
 
+// PARAMS_AHEAD (emitted as 1 where every group takes one row and the ring
+// has room for the weight's and bias's groups beside the chunk's): they are
+// copied into slots GROUPS .. (bias: 2 * GROUPS ..) with the chunk, so their
+// reads overlap the exchange instead of following it.
+#ifndef PARAMS_AHEAD
+#define PARAMS_AHEAD 0
+#endif
+
+// The output group k (at e) of a row whose weight and bias groups the ring
+// holds (PARAMS_AHEAD: the only row, from slot 0).
+#define TB_OUTPUT_WITH_RING_PARAMS(Op, f, orow, ovec, e, k)                              \
+  {                                                                                      \
+    const float4 q = mine[(k) * THREADS], w4 = mine[(GROUPS + (k)) * THREADS];           \
+    const float4 b4 = Op::has_bias ? mine[(2 * GROUPS + (k)) * THREADS] : w4;           \
+    const float t[4] = {q.x, q.y, q.z, q.w};                                             \
+    const tb_params p = {{w4.x, w4.y, w4.z, w4.w}, {b4.x, b4.y, b4.z, b4.w}};            \
+    TB_OUTPUT_GROUP(Op, output, orow, e, ovec, f, p, t[i])                               \
+  }
+
 template <class Op>
 static __device__ __forceinline__ void tb_persistent_row(const float *__restrict__ x,
                                                          const float *__restrict__ weight,
@@ -93,7 +112,15 @@ static __device__ __forceinline__ void tb_persistent_row(const float *__restrict
   if (group < M) {
     const float *xr = x + group * SX;
     tb_copy_chunk_async(tb_ring, xr, lo, hi, tb_aligned16(xr)); // slots 0 .. GROUPS - 1
-    asm volatile("cp.async.wait_all;" ::: "memory");
+    if constexpr (PARAMS_AHEAD) {
+      asm volatile("cp.async.commit_group;" ::: "memory");
+      tb_copy_chunk_async(tb_ring + GROUPS * THREADS, weight, lo, hi, true);
+      if constexpr (Op::has_bias) tb_copy_chunk_async(tb_ring + 2 * GROUPS * THREADS, bias, lo, hi, true);
+      asm volatile("cp.async.commit_group;" ::: "memory");
+      asm volatile("cp.async.wait_group 1;" ::: "memory"); // the chunk; its weight still in flight
+    } else {
+      asm volatile("cp.async.wait_all;" ::: "memory");
+    }
     _Pragma("unroll 4") for (int k = 0; k < GROUPS; ++k) {
       if (first + k * step < hi) tb_merge_group<Op>(s, mine[k * THREADS], first + k * step);
     }
@@ -135,6 +162,7 @@ static __device__ __forceinline__ void tb_persistent_row(const float *__restrict
     }
     float *orow = out + row * N;
     const bool ovec = tb_aligned16(orow);
+    if constexpr (PARAMS_AHEAD) asm volatile("cp.async.wait_all;" ::: "memory");
     s = Op::init();
     // group k written, its slot refilled with the next row's group
     // k + RING - GROUPS, and the next row's group k (copied RING - GROUPS
@@ -143,7 +171,9 @@ static __device__ __forceinline__ void tb_persistent_row(const float *__restrict
     _Pragma("unroll 4") for (int k = 0; k < GROUPS; ++k) {
       const long long e = first + k * step;
       const int at = tb_ring_slot(base, k);
-      if (e < hi) TB_OUTPUT_FROM_SHARED(Op, f, orow, ovec, e, mine[at * THREADS])
+      if constexpr (PARAMS_AHEAD) {
+        if (e < hi) TB_OUTPUT_WITH_RING_PARAMS(Op, f, orow, ovec, e, k)
+      } else if (e < hi) TB_OUTPUT_FROM_SHARED(Op, f, orow, ovec, e, mine[at * THREADS])
       if (next < M) {
         const long long later = first + (k + RING - GROUPS) * step;
         if (k + RING - GROUPS < GROUPS && later < hi)
