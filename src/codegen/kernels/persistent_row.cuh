@@ -93,6 +93,30 @@ static __device__ __forceinline__ int tb_ring_slot(int base, int k) {
     TB_OUTPUT_GROUP(Op, output, orow, e, ovec, f, p, t[i])                               \
   }
 
+// The thread's statistics s of its groups of the group's first row, whose
+// whole chunk has landed: in the passes of the operator's chunk over all the
+// groups at once (softmax: the maximum, then one exponential an element),
+// not merged group by group as the later rows' are while their copies land
+// (an online merge costs softmax an exponential more a group).
+#define TB_FOR_FIRST_ROW_ELEMENTS(...)                                                   \
+  _Pragma("unroll 4") for (int k = 0; k < GROUPS; ++k) {                                 \
+    const long long e = first + k * step;                                                \
+    if (e < hi) {                                                                        \
+      const float4 q4 = mine[k * THREADS];                                               \
+      const float t[4] = {q4.x, q4.y, q4.z, q4.w};                                       \
+      _Pragma("unroll") for (int i = 0; i < 4; ++i) {                                    \
+        const bool ok = e + i < N;                                                       \
+        __VA_ARGS__                                                                      \
+      }                                                                                  \
+    }                                                                                    \
+  }
+#define TB_FIRST_ROW_STATS(Op, s)                                                        \
+  TB_FOR_FIRST_ROW_ELEMENTS(Op::chunk_first(s, t[i], ok, ok ? 1.0f : 0.0f);)             \
+  if constexpr (Op::chunk_passes == 2) {                                                 \
+    Op::chunk_between(s);                                                                \
+    TB_FOR_FIRST_ROW_ELEMENTS(Op::chunk_second(s, t[i], ok, ok ? 1.0f : 0.0f);)          \
+  }
+
 template <class Op>
 static __device__ __forceinline__ void tb_persistent_row(const float *__restrict__ x,
                                                          const float *__restrict__ weight,
@@ -121,9 +145,7 @@ static __device__ __forceinline__ void tb_persistent_row(const float *__restrict
     } else {
       asm volatile("cp.async.wait_all;" ::: "memory");
     }
-    _Pragma("unroll 4") for (int k = 0; k < GROUPS; ++k) {
-      if (first + k * step < hi) tb_merge_group<Op>(s, mine[k * THREADS], first + k * step);
-    }
+    TB_FIRST_ROW_STATS(Op, s)
   }
   int base = 0; // the current row's group 0's slot
   unsigned trip = 0;
@@ -143,7 +165,7 @@ static __device__ __forceinline__ void tb_persistent_row(const float *__restrict
     }
     float *slot = slots + (trip & 1) * K * Op::words;
     {
-      TB_BLOCK_COMBINE(Op, s, THREADS, 0)
+      TB_BLOCK_COMBINE_TREE(Op, s, THREADS, 0)
       if (threadIdx.x == 0) {
         Op::store(s, slot, chunk * Op::words);
         tb_group_barrier(arrived, (unsigned)K * (trip + 1));
@@ -157,7 +179,7 @@ static __device__ __forceinline__ void tb_persistent_row(const float *__restrict
       typename Op::stats r = Op::init();
       for (long long k = threadIdx.x; k < K; k += THREADS)
         Op::merge(r, tb_load_partial<Op>(slot, k));
-      TB_BLOCK_COMBINE(Op, r, THREADS, 2)
+      TB_BLOCK_COMBINE_TREE(Op, r, THREADS, 2)
       f = Op::finish(r);
     }
     float *orow = out + row * N;
