@@ -67,21 +67,28 @@ struct tb_params {
 
 // How an output is stored: plainly, or (STREAMING_STORES, emitted as 1 where
 // the plan wants the caches kept for what is read again) marked as written
-// once, first to leave L2.
+// once, first to leave L2. TB_ST4 stores a float4 by one 16-byte instruction:
+// a plain `*p = float4` is split by NVVM into 4 scalar stores, and its
+// vectorizer joins them again only where it can still prove the alignment
+// (it did not for cluster rows' groups, nor for the first group of a subwarp
+// or register row: 4 stores of 4 bytes a lane there, 16 bytes apart).
+// __stwb is the plain store (write-back) as one instruction.
 #ifndef STREAMING_STORES
 #define STREAMING_STORES 0
 #endif
 #if STREAMING_STORES
 #define TB_ST(p, v) __stcs(p, v)
+#define TB_ST4(p, v) __stcs(p, v)
 #else
 #define TB_ST(p, v) (*(p) = (v))
+#define TB_ST4(p, v) __stwb(p, v)
 #endif
 
 // Stores r[4] at e of `dst`, 16 bytes at once when aligned (`ovec`), masked
 // at the row end.
 #define TB_STORE4(dst, e, ovec, r)                                                       \
   if (ovec && e + 3 < N) {                                                               \
-    TB_ST(reinterpret_cast<float4 *>(dst + e), make_float4(r[0], r[1], r[2], r[3]));     \
+    TB_ST4(reinterpret_cast<float4 *>(dst + e), make_float4(r[0], r[1], r[2], r[3]));    \
   } else {                                                                               \
     _Pragma("unroll") for (int i = 0; i < 4; ++i) if (e + i < N) TB_ST(dst + e + i, r[i]); \
   }
