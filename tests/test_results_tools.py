@@ -950,6 +950,17 @@ class EvidenceTest(unittest.TestCase):
             "ab/" + r for r in ("A1", "A2", "B1", "B2", "M1", "M2")] + singles
         builds[os.path.join(weights, "call1.tar.xz")] = [
             ["ab/A1", "ab/A2"], ["ab/M1", "ab/M2"], ["ab/B1", "ab/B2"]] + [[r] for r in singles]
+        # issue 21's chain of row-kernel changes, each build against the one before it (F, the
+        # shifted register rows, rejected), and Nsight Compute on native and torch.compile kernels
+        chain = "2026-12-07-h100-row-kernel-chain"
+        ab = ["ab/%s%d" % (build, run) for build in "ABCDEF" for run in (1, 2)]
+        bundles[os.path.join(chain, "call1.tar.xz")] = ab + ["validation"]
+        builds[os.path.join(chain, "call1.tar.xz")] = [
+            ab[i:i + 2] for i in range(0, len(ab), 2)] + [["validation"]]
+        bundles[os.path.join(chain, "call2.tar.xz")] = ["ncu/run-%d" % i for i in (1, 2, 3)]
+        bundles[os.path.join(chain, "call3.tar.xz")] = ["ncu/run-%d" % i for i in (1, 2, 3, 4)]
+        for call in ("call2.tar.xz", "call3.tar.xz"):
+            builds[os.path.join(chain, call)] = [[r] for r in bundles[os.path.join(chain, call)]]
         committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
                            for f in files if f.endswith(".tar.xz"))
         self.assertEqual(sorted(bundles), committed)

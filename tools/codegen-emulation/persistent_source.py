@@ -76,9 +76,8 @@ def main(argv):
         text = f.read()
     assert "mapping persistent_row" in text.splitlines()[0], "not a persistent-row source"
     if "--several-turns" in flags:
-        # PARAMS_AHEAD (the weight copied with the chunk: pending/0001, not on main) is
-        # planned only where every group takes one row: with several, the kernel as the
-        # planner plans it there
+        # PARAMS_AHEAD (the weight copied with the chunk) is planned only where every group
+        # takes one row: with several, the kernel as the planner plans it there
         text = re.sub(r"^#define PARAMS_AHEAD 1\n", "", text, flags=re.M)
     with open(argv[2], "w") as f:
         f.write(emulate_ptx(shrink(text, "--strided" in flags, "--several-turns" in flags)))
