@@ -961,6 +961,15 @@ class EvidenceTest(unittest.TestCase):
         bundles[os.path.join(chain, "call3.tar.xz")] = ["ncu/run-%d" % i for i in (1, 2, 3, 4)]
         for call in ("call2.tar.xz", "call3.tar.xz"):
             builds[os.path.join(chain, call)] = [[r] for r in bundles[os.path.join(chain, call)]]
+        # issue 21's scoreboard against torch.compile at the chain's landed commit (H100), with
+        # the GPU tests, the validation and the sanitizers of that build
+        scoreboard = os.path.join("2026-12-07-h100-targets-compile", "call1.tar.xz")
+        bundles[scoreboard] = ["targets/compile-%s" % shape for shape in (
+            "1024x1024", "16384x257", "17x257", "32768x8192", "37x769", "4096x1024", "64x4096",
+            "8192x32768")] + ["validation"] + [
+            "sanitizer/run-%s-%s-automatic" % (tool, case) for tool in ("memcheck", "racecheck")
+            for case in ("layernorm-8x65536", "rmsnorm-65536x32", "softmax-1x1000000")]
+        builds[scoreboard] = [[r] for r in bundles[scoreboard]]
         committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
                            for f in files if f.endswith(".tar.xz"))
         self.assertEqual(sorted(bundles), committed)
