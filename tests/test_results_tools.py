@@ -970,6 +970,12 @@ class EvidenceTest(unittest.TestCase):
             "sanitizer/run-%s-%s-automatic" % (tool, case) for tool in ("memcheck", "racecheck")
             for case in ("layernorm-8x65536", "rmsnorm-65536x32", "softmax-1x1000000")]
         builds[scoreboard] = [[r] for r in bundles[scoreboard]]
+        candidates = "2026-12-07-h100-row-candidates"
+        bundles[os.path.join(candidates, "call1.tar.xz")] = ["variants"]
+        bundles[os.path.join(candidates, "call2.tar.xz")] = [
+            "compile-262144x257", "compile-8x65536"]
+        builds[os.path.join(candidates, "call2.tar.xz")] = [
+            ["compile-262144x257"], ["compile-8x65536"]]
         committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
                            for f in files if f.endswith(".tar.xz"))
         self.assertEqual(sorted(bundles), committed)
