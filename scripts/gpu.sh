@@ -537,7 +537,10 @@ if has ncu; then
   # `tilebench run` argument list per line; every section's details (the warp
   # state section's stall reasons among them). NCU_KERNEL (an ncu kernel
   # filter, "regex:..." allowed), NCU_LAUNCHES and NCU_SECTIONS (space-separated)
-  # widen it, for example to a vendor library's kernels.
+  # widen it, for example to a vendor library's kernels. The launch count is
+  # ncu's over the whole process tree: a case with providers native and
+  # torch-compile spends it on native's kernels first (tilebench runs them
+  # first), so profile torch.compile's kernels on a line of their own.
   mkdir -p "$WORK/ncu"
   ncu=$(ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | tail -1)
   sections=()
