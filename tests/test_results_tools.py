@@ -950,6 +950,10 @@ class EvidenceTest(unittest.TestCase):
             "ab/" + r for r in ("A1", "A2", "B1", "B2", "M1", "M2")] + singles
         builds[os.path.join(weights, "call1.tar.xz")] = [
             ["ab/A1", "ab/A2"], ["ab/M1", "ab/M2"], ["ab/B1", "ab/B2"]] + [[r] for r in singles]
+        def one_run_each(bundle, runs):  # a bundle whose runs are audited one at a time
+            bundles[bundle] = runs
+            builds[bundle] = [[r] for r in runs]
+
         # issue 21's chain of row-kernel changes, each build against the one before it (F, the
         # shifted register rows, rejected), and Nsight Compute on native and torch.compile kernels
         chain = "2026-12-07-h100-row-kernel-chain"
@@ -957,25 +961,21 @@ class EvidenceTest(unittest.TestCase):
         bundles[os.path.join(chain, "call1.tar.xz")] = ab + ["validation"]
         builds[os.path.join(chain, "call1.tar.xz")] = [
             ab[i:i + 2] for i in range(0, len(ab), 2)] + [["validation"]]
-        bundles[os.path.join(chain, "call2.tar.xz")] = ["ncu/run-%d" % i for i in (1, 2, 3)]
-        bundles[os.path.join(chain, "call3.tar.xz")] = ["ncu/run-%d" % i for i in (1, 2, 3, 4)]
-        for call in ("call2.tar.xz", "call3.tar.xz"):
-            builds[os.path.join(chain, call)] = [[r] for r in bundles[os.path.join(chain, call)]]
+        one_run_each(os.path.join(chain, "call2.tar.xz"), ["ncu/run-%d" % i for i in (1, 2, 3)])
+        one_run_each(os.path.join(chain, "call3.tar.xz"),
+                     ["ncu/run-%d" % i for i in (1, 2, 3, 4)])
         # issue 21's scoreboard against torch.compile at the chain's landed commit (H100), with
         # the GPU tests, the validation and the sanitizers of that build
-        scoreboard = os.path.join("2026-12-07-h100-targets-compile", "call1.tar.xz")
-        bundles[scoreboard] = ["targets/compile-%s" % shape for shape in (
-            "1024x1024", "16384x257", "17x257", "32768x8192", "37x769", "4096x1024", "64x4096",
-            "8192x32768")] + ["validation"] + [
+        one_run_each(os.path.join("2026-12-07-h100-targets-compile", "call1.tar.xz"), [
+            "targets/compile-%s" % shape for shape in (
+                "1024x1024", "16384x257", "17x257", "32768x8192", "37x769", "4096x1024",
+                "64x4096", "8192x32768")] + ["validation"] + [
             "sanitizer/run-%s-%s-automatic" % (tool, case) for tool in ("memcheck", "racecheck")
-            for case in ("layernorm-8x65536", "rmsnorm-65536x32", "softmax-1x1000000")]
-        builds[scoreboard] = [[r] for r in bundles[scoreboard]]
+            for case in ("layernorm-8x65536", "rmsnorm-65536x32", "softmax-1x1000000")])
         candidates = "2026-12-07-h100-row-candidates"
-        bundles[os.path.join(candidates, "call1.tar.xz")] = ["variants"]
-        bundles[os.path.join(candidates, "call2.tar.xz")] = [
-            "compile-262144x257", "compile-8x65536"]
-        builds[os.path.join(candidates, "call2.tar.xz")] = [
-            ["compile-262144x257"], ["compile-8x65536"]]
+        one_run_each(os.path.join(candidates, "call1.tar.xz"), ["variants"])
+        one_run_each(os.path.join(candidates, "call2.tar.xz"),
+                     ["compile-262144x257", "compile-8x65536"])
         committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
                            for f in files if f.endswith(".tar.xz"))
         self.assertEqual(sorted(bundles), committed)

@@ -25,6 +25,9 @@ root=$(cd "$here/../.." && pwd)
 build=${1:-$root/build} part=${2:-all}
 [[ $part == all || $part == gemv || $part == persistent || $part == register ]] ||
   { echo "check.sh: part '$part' unknown (gemv, persistent or register)" >&2; exit 2; }
+[[ -x $build/tests/test_codegen_golden ]] ||
+  { echo "check.sh: no $build/tests/test_codegen_golden (give a build folder of this tree)" >&2; exit 2; }
+wants() { [[ $part == all || $part == "$1" ]]; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/tb-codegen-emulation.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 TB_GOLDEN_DUMP=$work "$build/tests/test_codegen_golden" "$root/tests/golden/codegen_sources.sha256" \
@@ -33,7 +36,7 @@ failed=0
 # a misaligned float4 access (emulated_cuda.h's float4 is 16-byte aligned, as CUDA's) ends the run
 CXX=(g++ -std=c++20 -O1 -w -pthread -fsanitize=alignment -fno-sanitize-recover=alignment -I"$here")
 for source in "$work"/gemm+*+simt+rule+cc90.cu; do
-  [[ $part == all || $part == gemv ]] || break
+  wants gemv || break
   grep -q '^#define GEMV_ROWS' "$source" || continue
   offset=0
   [[ $source == *+strided+* ]] && offset=1
@@ -43,7 +46,7 @@ for source in "$work"/gemm+*+simt+rule+cc90.cu; do
 done
 # (the golden matrix's other persistent shape, 10x500000, is the same text once shrunk)
 for source in "$work"/{softmax,rmsnorm,layernorm}+2x1000000+{packed,strided}+automatic+calibrated-2+h200.cu; do
-  [[ $part == all || $part == persistent ]] || break
+  wants persistent || break
   view=packed offset=0
   [[ $source == *+strided+* ]] && view=strided offset=1
   for turns in one several; do
@@ -61,7 +64,7 @@ done
 # between); a text met before (262144x257 is 16384x257's once its rows are cut) is not run again
 declare -A seen=()
 for source in "$work"/{sum,softmax,rmsnorm,layernorm}+*+automatic+calibrated-2+h200.cu; do
-  [[ $part == all || $part == register ]] || break
+  wants register || break
   grep -q 'mapping register_rows$' "$source" || continue
   flags=$(python3 "$here/register_rows_source.py" "$source" "$work/emulated.cu") ||
     { failed=1; continue; }

@@ -7,7 +7,8 @@ inline PTX statement the kernel has replaced by its emulation
 
     python3 persistent_source.py SOURCE OUT [--strided] [--several-turns]
 
-Prints the -D flags run_persistent.cpp needs (the operation). With
+Prints the -D flags run_persistent.cpp needs (the operation); exit 2, OUT not
+written, for a SOURCE that is not a persistent-row source. With
 --several-turns a source planned with PARAMS_AHEAD (one row a group) is run
 without it, as the planner plans such rows where groups take several.
 """
@@ -15,7 +16,7 @@ import math
 import re
 import sys
 
-from ptx_emulation import operation, replace_ptx
+from ptx_emulation import convert, replace_ptx
 
 THREADS = 256
 # N: the last chunk ends inside a group, and a chunk's 626 groups leave some threads of 256 a
@@ -72,18 +73,16 @@ def main(argv):
         print("usage: persistent_source.py SOURCE OUT [--strided] [--several-turns]",
               file=sys.stderr)
         return 2
-    with open(argv[1]) as f:
-        text = f.read()
-    assert "mapping persistent_row" in text.splitlines()[0], "not a persistent-row source"
-    if "--several-turns" in flags:
-        # PARAMS_AHEAD (the weight copied with the chunk) is planned only where every group
-        # takes one row: with several, the kernel as the planner plans it there
-        text = re.sub(r"^#define PARAMS_AHEAD 1\n", "", text, flags=re.M)
-    with open(argv[2], "w") as f:
-        f.write(emulate_ptx(shrink(text, "--strided" in flags, "--several-turns" in flags)))
-    print(operation(text))
-    return 0
+    several = "--several-turns" in flags
 
+    def transform(text):
+        if several:
+            # PARAMS_AHEAD (the weight copied with the chunk) is planned only where every
+            # group takes one row: with several, the kernel as the planner plans it there
+            text = re.sub(r"^#define PARAMS_AHEAD 1\n", "", text, flags=re.M)
+        return emulate_ptx(shrink(text, "--strided" in flags, several))
+
+    return convert("persistent_source.py", argv[1], argv[2], "persistent_row", transform)
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv))

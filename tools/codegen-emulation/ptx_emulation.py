@@ -1,9 +1,11 @@
 """Inline PTX statements of the generated row kernels and the host C++ that
-emulates each (emulated_blocks.h), for the source scripts of the host
-emulations (persistent_source.py, register_rows_source.py). A statement not
-listed here is refused, so a kernel that gains inline PTX is not emulated by
-guesswork."""
+emulates each (emulated_blocks.h), and the conversion of a source that the
+source scripts of the host emulations (persistent_source.py,
+register_rows_source.py) share. A statement not listed here is refused, so a
+kernel that gains inline PTX is not emulated by guesswork."""
+import os
 import re
+import sys
 
 PTX = [
     (r'asm volatile\("cp\.async\.(?:wait_all|commit_group|wait_group)[^"]*"[^;]*;', ";"),
@@ -34,3 +36,25 @@ def operation(text):
     found = re.search(r"^using tb_row_op = tb_(\w+);$", text, re.M)
     assert found, "no tb_row_op in the source"
     return f"-DTB_EMULATED_OP_{found.group(1).upper()}"
+
+
+def convert(script, source, out, mapping, transform):
+    """Writes OUT, the generated SOURCE of MAPPING made host C++ by
+    transform(text), and prints the -D flag of its operation: 0. A source
+    that cannot be read or converted: a message and 2, OUT not written (it
+    appears only whole, by a rename)."""
+    try:
+        with open(source) as f:
+            text = f.read()
+        lines = text.splitlines()
+        if not lines or f"mapping {mapping}" not in lines[0]:
+            raise ValueError(f"not a {mapping} source")
+        emulated, flag = transform(text), operation(text)
+    except (OSError, ValueError, AssertionError) as e:
+        print(f"{script}: {source}: {e}", file=sys.stderr)
+        return 2
+    with open(out + ".partial", "w") as f:
+        f.write(emulated)
+    os.replace(out + ".partial", out)
+    print(flag)
+    return 0

@@ -17,7 +17,7 @@ static void launch(kernel f, long long blocks, int threads, const float *x, cons
 }
 
 int main(int argc, char **argv) {
-  const long long offset = argc > 1 ? atoll(argv[1]) : 0;
+  const long long offset = tb_emulated_offset(argc, argv);
   std::vector<float> a(offset + M * SA + 8), b(offset + K * SB + 8), c(M * N, NAN);
   srand(7);
   for (auto &v : a) v = (rand() % 2001 - 1000) / 1000.0f;

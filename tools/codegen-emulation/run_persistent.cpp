@@ -64,19 +64,14 @@ static bool launch(const float *x, const float *w, const float *bias, float *out
 }
 
 int main(int argc, char **argv) {
-  const long long offset = argc > 1 ? atoll(argv[1]) : 0;
+  const long long offset = tb_emulated_offset(argc, argv);
   float *xs = shared_array<float>(offset + M * SX + 8), *x = xs + offset;
   float *w = shared_array<float>(N), *bias = shared_array<float>(N), *out = shared_array<float>(M * N);
   const size_t counters = 2 * ROW_GROUPS, slots = ROW_GROUPS * 2 * K * tb_row_op::words;
   float *workspace = shared_array<float>(counters + slots);
-  srand(7);
   // inputs in [-1, 1]: a padding zero counted as an element moves softmax's sum past its
   // tolerance (3 of 10001 in e^-1..e^1)
-  for (long long i = 0; i < offset + M * SX + 8; ++i) xs[i] = (rand() % 2001 - 1000) / 1000.0f;
-  for (long long j = 0; j < N; ++j) {
-    w[j] = 0.5f + (rand() % 1001) / 1000.0f;
-    bias[j] = (rand() % 2001 - 1000) / 1000.0f;
-  }
+  tb_emulated_inputs(xs, offset + M * SX + 8, w, bias, N);
   bool ok = true;
   for (int round = 1; round <= 2; ++round) {
     for (long long i = 0; i < M * N; ++i) out[i] = NAN;

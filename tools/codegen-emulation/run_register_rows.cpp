@@ -1,7 +1,8 @@
 // Runs one register-rows source, made host C++ by register_rows_source.py
 // (SRC, its path, a -D of the compiler; TB_EMULATED_OP_<OP> names the
-// operation), over random rows starting argv[1] floats past a 16-byte boundary
-// (the row stride is the source's SX), each block in turn as THREADS threads.
+// operation), over random rows starting argv[1] (0 to 3) floats past a 16-byte
+// boundary (the row stride is the source's SX), each block in turn as THREADS
+// threads.
 // Compares every output with an fp64 reference within the operation's
 // tolerance (row_reference.h). Exit 0 when all are within it.
 #include "emulated_blocks.h"
@@ -9,16 +10,11 @@
 #include "row_reference.h"
 
 int main(int argc, char **argv) {
-  const long long offset = argc > 1 ? atoll(argv[1]) : 0;
+  const long long offset = tb_emulated_offset(argc, argv);
   std::vector<float4> xs((offset + M * SX + 8) / 4 + 1);  // 16-byte aligned, as cudaMalloc's
   float *x = reinterpret_cast<float *>(xs.data()) + offset;
   std::vector<float> w(N), bias(N), out(M * ROW_OUTPUTS, NAN);
-  srand(7);
-  for (long long i = 0; i < M * SX; ++i) x[i] = (rand() % 2001 - 1000) / 1000.0f;
-  for (long long j = 0; j < N; ++j) {
-    w[j] = 0.5f + (rand() % 1001) / 1000.0f;
-    bias[j] = (rand() % 2001 - 1000) / 1000.0f;
-  }
+  tb_emulated_inputs(x, M * SX, w.data(), bias.data(), N);
   const long long blocks = (M + P - 1) / P;
   for (long long b = 0; b < blocks; ++b) {
     std::barrier<> block(THREADS);
