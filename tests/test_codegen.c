@@ -167,6 +167,18 @@ static void check_reduction(enum tb_op op, size_t m, size_t n, enum tb_view_kind
     bool ahead = tb_op_info(op)->has_weight && n == 1000000;
     assert_int_equal(strstr(g1.source, "#define PARAMS_AHEAD 1") != NULL, ahead);
   }
+  /* register rows of one warp a row and at most 4 groups a lane take a misaligned row's
+   * elements one at a time across the lanes, where the view may misalign rows: rows of 257
+   * (3 in 4 misaligned), not of 1024 */
+  if (plan.mapping == TB_MAPPING_REGISTER_ROWS) {
+    bool misaligned = c.view.row_stride % 4 != 0 || c.view.offset % 4 != 0;
+    bool fallback = plan.selected.subgroups == 1 && (plan.selected.slots + 3) / 4 <= 4 && misaligned;
+    assert_int_equal(strstr(g1.source, "#define CONTIGUOUS_FALLBACK 1\n") != NULL, fallback);
+    assert_int_equal(strstr(g1.source, "#define CONTIGUOUS_FALLBACK 0\n") != NULL, !fallback);
+    if (variant == TB_VARIANT_REFERENCE && view == TB_VIEW_PACKED && (n == 257 || n == 1024)) {
+      assert_int_equal(fallback, n == 257); /* reference: s1p8, one warp a row */
+    }
+  }
   char what[128];
   snprintf(what, sizeof what, "%s %zux%zu %s %s", tb_op_info(op)->name, m, n, tb_view_name(view),
            tb_variant_name(variant));

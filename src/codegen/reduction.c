@@ -93,6 +93,19 @@ static unsigned register_groups(const struct tb_candidate *cand) {
   return (cand->slots + 3) / 4;
 }
 
+/* CONTIGUOUS_FALLBACK (register_rows.cuh): one warp a row (no block barrier
+ * for a row's two code paths to part at) of at most FALLBACK_GROUPS groups a
+ * lane (both paths in one kernel: at 7, softmax 37x769 s1p8 spilled) where
+ * the view may leave rows misaligned (16-byte aligned allocations: a stride
+ * or first-row offset not a multiple of 4). */
+#define FALLBACK_GROUPS 4
+
+static bool register_rows_contiguous_fallback(const struct tb_candidate *cand,
+                                              const struct tb_case *c) {
+  bool misaligned = c->view.row_stride % 4 != 0 || c->view.offset % 4 != 0;
+  return cand->subgroups == 1 && register_groups(cand) <= FALLBACK_GROUPS && misaligned;
+}
+
 static void register_rows_constants(struct tb_strbuf *b, const struct tb_plan *plan,
                                     const struct tb_case *c) {
   const struct tb_candidate *cand = &plan->selected;
@@ -101,8 +114,9 @@ static void register_rows_constants(struct tb_strbuf *b, const struct tb_plan *p
       c->op->has_weight && groups <= PREFETCH_GROUPS && cand->threads <= PREFETCH_THREADS;
   tb_strbuf_printf(b,
                    "#define S %u\n#define P %u\n#define WIDTH %u\n#define G %u\n"
-                   "#define THREADS %u\n#define PREFETCH %d\n",
-                   cand->subgroups, cand->packing, cand->width, groups, cand->threads, prefetch);
+                   "#define THREADS %u\n#define PREFETCH %d\n#define CONTIGUOUS_FALLBACK %d\n",
+                   cand->subgroups, cand->packing, cand->width, groups, cand->threads, prefetch,
+                   register_rows_contiguous_fallback(cand, c));
 }
 
 /* VEC4: rows of whole groups of 4 for every lane (n a multiple of 4 * lanes,
