@@ -976,6 +976,11 @@ class EvidenceTest(unittest.TestCase):
         one_run_each(os.path.join(candidates, "call1.tar.xz"), ["variants"])
         one_run_each(os.path.join(candidates, "call2.tar.xz"),
                      ["compile-262144x257", "compile-8x65536"])
+        # issue 21's register rows whose misaligned rows are cached lane-contiguously (B)
+        # against the build before it (A)
+        lanes = os.path.join("2026-12-07-h100-register-rows-lane-contiguous", "call1.tar.xz")
+        bundles[lanes] = ["ab/A1", "ab/A2", "ab/B1", "ab/B2", "validation"]
+        builds[lanes] = [["ab/A1", "ab/A2"], ["ab/B1", "ab/B2"], ["validation"]]
         committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
                            for f in files if f.endswith(".tar.xz"))
         self.assertEqual(sorted(bundles), committed)
