@@ -1012,15 +1012,19 @@ static void gemv_rows_rule(void **state) {
   assert_int_equal(p.blocks * 10 + p.launches, 11);
 }
 
-/* What keeps the tiled kernels: `tensor` (TF32 by contract), a user block,
- * and shapes with neither m nor n 1; a tiled n = 1 never loads B as float4s
- * whatever `aligned` says (a row of B is 1 float). */
+/* `tensor` (TF32 allowed, not required) takes the matrix-vector plans too,
+ * the same as simt's; what keeps the tiled kernels: a user block and shapes
+ * with neither m nor n 1; a tiled n = 1 never loads B as float4s whatever
+ * `aligned` says (a row of B is 1 float). */
 static void gemv_not_taken(void **state) {
   struct tb_gemm_plan p = gemv_plan(1, 4096, 4096, TB_REALIZATION_TENSOR, true);
-  assert_int_equal(p.gemv, TB_GEMV_NONE);
-  assert_string_equal(p.instruction, "mma.sync.m16n8k8");
-  assert_int_equal(p.k_splits * 100000 + p.k_chunk, 104096);
-  assert_int_equal(p.combine_blocks, 0);
+  struct tb_gemm_plan simt = gemv_plan(1, 4096, 4096, TB_REALIZATION_SIMT, true);
+  assert_int_equal(p.gemv, TB_GEMV_COLUMNS);
+  assert_string_equal(p.instruction, "fma");
+  simt.realization = TB_REALIZATION_TENSOR;
+  assert_memory_equal(&p, &simt, sizeof p);
+  p = gemv_plan(4096, 1, 4096, TB_REALIZATION_TENSOR, true);
+  assert_int_equal(p.gemv, TB_GEMV_ROWS);
   p = gemv_plan(2, 4096, 4096, TB_REALIZATION_SIMT, true);
   assert_int_equal(p.gemv, TB_GEMV_NONE);
   struct tb_error err = {0};
@@ -1034,7 +1038,10 @@ static void gemv_not_taken(void **state) {
                                 TB_GEMM_ALIGNED, &p, &err),
                    TB_OK);
   assert_int_equal(p.vector_width, 1);
-  p = gemv_plan(64, 1, 64, TB_REALIZATION_TENSOR, true);
+  assert_int_equal(tb_plan_gemm(64, 1, 64, TB_REALIZATION_TENSOR, user, tb_gemm_target_h200(),
+                                TB_GEMM_ALIGNED, &p, &err),
+                   TB_OK);
+  assert_int_equal(p.gemv, TB_GEMV_NONE);
   assert_int_equal(p.vector_width, 1);
   assert_string_equal(tb_gemv_kind_name(TB_GEMV_ROWS), "rows");
   assert_string_equal(tb_gemv_kind_name(TB_GEMV_COLUMNS), "columns");

@@ -1129,19 +1129,22 @@ class GemvPlanAuditTest(GemmPlanRecords, unittest.TestCase):
         for shape, kind, splits in (("1x4096x4096", "columns", 128), ("4096x1x4096", "rows", 1),
                                     ("1x300x257", "columns", 17), ("257x1x300", "rows", 1),
                                     ("1x1x64", "rows", 1), ("1x1x4096", "rows", 8)):
-            for realization in ("simt", "tensor-3xtf32"):
+            for realization in ("simt", "tensor", "tensor-3xtf32"):
                 record = self.plan(shape, realization)
                 self.assertEqual((record["gemv"], record["k_splits"]), (kind, splits), shape)
                 self.assertEqual(self.check(record, realization)["barriers"], 0)
         # k % 4 != 0: 1-float loads, as on a strided view
         self.check(self.plan("1x300x257"), view="strided")
 
-    def test_tensor_and_user_blocks_stay_tiled(self):
+    def test_user_blocks_and_the_first_rule_stay_tiled(self):
+        # records of the first matrix-vector rule (no gemv_realizations) planned tensor tiled
         record = self.plan("1x4096x4096", "tensor")
-        self.assertIsNone(record["gemv"])
-        self.check(record, "tensor")
-        record["gemv"] = "columns"
-        self.assert_caught(record, "plan.gemv", realization="tensor")
+        self.assertEqual(record["gemv_realizations"], ["simt", "tensor", "tensor-3xtf32"])
+        first = dict(record)
+        del first["gemv_realizations"]
+        self.assert_caught(first, "plan.gemv", realization="tensor")
+        record["gemv_realizations"] = ["simt", "tensor-3xtf32"]  # a list no build recorded
+        self.assert_caught(record, "plan.gemv_realizations", realization="tensor")
         r = run("plan", "--op", "gemm", "--shape", "1x4096x4096", "--gemm-block", "64,64,16",
                 "--json")
         tiled = json.loads(r.stdout)

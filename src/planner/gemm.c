@@ -275,7 +275,7 @@ enum tb_status tb_plan_gemm(size_t m, size_t n, size_t k, enum tb_realization re
   p->rule = "--gemm-block (given by the user)";
   p->k_splits = 1;
   p->k_chunk = k;
-  if (user.m == 0 && tb_gemv_applies(m, n, realization)) {
+  if (user.m == 0 && tb_gemv_applies(m, n)) {
     tb_plan_gemv(p, align.a_rows && align.b_rows);
     return TB_OK;
   }

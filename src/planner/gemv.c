@@ -12,9 +12,8 @@ const char *tb_gemv_kind_name(enum tb_gemv_kind kind) {
   return NULL;
 }
 
-bool tb_gemv_applies(size_t m, size_t n, enum tb_realization realization) {
-  return (m == 1 || n == 1) &&
-         (realization == TB_REALIZATION_SIMT || realization == TB_REALIZATION_TENSOR_3XTF32);
+bool tb_gemv_applies(size_t m, size_t n) {
+  return m == 1 || n == 1;
 }
 
 static unsigned long long ceil_div(unsigned long long a, unsigned long long b) {

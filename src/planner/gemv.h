@@ -18,10 +18,12 @@
 #define TB_GEMV_COLUMN_GRANULE 4    /* m == 1: rows of B a chunk is a multiple of */
 #define TB_GEMV_COMBINE_THREADS 256 /* the second launch: a thread per output */
 
-/* Whether the rule plans (m, n, k) as a matrix-vector product: m or n is 1
- * and the realization's contract is fp32 (simt, tensor-3xtf32; `tensor`,
- * labelled TF32, keeps its tensor-core kernels). */
-bool tb_gemv_applies(size_t m, size_t n, enum tb_realization realization);
+/* Whether the rule plans (m, n, k) as a matrix-vector product: m or n is 1,
+ * whatever the realization. A product of fp32 FMAs meets every realization's
+ * accuracy contract, TF32's too, and there is no tile to feed a tensor core:
+ * cuBLAS, allowed TF32, runs the same kernel as without it at 1x4096x4096
+ * and 4096x1x4096 (docs/gemm.md, "Matrix-vector plans"). */
+bool tb_gemv_applies(size_t m, size_t n);
 
 /* Fills the plan's facts (p's m, n, k, realization and multiprocessors set):
  * the kind (rows when n == 1, else columns), its block, grid, k split,

@@ -174,6 +174,13 @@ static json_t *gemm_plan_json(const struct tb_gemm_plan *p) {
   json_object_set_new(j, "barrier_sites", json_integer(p->barrier_sites));
   const char *gemv = tb_gemv_kind_name(p->gemv);
   json_object_set_new(j, "gemv", gemv != NULL ? json_string(gemv) : json_null());
+  /* the realizations the matrix-vector rule takes: every one since `tensor` joined (the
+   * audit tells the rule's generations apart by it) */
+  json_t *gemv_realizations = json_array();
+  for (int r = 0; r < TB_REALIZATION_COUNT; ++r) {
+    json_array_append_new(gemv_realizations, json_string(tb_realization_name((enum tb_realization)r)));
+  }
+  json_object_set_new(j, "gemv_realizations", gemv_realizations);
   json_object_set_new(j, "k_splits", json_integer((json_int_t)p->k_splits));
   json_object_set_new(j, "k_chunk", json_integer((json_int_t)p->k_chunk));
   json_object_set_new(j, "combine_blocks", json_integer((json_int_t)p->combine_blocks));

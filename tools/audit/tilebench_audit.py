@@ -684,6 +684,9 @@ def check_plan(a, record, field):
         member(a, record, field, "stages", "int")
         if "gemv" in record:  # recorded since the matrix-vector rule, with its facts
             member(a, record, field, "gemv", "str|null")
+            listed = member(a, record, field, "gemv_realizations", "list", optional=True)
+            if listed is not None:
+                items(a, listed, "str", f"{field}.gemv_realizations")
             for key in ("k_splits", "k_chunk"):
                 member(a, record, field, key, "positive")
             for key in ("combine_blocks", "workspace_floats", "pack_blocks", "launches",
@@ -1922,11 +1925,22 @@ GEMV_COLUMN_GRANULE = 4     # m = 1: rows of B a chunk is a multiple of
 GEMV_COMBINE_THREADS = 256  # the second launch: a thread per output
 
 
-def gemv_expected(record):
+# The realizations the matrix-vector rule has taken: the fp32 ones at first (records without
+# `gemv_realizations`), then every one (`tensor` too: cuBLAS, allowed TF32, runs the same kernel
+# as without it at m or n = 1, evidence/2026-12-07-h100-gemv-every-realization).
+GEMV_REALIZATIONS_FIRST = ("simt", "tensor-3xtf32")
+GEMV_REALIZATIONS_KNOWN = (["simt", "tensor", "tensor-3xtf32"],)
+
+
+def gemv_expected(a, record):
     """The matrix-vector kind the rule gives: rows for n = 1, columns for m = 1, under the
-    fp32 realizations (simt, tensor-3xtf32) and the rule's block; None for a tiled plan."""
+    realizations the record's rule takes and the rule's block; None for a tiled plan."""
     m, n = record["m"], record["n"]
-    if record["profile"] != "rule" or record["realization"] not in ("simt", "tensor-3xtf32"):
+    realizations = record.get("gemv_realizations", GEMV_REALIZATIONS_FIRST)
+    if "gemv_realizations" in record:
+        a.same("plan.gemv_realizations (a list a build used)",
+               realizations in GEMV_REALIZATIONS_KNOWN, True)
+    if record["profile"] != "rule" or record["realization"] not in realizations:
         return None
     return "rows" if n == 1 else "columns" if m == 1 else None
 
@@ -2006,7 +2020,7 @@ def audit_gemm_plan(a, record, case, device_capability):
     m, n, k, realization = record["m"], record["n"], record["k"], record["realization"]
     a.same("plan.realization", realization, case.get("realization"))
     if "gemv" in record:
-        kind = gemv_expected(record)
+        kind = gemv_expected(a, record)
         a.same("plan.gemv", record["gemv"], kind)
         if kind is not None:
             return audit_gemv_plan(a, record, case, kind)
