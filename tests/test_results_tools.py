@@ -177,6 +177,21 @@ class AuditTest(Corruptions, unittest.TestCase):
             del d["cases"][small]["execution_plans"][0]["scalar_max_elements"]
         self.assert_caught(self.run_dir, before_rule, "plan.elements_per_thread")
 
+        # the flat walk's two groups a thread (a build not kept) re-derived where a record says so:
+        # 28453 elements, 8 a thread, 3557 threads, 28 blocks of 128
+        def flat_groups(d):
+            d["cases"][large]["execution_plans"][0].update(
+                groups_per_thread=2, elements_per_thread=8, threads_per_block=128,
+                threads_per_row=3557, thread_blocks=28)
+        result = audit(self.corrupt(self.run_dir, flat_groups))
+        self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+
+        def strided_groups(d):
+            strided = next(i for i, c in enumerate(d["cases"])
+                           if c["id"] == "add/37x769/strided/native")
+            d["cases"][strided]["execution_plans"][0]["groups_per_thread"] = 2
+        self.assert_caught(self.run_dir, strided_groups, "plan.groups_per_thread")
+
         for bad in ("8192", True, 0):  # not a threshold at all: malformed, not a discrepancy
             def malformed(d, bad=bad):
                 d["cases"][small]["execution_plans"][0]["scalar_max_elements"] = bad
@@ -954,6 +969,10 @@ class EvidenceTest(unittest.TestCase):
             bundles[bundle] = runs
             builds[bundle] = [[r] for r in runs]
 
+        def ab_then_singles(bundle, singles):  # ab/A1 A2 B1 B2, each build's two runs together
+            bundles[bundle] = ["ab/A1", "ab/A2", "ab/B1", "ab/B2"] + singles
+            builds[bundle] = [["ab/A1", "ab/A2"], ["ab/B1", "ab/B2"]] + [[r] for r in singles]
+
         # issue 21's chain of row-kernel changes, each build against the one before it (F, the
         # shifted register rows, rejected), and Nsight Compute on native and torch.compile kernels
         chain = "2026-12-07-h100-row-kernel-chain"
@@ -978,9 +997,25 @@ class EvidenceTest(unittest.TestCase):
                      ["compile-262144x257", "compile-8x65536"])
         # issue 21's register rows whose misaligned rows are cached lane-contiguously (B)
         # against the build before it (A)
-        lanes = os.path.join("2026-12-07-h100-register-rows-lane-contiguous", "call1.tar.xz")
-        bundles[lanes] = ["ab/A1", "ab/A2", "ab/B1", "ab/B2", "validation"]
-        builds[lanes] = [["ab/A1", "ab/A2"], ["ab/B1", "ab/B2"], ["validation"]]
+        ab_then_singles(os.path.join("2026-12-07-h100-register-rows-lane-contiguous",
+                                     "call1.tar.xz"), ["validation"])
+        # issue 21's elementwise flat groups (B, not kept) against the build before it (A), with
+        # Nsight Compute beside torch.compile's kernels
+        ab_then_singles(os.path.join("2026-12-07-h100-elementwise-flat-groups", "call1.tar.xz"),
+                        ["validation"] + ["ncu/run-%d" % i for i in (1, 2, 3)] + [
+                            "sanitizer/run-%s-%s-automatic" % (tool, case)
+                            for tool in ("memcheck", "racecheck")
+                            for case in ("add-37x769", "gelu_add-100x8195")])
+        # issue 21's long-row, short-row, one-row and gemm targets at main (H100)
+        one_run_each(os.path.join("2026-12-07-h100-targets-rows-gemm", "call1.tar.xz"),
+                     ["ncu/run-%d" % i for i in range(1, 6)] + [
+                         "targets/" + part for part in ("gemm", "long-rows", "one-row",
+                                                        "short-rows")])
+        # issue 21's matrix-vector plans under every realization (B) against the first rule (A)
+        ab_then_singles(os.path.join("2026-12-07-h100-gemv-every-realization", "call1.tar.xz"),
+                        ["sanitizer/run-%s-gemm-%s-automatic-tensor" % (tool, shape)
+                         for tool in ("memcheck", "racecheck")
+                         for shape in ("1x4096x4096", "257x1x300")])
         committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
                            for f in files if f.endswith(".tar.xz"))
         self.assertEqual(sorted(bundles), committed)

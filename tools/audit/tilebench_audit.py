@@ -672,6 +672,7 @@ def check_plan(a, record, field):
     if kind == "elementwise":
         member(a, record, field, "flat", "bool", optional=True)
         member(a, record, field, "scalar_max_elements", "positive", optional=True)
+        member(a, record, field, "groups_per_thread", "positive", optional=True)
         for key in ("elements_per_thread", "threads_per_block", "threads_per_row", "thread_blocks"):
             member(a, record, field, key, "positive")
     elif kind == "gemm":
@@ -2088,6 +2089,10 @@ def audit_gemm_plan(a, record, case, device_capability):
 # thresholds builds have used: 8192 since fa3cbf2, 16384 in e1f587c (the rule's first build,
 # measured in evidence/2026-12-06-h100-elementwise-tree-merge).
 ELEMENTWISE_SCALAR_MAX_KNOWN = (8192, 16384)
+# Records that carry groups_per_thread come from a build measured and not kept (34395a7,
+# evidence/2026-12-07-h100-elementwise-flat-groups): a packed matrix over the threshold, walked as
+# one row, took this many float4 groups a thread, a block apart, in blocks of this many threads.
+ELEMENTWISE_FLAT_GROUPS, ELEMENTWISE_FLAT_THREADS = 2, 128
 
 
 # The case fields a plan record repeats: it is re-derived from its own copy.
@@ -2115,6 +2120,11 @@ def audit_plan(a, record, case, device_capability):
                    scalar in ELEMENTWISE_SCALAR_MAX_KNOWN, True)
         one = scalar is not None and record["m"] * record["n"] <= scalar
         per, threads = (1, 128) if one else (4, 256)
+        if "groups_per_thread" in record:  # the build not kept (ELEMENTWISE_FLAT_GROUPS)
+            groups = ELEMENTWISE_FLAT_GROUPS if flat and not one else 1
+            a.same("plan.groups_per_thread", record["groups_per_thread"], groups)
+            if groups > 1:
+                per, threads = 4 * groups, ELEMENTWISE_FLAT_THREADS
         a.same("plan.elements_per_thread", record["elements_per_thread"], per)
         a.same("plan.threads_per_block", record["threads_per_block"], threads)
         tpr = -(-n // per)

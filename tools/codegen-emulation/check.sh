@@ -2,7 +2,7 @@
 # Do the generated matrix-vector kernels compute y = x.B and y = A.x, and do
 # the persistent-row and register-rows kernels compute their row operations?
 #
-#   tools/codegen-emulation/check.sh [BUILD_DIR [gemv|persistent|register]]
+#   tools/codegen-emulation/check.sh [BUILD_DIR [gemv|persistent|register|elementwise]]
 #
 # Dumps the golden matrix's sources (BUILD_DIR's test_codegen_golden,
 # TB_GOLDEN_DUMP; default build/), then compiles each as C++ with the CUDA
@@ -14,7 +14,9 @@
 #   with one row a group and several (persistent_source.py), twice, both views;
 # - each register-rows source of the matrix, automatic on the H200, cut to a
 #   few blocks of rows (register_rows_source.py), the matrix 16-byte aligned
-#   and 1 float past.
+#   and 1 float past;
+# - each add and gelu_add source of the matrix up to 2^20 elements, both
+#   views, the operands 16-byte aligned and 1 float past.
 # A float4 access that is not 16-byte aligned ends a run (-fsanitize=alignment).
 # ctest's codegen_emulation runs the persistent part (about half a minute) and
 # codegen_emulation_register the register part. No GPU; a few minutes on 2
@@ -23,8 +25,8 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=${1:-$root/build} part=${2:-all}
-[[ $part == all || $part == gemv || $part == persistent || $part == register ]] ||
-  { echo "check.sh: part '$part' unknown (gemv, persistent or register)" >&2; exit 2; }
+[[ $part =~ ^(all|gemv|persistent|register|elementwise)$ ]] ||
+  { echo "check.sh: part '$part' unknown (gemv, persistent, register or elementwise)" >&2; exit 2; }
 [[ -x $build/tests/test_codegen_golden ]] ||
   { echo "check.sh: no $build/tests/test_codegen_golden (give a build folder of this tree)" >&2; exit 2; }
 wants() { [[ $part == all || $part == "$1" ]]; }
@@ -72,6 +74,24 @@ for source in "$work"/{sum,softmax,rmsnorm,layernorm}+*+automatic+calibrated-2+h
   [[ -n ${seen[$digest]:-} ]] && continue
   seen[$digest]=1
   "${CXX[@]}" -DSRC="\"$work/emulated.cu\"" $flags "$here/run_register_rows.cpp" -o "$work/run"
+  echo "$(basename "$source" .cu):"
+  for offset in 0 1; do "$work/run" "$offset" || failed=1; done
+done
+# every add and gelu_add kernel of the matrix up to 2^20 elements (larger ones are the same text
+# with other numbers, and one host thread runs every CUDA thread), its operands 16-byte aligned
+# and 1 float past (a packed walk's float4 groups then take the one-at-a-time path)
+for source in "$work"/{add,gelu_add}+*+{packed,strided}.cu; do
+  wants elementwise || break
+  m=$(sed -n 's/^#define M \([0-9]*\).*/\1/p' "$source")
+  n=$(sed -n 's/^#define N \([0-9]*\).*/\1/p' "$source")
+  threads=$(sed -n 's/.*__launch_bounds__(\([0-9]*\)).*/\1/p' "$source")
+  [[ -n $m && -n $n && -n $threads ]] ||
+    { echo "$(basename "$source"): no M, N or block size" >&2; failed=1; continue; }
+  (( m * n <= 1 << 20 )) || continue
+  gelu=()
+  [[ $(basename "$source") == gelu_add+* ]] && gelu=(-DTB_EMULATED_GELU)
+  "${CXX[@]}" -DSRC="\"$source\"" -DTHREADS="$threads" "${gelu[@]}" "$here/run_elementwise.cpp" \
+    -o "$work/run"
   echo "$(basename "$source" .cu):"
   for offset in 0 1; do "$work/run" "$offset" || failed=1; done
 done
