@@ -1263,6 +1263,24 @@ class SmallKPlanAuditTest(GemmPlanRecords, unittest.TestCase):
         old["rule"] = old["rule"].replace("tensor maps", "bulk copies")
         self.assert_caught(old, "plan.tensor_maps", realization="tensor")
 
+    def test_quarter_wave_wgmma_re_derives(self):
+        # 1024^3: 64 blocks of 128x128, a quarter of 132 and more: the single-launch wgmma
+        # kernel; 640x640x1024 (25 blocks) keeps mma.sync 64x64
+        record = self.plan("1024x1024x1024", "tensor")
+        t = record["tile"]
+        self.assertEqual((t["block_m"], t["block_n"], record["instruction"]),
+                         (128, 128, "wgmma.m64n128k8"))
+        self.check(record, "tensor")
+        small = self.plan("640x640x1024", "tensor")
+        self.assertEqual((small["tile"]["block_m"], small["instruction"]), (64, "mma.sync.m16n8k8"))
+        self.check(small, "tensor")
+        # a rule text from before the quarter wave re-derives mma.sync 64x64 at 1024^3 (its
+        # first difference: no tensor maps)
+        old = json.loads(json.dumps(record))
+        old["rule"] = old["rule"].replace(" when theirs has at least a quarter of one", " (same test)")
+        self.assertNotIn("a quarter", old["rule"])
+        self.assert_caught(old, "plan.tensor_maps", realization="tensor")
+
     def test_small_k_facts_tampered_are_caught(self):
         record = self.plan("4096x4096x13")
         record["tile"]["block_k"] = 32
