@@ -1016,6 +1016,10 @@ class EvidenceTest(unittest.TestCase):
                         ["sanitizer/run-%s-gemm-%s-automatic-tensor" % (tool, shape)
                          for tool in ("memcheck", "racecheck")
                          for shape in ("1x4096x4096", "257x1x300")])
+        # issue 21's wgmma 128x128 from a quarter of a wave (B) against a whole wave (A), and the
+        # tile runs below it
+        ab_then_singles(os.path.join("2026-12-07-h100-gemm-wgmma-quarter-wave", "call1.tar.xz"),
+                        ["gemm-blocks/tensor-" + b for b in ("rule", "128,128,32", "128,64,32")])
         committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
                            for f in files if f.endswith(".tar.xz"))
         self.assertEqual(sorted(bundles), committed)
