@@ -889,18 +889,18 @@ static void gemm_tensor_rule(void **state) {
   assert_int_equal(p.shared_bytes, 3 * 256 * 128 + 1024 + 24);
   assert_int_equal(p.workspace_floats, (2048 + 1536) * 512);
   /* rows on 16 bytes (tensor maps): 1024^3 has 8 x 8 = 64 blocks of 128x128, under
-   * one a multiprocessor but a quarter of 132 and more: the single-launch wgmma
-   * kernel's 128x128, one block an SM; 640x640 (5 x 5 = 25 < 33) keeps mma.sync
-   * 64x64; on a device without tensor maps (the packing launch) 1024^3 keeps it too */
+   * one a multiprocessor: the single-launch wgmma kernel's 128x128 whatever the grid,
+   * one block an SM, down to 128x128x1024's one block; on a device without tensor
+   * maps (the packing launch) 1024^3 keeps mma.sync 64x64 */
   p = gemm_plan_aligned(1024, 1024, 1024, TB_REALIZATION_TENSOR, TB_GEMM_ALIGNED);
   assert_true(p.tensor_maps);
   assert_int_equal(p.block_m * 1000 + p.block_n, 128128);
   assert_string_equal(p.instruction, "wgmma.m64n128k8");
   assert_int_equal(p.blocks * 10 + p.launches, 641);
-  assert_non_null(strstr(p.rule, "a quarter"));
-  p = gemm_plan_aligned(640, 640, 1024, TB_REALIZATION_TENSOR, TB_GEMM_ALIGNED);
-  assert_string_equal(p.instruction, "mma.sync.m16n8k8");
-  assert_int_equal(p.block_m * 1000 + p.block_n, 64064);
+  assert_non_null(strstr(p.rule, "whatever the grid"));
+  p = gemm_plan_aligned(128, 128, 1024, TB_REALIZATION_TENSOR, TB_GEMM_ALIGNED);
+  assert_string_equal(p.instruction, "wgmma.m64n128k8");
+  assert_int_equal(p.blocks, 1);
   p = gemm_plan(1024, 1024, 1024, TB_REALIZATION_TENSOR);
   assert_string_equal(p.instruction, "mma.sync.m16n8k8");
   /* the 3xTF32 split stays on mma.sync */

@@ -1267,23 +1267,27 @@ class SmallKPlanAuditTest(GemmPlanRecords, unittest.TestCase):
         old["rule"] = old["rule"].replace("tensor maps", "bulk copies")
         self.assert_caught(old, "plan.tensor_maps", realization="tensor")
 
-    def test_quarter_wave_wgmma_re_derives(self):
-        # 1024^3: 64 blocks of 128x128, a quarter of 132 and more: the single-launch wgmma
-        # kernel; 640x640x1024 (25 blocks) keeps mma.sync 64x64
-        record = self.plan("1024x1024x1024", "tensor")
-        t = record["tile"]
-        self.assertEqual((t["block_m"], t["block_n"], record["instruction"]),
-                         (128, 128, "wgmma.m64n128k8"))
-        self.check(record, "tensor")
-        small = self.plan("640x640x1024", "tensor")
-        self.assertEqual((small["tile"]["block_m"], small["instruction"]), (64, "mma.sync.m16n8k8"))
-        self.check(small, "tensor")
-        # a rule text from before the quarter wave re-derives mma.sync 64x64 at 1024^3 (its
-        # first difference: no tensor maps)
-        old = json.loads(json.dumps(record))
-        old["rule"] = old["rule"].replace(" when theirs has at least a quarter of one", " (same test)")
-        self.assertNotIn("a quarter", old["rule"])
-        self.assert_caught(old, "plan.tensor_maps", realization="tensor")
+    def test_wgmma_below_a_wave_re_derives(self):
+        # 1024^3 (64 blocks of 128x128) and 640x640x1024 (25): the single-launch wgmma kernel's
+        # 128x128 whatever the grid
+        for shape in ("1024x1024x1024", "640x640x1024"):
+            record = self.plan(shape, "tensor")
+            t = record["tile"]
+            self.assertEqual((t["block_m"], t["block_n"], record["instruction"]),
+                             (128, 128, "wgmma.m64n128k8"), shape)
+            self.check(record, "tensor")
+        # the rules before: from a quarter of a wave (33 blocks), then from a whole one;
+        # records of each re-derive mma.sync 64x64 below it (first difference: no tensor maps)
+        quarter = "else 128x128 when theirs has at least a quarter of one, else mma.sync 64x64;"
+        whole = "else 128x128 (same test), else mma.sync 64x64;"
+        for shape, rule in (("640x640x1024", quarter), ("1024x1024x1024", whole)):
+            old = self.plan(shape, "tensor")
+            old["rule"] = old["rule"].replace("else 128x128 whatever the grid;", rule)
+            self.assertIn(rule, old["rule"])
+            self.assert_caught(old, "plan.tensor_maps", realization="tensor")
+        old = self.plan("1024x1024x1024", "tensor")
+        old["rule"] = old["rule"].replace("else 128x128 whatever the grid;", quarter)
+        self.check(old, "tensor")
 
     def test_small_k_facts_tampered_are_caught(self):
         record = self.plan("4096x4096x13")

@@ -213,10 +213,9 @@ static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block 
     take_user_block(p, user);
   } else {
     bool large = grid_of(p, 128, 128) >= p->multiprocessors;
-    /* The single-launch wgmma kernel's 128x128 tile takes a grid of a quarter of a wave and
-     * more: its one block an SM outruns the mma.sync 64x64 tiles that fill every SM (at
-     * 1024^3, 64 blocks against 256; evidence/2026-12-07-h100-gemm-wgmma-quarter-wave). */
-    bool quarter = 4 * grid_of(p, 128, 128) >= p->multiprocessors;
+    /* The single-launch wgmma kernel's 128x128 tile takes any grid: its one block an SM
+     * outruns the mma.sync 64x64 tiles that fill every SM, at 64 blocks against 256 (1024^3)
+     * and down to 16 against 64 (evidence/2026-12-07-h100-gemm-wgmma-quarter-wave). */
     bool small_k = p->k <= TB_GEMM_TENSOR_SMALL_K;
     /* Small k: 64x64 (four warps, several blocks an SM) where a 128x128 block would be
      * alone on its SM (3xTF32's 256 threads) or issue one copy per float (a scalar load):
@@ -225,7 +224,7 @@ static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block 
      * loads keeps 128x128, quicker at k of 32 and 48 (docs/gemm.md, "Small k"). */
     bool scalar_load = p->a_vector_width == 1 || p->vector_width == 1;
     bool few_warps = small_k && (p->realization == TB_REALIZATION_TENSOR_3XTF32 || scalar_load);
-    wgmma = wgmma && !small_k && (large || (tma_ready && quarter));
+    wgmma = wgmma && !small_k && (large || tma_ready);
     tma = tma_ready && wgmma;
     bool wide = (large || wgmma) && !few_warps;
     p->block_m = wide ? 128 : 64;
@@ -246,8 +245,7 @@ static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block 
     p->block_n = 128;
     p->rule = "tensor with wgmma and tensor maps (A's and B's rows on 16 bytes): one launch, "
               "256x128 tiles (m x n) when their grid has at least one block per "
-              "multiprocessor, else 128x128 when theirs has at least a quarter of one, else "
-              "mma.sync 64x64; C^T = B^T A^T "
+              "multiprocessor, else 128x128 whatever the grid; C^T = B^T A^T "
               "with B's fragments rounded in registers, A's tile converted to TF32 by its TMA "
               "copy; k step 32; a producer warpgroup, 2 consumer warpgroups along n of "
               "wgmma.m64nMk8 TF32; 4 stages (256x128) or 6 (128x128); small k (k <= 48): "

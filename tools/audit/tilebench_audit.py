@@ -1830,10 +1830,12 @@ def gemm_rule_tile(record, warpgroup_mma, scalar_load):
             tiles = [(128, 256, 32)] + tiles
         return next((t for t in tiles if ceil_div(m, t[0]) * ceil_div(n, t[1]) >= sms), (32, 32, 32))
     large = ceil_div(m, 128) * ceil_div(n, 128) >= sms
-    # rules that say so take the single-launch kernel's 128x128 from a quarter of a wave
-    quarter = "a quarter" in record["rule"] and 4 * ceil_div(m, 128) * ceil_div(n, 128) >= sms
+    # rules that say so take the single-launch kernel's 128x128 from a quarter of a wave, or
+    # whatever the grid
+    below_a_wave = "whatever the grid" in record["rule"] or (
+        "a quarter" in record["rule"] and 4 * ceil_div(m, 128) * ceil_div(n, 128) >= sms)
     small_k = small_k_rule and k <= 48  # mma.sync with a k step of 16, wgmma or not
-    if (large or quarter) and warpgroup_mma and record["realization"] == "tensor" and \
+    if (large or below_a_wave) and warpgroup_mma and record["realization"] == "tensor" and \
             not small_k and "tensor maps" in record["rule"] and not scalar_load:
         # the single-launch kernel (rules that name tensor maps): 256 rows of m a block
         return (256, 128, 32) if ceil_div(m, 256) * ceil_div(n, 128) >= sms else (128, 128, 32)
