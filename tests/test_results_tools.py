@@ -1020,6 +1020,8 @@ class EvidenceTest(unittest.TestCase):
         # tile runs below it
         ab_then_singles(os.path.join("2026-12-07-h100-gemm-wgmma-quarter-wave", "call1.tar.xz"),
                         ["gemm-blocks/tensor-" + b for b in ("rule", "128,128,32", "128,64,32")])
+        # and whatever the grid (B) against from a quarter (A)
+        ab_then_singles(os.path.join("2026-12-07-h100-gemm-wgmma-any-grid", "call1.tar.xz"), [])
         committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
                            for f in files if f.endswith(".tar.xz"))
         self.assertEqual(sorted(bundles), committed)

@@ -215,7 +215,7 @@ static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block 
     bool large = grid_of(p, 128, 128) >= p->multiprocessors;
     /* The single-launch wgmma kernel's 128x128 tile takes any grid: its one block an SM
      * outruns the mma.sync 64x64 tiles that fill every SM, at 64 blocks against 256 (1024^3)
-     * and down to 16 against 64 (evidence/2026-12-07-h100-gemm-wgmma-quarter-wave). */
+     * and 1 against 4 (evidence/2026-12-07-h100-gemm-wgmma-quarter-wave, -any-grid). */
     bool small_k = p->k <= TB_GEMM_TENSOR_SMALL_K;
     /* Small k: 64x64 (four warps, several blocks an SM) where a 128x128 block would be
      * alone on its SM (3xTF32's 256 threads) or issue one copy per float (a scalar load):
