@@ -172,7 +172,8 @@ static void check_reduction(enum tb_op op, size_t m, size_t n, enum tb_view_kind
    * (3 in 4 misaligned), not of 1024 */
   if (plan.mapping == TB_MAPPING_REGISTER_ROWS) {
     bool misaligned = c.view.row_stride % 4 != 0 || c.view.offset % 4 != 0;
-    bool fallback = plan.selected.subgroups == 1 && (plan.selected.slots + 3) / 4 <= 4 && misaligned;
+    bool fallback =
+        plan.selected.subgroups == 1 && (plan.selected.slots + 3) / 4 <= 4 && misaligned;
     assert_int_equal(strstr(g1.source, "#define CONTIGUOUS_FALLBACK 1\n") != NULL, fallback);
     assert_int_equal(strstr(g1.source, "#define CONTIGUOUS_FALLBACK 0\n") != NULL, !fallback);
     if (variant == TB_VARIANT_REFERENCE && view == TB_VIEW_PACKED && (n == 257 || n == 1024)) {

@@ -178,7 +178,8 @@ static json_t *gemm_plan_json(const struct tb_gemm_plan *p) {
    * audit tells the rule's generations apart by it) */
   json_t *gemv_realizations = json_array();
   for (int r = 0; r < TB_REALIZATION_COUNT; ++r) {
-    json_array_append_new(gemv_realizations, json_string(tb_realization_name((enum tb_realization)r)));
+    json_array_append_new(gemv_realizations,
+                          json_string(tb_realization_name((enum tb_realization)r)));
   }
   json_object_set_new(j, "gemv_realizations", gemv_realizations);
   json_object_set_new(j, "k_splits", json_integer((json_int_t)p->k_splits));
