@@ -375,8 +375,8 @@ static void gemm_kernels(void **state) {
         struct tb_gemm_alignment aligned = {packed && k % 4 == 0, packed && n % 4 == 0};
         struct tb_gemm_plan plan = rule_plan(&c, target, aligned);
         struct tb_error err = {0};
-        if (plan.gemv != TB_GEMV_NONE) { /* 1x1x1 under fp32: gemv_kernels below */
-          assert_true(m == 1 && r != TB_REALIZATION_TENSOR);
+        if (plan.gemv != TB_GEMV_NONE) { /* 1x1x1, every realization: gemv_kernels below */
+          assert_true(m == 1 && n == 1);
           continue;
         }
         /* each operand as wide as its own rows allow: k = 13 keeps B's loads wide */
@@ -409,11 +409,10 @@ static void gemm_kernels(void **state) {
   }
 }
 
-/* The matrix-vector kernels (m = 1 or n = 1 under simt and tensor-3xtf32):
- * rows for n = 1, columns otherwise, k whole (one launch) or split (tb_main
- * then tb_combine over the workspace), both views; no barrier, no tensor
- * core, and every source compiles for sm_90 without spills. `tensor` keeps
- * its tiled kernels. */
+/* The matrix-vector kernels (m = 1 or n = 1, every realization): rows for
+ * n = 1, columns otherwise, k whole (one launch) or split (tb_main then
+ * tb_combine over the workspace), both views; no barrier, no tensor core,
+ * and every source compiles for sm_90 without spills. */
 static void gemv_kernels(void **state) {
   const size_t gemv_shapes[][3] = {{1, 4096, 4096}, {4096, 1, 4096}, {1, 300, 257}, {257, 1, 300},
                                    {1, 1, 64},      {1, 1, 1},       {1, 1, 4096},  {3, 1, 5},
@@ -428,10 +427,6 @@ static void gemv_kernels(void **state) {
         struct tb_gemm_plan plan =
             rule_plan(&c, tb_gemm_target_h200(), aligned ? TB_GEMM_ALIGNED : TB_GEMM_UNALIGNED);
         struct tb_error err = {0};
-        if (r == TB_REALIZATION_TENSOR) {
-          assert_int_equal(plan.gemv, TB_GEMV_NONE);
-          continue;
-        }
         assert_int_equal(plan.gemv, n == 1 ? TB_GEMV_ROWS : TB_GEMV_COLUMNS);
         assert_int_equal(plan.vector_width, aligned ? 4 : 1);
         struct tb_generated g;
