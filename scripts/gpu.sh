@@ -477,7 +477,8 @@ elif has ab; then
   # chain of commits, and this tree's build last, labelled A, B, ... in that order. Each runs
   # AB_ARGS twice, in the order A1 B1 ... B2 A2 (each build's runs balanced around the
   # middle), and `tilebench compare` pairs each build with the one after it, both rounds
-  # (--allow-different: the builds differ by design; compare prints how).
+  # (--allow-different: the builds differ by design; compare prints how). AB_ARGS comes after
+  # the stage's defaults (packed views, the automatic variant, 9 samples), so it overrides them.
   mkdir -p "$WORK/ab"
   programs=() commits=()
   for folder in "$ROOT"/.device/builds/*/; do programs+=("$folder/tilebench") commits+=("$folder/commit"); done
@@ -493,8 +494,8 @@ elif has ab; then
     limit=$(allowance "ab $run" 200 30 20) || continue
     # each build with its own timing library ahead of this tree's on the search path
     LD_LIBRARY_PATH="$(dirname "${programs[k]}"):$LD_LIBRARY_PATH" timeout "$limit" "${programs[k]}" \
-      run --backend cuda ${AB_ARGS:---ops layernorm --shapes 8192x32768} \
-      --input-views packed --variants automatic --samples 9 --quiet --out "$WORK/ab/$run" \
+      run --backend cuda --input-views packed --variants automatic --samples 9 --quiet \
+      ${AB_ARGS:---ops layernorm --shapes 8192x32768} --out "$WORK/ab/$run" \
       > "$WORK/ab/$run.log" 2>&1
     note "ab $run ($(cut -c1-7 "${commits[k]}")): $(grep -E 'cases valid' "$WORK/ab/$run.log" || tail -1 "$WORK/ab/$run.log")"
     grep -E '^(sum|softmax|rmsnorm|layernorm|add|gelu_add|gemm)' "$WORK/ab/$run.log" | tee -a "$SUMMARY"
