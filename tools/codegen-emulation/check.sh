@@ -18,8 +18,9 @@
 # - each add and gelu_add source of the matrix up to 2^20 elements, both
 #   views, the operands 16-byte aligned and 1 float past.
 # A float4 access that is not 16-byte aligned ends a run (-fsanitize=alignment).
-# ctest's codegen_emulation runs the persistent part (about half a minute) and
-# codegen_emulation_register the register part. No GPU; a few minutes on 2
+# ctest's codegen_emulation runs the persistent part (about half a minute),
+# codegen_emulation_register the register part and codegen_emulation_elementwise
+# the elementwise one. No GPU; a few minutes on 2
 # cores. Needs g++ with C++20 (std::barrier, std::atomic_ref).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
