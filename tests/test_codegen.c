@@ -482,6 +482,38 @@ static void gemm_wide_tile_offsets(void **state) {
   }
 }
 
+/* The single-launch wgmma kernel under a wave splits k: tb_main over every
+ * tile's chunks writes partial tiles to the workspace, tb_combine adds them;
+ * a grid of a wave keeps k whole and one launch. */
+static void gemm_split_k(void **state) {
+  const size_t sizes[][3] = {{128, 128, 1024}, {1024, 1024, 1024}, {2048, 1024, 512}};
+  for (size_t i = 0; i < 3; ++i) {
+    struct tb_case c =
+        gemm_case(sizes[i][0], sizes[i][1], sizes[i][2], TB_VIEW_PACKED, TB_REALIZATION_TENSOR);
+    struct tb_gemm_plan plan = rule_plan(&c, tb_gemm_target_h200(), TB_GEMM_ALIGNED);
+    struct tb_error err = {0};
+    struct tb_generated g;
+    assert_true(plan.tensor_maps);
+    assert_int_equal(tb_codegen_gemm(&plan, &c, &g, &err), TB_OK);
+    bool split = i < 2;
+    assert_int_equal(plan.k_splits > 1, split);
+    assert_int_equal(g.kernel_count, split ? 2 : 1);
+    assert_string_equal(g.kernels[0].name, "tb_main");
+    assert_int_equal(g.kernels[0].threads_per_block, 384);
+    assert_int_equal(g.kernels[0].blocks, plan.blocks);
+    assert_int_equal(strstr(g.source, "tb_combine") != NULL, split);
+    assert_int_equal(strstr(g.source, "part[row * N + col]") != NULL, split);
+    assert_int_equal(g.workspace_floats, split ? plan.k_splits * c.shape.m * c.shape.n : 0);
+    if (split) {
+      assert_string_equal(g.kernels[1].name, "tb_combine");
+      assert_int_equal(g.kernels[1].threads_per_block, 256);
+      assert_int_equal(g.kernels[1].blocks, plan.combine_blocks);
+    }
+    compile_without_spills(&g, "gemm tensor, tensor maps, k split or whole");
+    tb_generated_free(&g);
+  }
+}
+
 /* Every SIMT tile --gemm-block accepts compiles without spills; the ones it
  * refuses are refused before any code exists. */
 static void gemm_user_blocks(void **state) {
@@ -565,6 +597,7 @@ int main(void) {
       cmocka_unit_test(gemm_kernels),
       cmocka_unit_test(gemv_kernels),
       cmocka_unit_test(gemm_wide_tile_offsets),
+      cmocka_unit_test(gemm_split_k),
       cmocka_unit_test(gemm_user_blocks),
       cmocka_unit_test(plan_case_mismatch_refused),
       cmocka_unit_test(unknown_mapping_refused),

@@ -896,11 +896,27 @@ static void gemm_tensor_rule(void **state) {
   assert_true(p.tensor_maps);
   assert_int_equal(p.block_m * 1000 + p.block_n, 128128);
   assert_string_equal(p.instruction, "wgmma.m64n128k8");
-  assert_int_equal(p.blocks * 10 + p.launches, 641);
   assert_non_null(strstr(p.rule, "whatever the grid"));
+  /* under a wave, k split: 1024^3's 64 tiles, 132 / 64 = 2 chunks of 16 k tiles (512),
+   * 128 blocks, the partials (2 x 1024^2 floats) added by 4096 blocks of 256 */
+  assert_int_equal(p.k_splits * 10000 + p.k_chunk, 20512);
+  assert_int_equal(p.blocks * 10 + p.launches, 1282);
+  assert_int_equal(p.workspace_floats, 2 * 1024 * 1024);
+  assert_int_equal(p.combine_blocks, 4096);
+  /* 128x128x1024: one tile, 32 k tiles: at most 32 / 4 = 8 chunks of 4 (128) */
   p = gemm_plan_aligned(128, 128, 1024, TB_REALIZATION_TENSOR, TB_GEMM_ALIGNED);
   assert_string_equal(p.instruction, "wgmma.m64n128k8");
-  assert_int_equal(p.blocks, 1);
+  assert_int_equal(p.k_splits * 1000 + p.k_chunk, 8128);
+  assert_int_equal(p.blocks, 8);
+  /* 640x640x1024: 25 tiles, 132 / 25 = 5 chunks of ceil(32 / 5) = 7 tiles, the
+   * last of 4; 2048x1024x512 (128 tiles) and 128x128x96 (3 k tiles) keep k whole */
+  p = gemm_plan_aligned(640, 640, 1024, TB_REALIZATION_TENSOR, TB_GEMM_ALIGNED);
+  assert_int_equal(p.k_splits * 1000 + p.k_chunk, 5224);
+  assert_int_equal(p.blocks, 125);
+  p = gemm_plan_aligned(2048, 1024, 512, TB_REALIZATION_TENSOR, TB_GEMM_ALIGNED);
+  assert_int_equal(p.k_splits * 10 + p.launches, 11);
+  p = gemm_plan_aligned(128, 128, 96, TB_REALIZATION_TENSOR, TB_GEMM_ALIGNED);
+  assert_int_equal(p.k_splits * 100 + p.k_chunk, 196);
   p = gemm_plan(1024, 1024, 1024, TB_REALIZATION_TENSOR);
   assert_string_equal(p.instruction, "mma.sync.m16n8k8");
   /* the 3xTF32 split stays on mma.sync */

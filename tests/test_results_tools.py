@@ -1291,6 +1291,33 @@ class SmallKPlanAuditTest(GemmPlanRecords, unittest.TestCase):
         old["rule"] = old["rule"].replace("else 128x128 whatever the grid;", quarter)
         self.check(old, "tensor")
 
+    def test_split_k_re_derives(self):
+        # under a wave the single-launch kernel splits k: 1024^3 in 2 chunks of 512, 128x128x1024
+        # in 8 of 128; each fact re-derived, the kernels the provider launched too
+        for shape, splits, chunk in (("1024x1024x1024", 2, 512), ("128x128x1024", 8, 128),
+                                     ("640x640x1024", 5, 224), ("2048x1024x512", 1, 512)):
+            record = self.plan(shape, "tensor")
+            self.assertEqual((record["k_splits"], record["k_chunk"]), (splits, chunk), shape)
+            self.check(record, "tensor")
+        record = self.plan("1024x1024x1024", "tensor")
+        kernels = [{"name": "tb_main", "threads_per_block": 384, "blocks": 128},
+                   {"name": "tb_combine", "threads_per_block": 256, "blocks": 4096}]
+        self.check(record, "tensor", kernels=kernels)
+        self.assert_caught(record, "provider_details.kernels", realization="tensor",
+                           kernels=kernels[:1])
+        for key, value in (("k_splits", 4), ("k_chunk", 256), ("combine_blocks", 0),
+                           ("workspace_floats", 0), ("launches", 1), ("thread_blocks", 64)):
+            tampered = json.loads(json.dumps(record))
+            tampered[key] = value
+            self.assert_caught(tampered, f"plan.{key}", realization="tensor")
+        # a rule text from before the split keeps k whole
+        old = json.loads(json.dumps(record))
+        old["rule"] = old["rule"].replace(
+            " under a wave, k split in chunks of whole k tiles (at least 4) as the wave allows, "
+            "partial tiles added in chunk order by a second launch;", "")
+        self.assertNotIn("k split", old["rule"])
+        self.assert_caught(old, "plan.k_splits", realization="tensor")
+
     def test_small_k_facts_tampered_are_caught(self):
         record = self.plan("4096x4096x13")
         record["tile"]["block_k"] = 32

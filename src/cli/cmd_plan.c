@@ -91,7 +91,8 @@ static void print_table(const struct tb_plan *plan) {
   }
 }
 
-/* A tiled gemm plan's tile, threads and (wgmma) packing launch. */
+/* A tiled gemm plan's tile, threads, and (wgmma) packing launch or split
+ * of k. */
 static void print_tiled(const struct tb_gemm_plan *plan) {
   printf("tile %ux%ux%u, %u threads, %s %ux%u, %u stages, %u-float loads of A, %u of B, %s\n",
          plan->block_m, plan->block_n, plan->block_k, plan->threads,
@@ -101,9 +102,15 @@ static void print_tiled(const struct tb_gemm_plan *plan) {
          plan->thread_m, plan->thread_n, plan->stages, plan->a_vector_width, plan->vector_width,
          plan->instruction);
   if (plan->tensor_maps) {
-    printf("one launch: A and B copied by TMA from the inputs (tensor maps), C^T = B^T A^T\n");
+    printf("%sA and B copied by TMA from the inputs (tensor maps), C^T = B^T A^T\n",
+           plan->launches == 1 ? "one launch: " : "");
   }
-  if (plan->launches > 1) {
+  if (plan->k_splits > 1) {
+    printf("k in %llu chunk(s) of %llu, a block each; partial tiles added in chunk order by a "
+           "second launch: %llu blocks, %llu floats of workspace\n",
+           plan->k_splits, plan->k_chunk, plan->combine_blocks, plan->workspace_floats);
+  }
+  if (plan->pack_blocks > 0) {
     printf("packing launch first: %llu blocks, %llu floats of workspace\n", plan->pack_blocks,
            plan->workspace_floats);
   }
@@ -158,8 +165,8 @@ static int plan_gemm(struct tb_shape shape, const char *realization_text, const 
     } else {
       print_tiled(&plan);
     }
-    char chunks[48] = ""; /* a matrix-vector plan's blocks also run along k */
-    if (plan.gemv != TB_GEMV_NONE) {
+    char chunks[48] = ""; /* the blocks of a plan that splits k also run along it */
+    if (plan.k_splits > 1 || plan.gemv != TB_GEMV_NONE) {
       snprintf(chunks, sizeof chunks, " x %llu chunk(s) of k", plan.k_splits);
     }
     printf("grid %llu x %llu%s = %llu blocks, %llu wave(s) over %u multiprocessors, %u B shared\n",

@@ -5,6 +5,7 @@
 
 #include "codegen/emit.h"
 #include "codegen/gemm_parts.h"
+#include "planner/gemv.h"
 
 struct tb_gemm_strides tb_emit_gemm_case(struct tb_strbuf *b, const struct tb_case *c,
                                          const char *plan) {
@@ -126,12 +127,20 @@ void tb_emit_gemm_store_pair(struct tb_strbuf *b, const struct tb_gemm_plan *pla
 
 enum tb_status tb_gemm_finish(struct tb_strbuf *b, const struct tb_gemm_plan *plan,
                               struct tb_generated *g, struct tb_error *err) {
-  struct tb_kernel_spec *main_kernel = &g->kernels[plan->launches - 1];
+  /* the packing launch (its spec the caller's) comes before tb_main, a split
+   * k's tb_combine after it */
+  struct tb_kernel_spec *main_kernel = &g->kernels[plan->pack_blocks > 0 ? 1 : 0];
   g->kernel_count = plan->launches;
   snprintf(main_kernel->name, sizeof main_kernel->name, "tb_main");
   main_kernel->threads_per_block = plan->threads;
   main_kernel->blocks = plan->blocks;
   main_kernel->dynamic_shared_bytes = plan->shared_bytes;
+  if (plan->k_splits > 1) {
+    struct tb_kernel_spec *combine = &g->kernels[1];
+    snprintf(combine->name, sizeof combine->name, "tb_combine");
+    combine->threads_per_block = TB_GEMV_COMBINE_THREADS;
+    combine->blocks = plan->combine_blocks;
+  }
   g->workspace_floats = plan->workspace_floats;
   enum tb_status st = tb_emit_finish(b, g, err);
   /* wgmma, bulk copies and mbarrier transaction counts: sm_90a code, exactly

@@ -15,15 +15,29 @@
  * tb_main: warpgroup 0's thread 0 starts each stage's two tensor copies
  * (they complete on the stage's `full` mbarrier) once both consumers have
  * released it (`empty`); warpgroups 1 and 2 each multiply 64 columns (n) x
- * BM rows (m) with wgmma.m64n{BM}k8. Code for sm_90a. */
+ * BM rows (m) with wgmma.m64n{BM}k8. Code for sm_90a.
+ *
+ * Where the plan splits k (SPLITS > 1: grids under a wave), block b takes
+ * tile b % (GRID_M GRID_N) over chunk b / (GRID_M GRID_N) of CHUNK_TILES k
+ * tiles and writes its partial tile to the workspace; tb_combine (the
+ * matrix-vector plans' second launch) adds each output's partials in chunk
+ * order. */
 #include <stdio.h>
 #include <string.h>
 
 #include "codegen/emit.h"
 #include "codegen/gemm.h"
 #include "codegen/gemm_parts.h"
+#include "codegen/templates.h"
+#include "planner/gemv.h"
 
 static void emit_layout(struct tb_strbuf *b, const struct tb_gemm_plan *plan) {
+  if (plan->k_splits > 1) {
+    tb_strbuf_printf(b,
+                     "#define SPLITS %llu\n#define CHUNK_TILES %lluLL\n#define OUTPUTS (M * N)\n"
+                     "#define COMBINE_THREADS %u\n",
+                     plan->k_splits, plan->k_chunk / plan->block_k, TB_GEMV_COMBINE_THREADS);
+  }
   tb_strbuf_printf(
       b,
       "#define STAGES %u\n"
@@ -88,18 +102,21 @@ static void emit_operand_helpers(struct tb_strbuf *b) {
 }
 
 /* The producer: thread 0 starts tile u's copies once the consumers have
- * released its stage (tile u - STAGES). */
-static void emit_producer(struct tb_strbuf *b) {
-  tb_strbuf_printf(b,
-                   "static __device__ __forceinline__ void produce(int tiles, unsigned stages_at,\n"
-                   "    unsigned full_at, unsigned empty_at, const tb_tensor_map *map_a,\n"
-                   "    const tb_tensor_map *map_b, long long bm, long long bn) {\n"
-                   "  for (int u = 0; u < tiles; ++u) {\n"
-                   "    const int s = u %% STAGES;\n"
-                   "    if (u >= STAGES) wait_phase(empty_at + 8 * s, ((u / STAGES) & 1) ^ 1);\n"
-                   "    fill(stages_at, full_at, s, map_a, map_b, bm, bn, u);\n"
-                   "  }\n"
-                   "}\n");
+ * released its stage (tile u - STAGES); with a split k, tiles counted from
+ * the chunk's first. */
+static void emit_producer(struct tb_strbuf *b, bool split) {
+  tb_strbuf_printf(
+      b,
+      "static __device__ __forceinline__ void produce(int tiles,%s unsigned stages_at,\n"
+      "    unsigned full_at, unsigned empty_at, const tb_tensor_map *map_a,\n"
+      "    const tb_tensor_map *map_b, long long bm, long long bn) {\n"
+      "  for (int u = 0; u < tiles; ++u) {\n"
+      "    const int s = u %% STAGES;\n"
+      "    if (u >= STAGES) wait_phase(empty_at + 8 * s, ((u / STAGES) & 1) ^ 1);\n"
+      "    fill(stages_at, full_at, s, map_a, map_b, bm, bn, %s);\n"
+      "  }\n"
+      "}\n",
+      split ? " int first," : "", split ? "first + u" : "u");
 }
 
 /* A consumer warpgroup: per k tile, once it has landed, its fragments of B^T,
@@ -142,60 +159,78 @@ static void emit_consumer(struct tb_strbuf *b) {
 /* Warpgroup 0 produces, 1 and 2 multiply. Per stage two mbarriers: full
  * (the copies' bytes) and empty (both consumers are done with it). */
 static void emit_main_kernel(struct tb_strbuf *b, const struct tb_gemm_plan *plan) {
+  const bool split = plan->k_splits > 1;
   tb_emit_signature_with_maps(b, "tb_main", plan->threads, plan->blocks_per_multiprocessor);
+  tb_strbuf_printf(b,
+                   "  extern __shared__ __align__(1024) unsigned char smem[];\n"
+                   "  /* the swizzle permutes by address bits 7-9: stages start on 1024 bytes */\n"
+                   "  const unsigned raw = (unsigned)__cvta_generic_to_shared(smem);\n"
+                   "  const unsigned stages_at = (raw + 1023u) & ~1023u;\n"
+                   "  unsigned char *const stages = smem + (stages_at - raw);\n"
+                   "  const unsigned full_at = stages_at + STAGES * STAGE_BYTES;\n"
+                   "  const unsigned empty_at = full_at + 8 * STAGES;\n"
+                   "  const int tid = threadIdx.x, warpgroup = tid / 128, lane = tid %% 32;\n"
+                   "%s",
+                   split
+                       ? "  /* the block's tile and its chunk of k tiles */\n"
+                         "  const long long tile = blockIdx.x % (GRID_M * GRID_N);\n"
+                         "  const long long chunk = blockIdx.x / (GRID_M * GRID_N);\n"
+                         "  const long long bm = tile / GRID_N, bn = tile % GRID_N;\n"
+                         "  const int first = (int)(chunk * CHUNK_TILES);\n"
+                         "  const int tiles = (int)(TILES - first < CHUNK_TILES ? TILES - first : "
+                         "CHUNK_TILES);\n"
+                       : "  const long long bm = blockIdx.x / GRID_N, bn = blockIdx.x % GRID_N;\n"
+                         "  const int tiles = (int)TILES;\n");
   tb_strbuf_printf(
-      b, "  extern __shared__ __align__(1024) unsigned char smem[];\n"
-         "  /* the swizzle permutes by address bits 7-9: stages start on 1024 bytes */\n"
-         "  const unsigned raw = (unsigned)__cvta_generic_to_shared(smem);\n"
-         "  const unsigned stages_at = (raw + 1023u) & ~1023u;\n"
-         "  unsigned char *const stages = smem + (stages_at - raw);\n"
-         "  const unsigned full_at = stages_at + STAGES * STAGE_BYTES;\n"
-         "  const unsigned empty_at = full_at + 8 * STAGES;\n"
-         "  const int tid = threadIdx.x, warpgroup = tid / 128, lane = tid %% 32;\n"
-         "  const long long bm = blockIdx.x / GRID_N, bn = blockIdx.x %% GRID_N;\n"
-         "  const int tiles = (int)TILES;\n"
-         "  if (tid == 0) {\n"
-         "    _Pragma(\"unroll\") for (int s = 0; s < STAGES; ++s) {\n"
-         "      asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], 1;\\n\" :: \"r\"(full_at + 8 * "
-         "s) : "
-         "\"memory\");\n"
-         "      asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], 2;\\n\" :: \"r\"(empty_at + 8 "
-         "* s) : "
-         "\"memory\");\n"
-         "    }\n"
-         "    asm volatile(\"fence.mbarrier_init.release.cluster;\\n\" ::: \"memory\");\n"
-         "  }\n"
-         "  __syncthreads();\n"
-         "  /* registers moved from the producer to the consumers' accumulators:\n"
-         "   * 128 x 40 + 256 x 232 of the SM's 65536 */\n"
-         "  if (warpgroup == 0) {\n"
-         "    asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\\n\" ::: \"memory\");\n"
-         "    if (tid == 0) produce(tiles, stages_at, full_at, empty_at, &map_a, &map_b, bm, bn);\n"
-         "    return;\n"
-         "  }\n"
-         "  asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\\n\" ::: \"memory\");\n"
-         "  /* the thread's first column of B^T's fragments (rows of wgmma's first operand) */\n"
-         "  const int n = (warpgroup - 1) * 64 + ((tid / 32) %% 4) * 16 + lane / 4;\n"
-         "  float acc[ACC];\n"
-         "  _Pragma(\"unroll\") for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;\n"
-         "  consume(acc, tid, n, tiles, stages, stages_at, full_at, empty_at);\n");
+      b,
+      "  if (tid == 0) {\n"
+      "    _Pragma(\"unroll\") for (int s = 0; s < STAGES; ++s) {\n"
+      "      asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], 1;\\n\" :: \"r\"(full_at + 8 * "
+      "s) : "
+      "\"memory\");\n"
+      "      asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], 2;\\n\" :: \"r\"(empty_at + 8 "
+      "* s) : "
+      "\"memory\");\n"
+      "    }\n"
+      "    asm volatile(\"fence.mbarrier_init.release.cluster;\\n\" ::: \"memory\");\n"
+      "  }\n"
+      "  __syncthreads();\n"
+      "  /* registers moved from the producer to the consumers' accumulators:\n"
+      "   * 128 x 40 + 256 x 232 of the SM's 65536 */\n"
+      "  if (warpgroup == 0) {\n"
+      "    asm volatile(\"setmaxnreg.dec.sync.aligned.u32 40;\\n\" ::: \"memory\");\n"
+      "    if (tid == 0) produce(tiles,%s stages_at, full_at, empty_at, &map_a, &map_b, bm, "
+      "bn);\n"
+      "    return;\n"
+      "  }\n"
+      "  asm volatile(\"setmaxnreg.inc.sync.aligned.u32 232;\\n\" ::: \"memory\");\n"
+      "  /* the thread's first column of B^T's fragments (rows of wgmma's first operand) */\n"
+      "  const int n = (warpgroup - 1) * 64 + ((tid / 32) %% 4) * 16 + lane / 4;\n"
+      "  float acc[ACC];\n"
+      "  _Pragma(\"unroll\") for (int i = 0; i < ACC; ++i) acc[i] = 0.0f;\n"
+      "  consume(acc, tid, n, tiles, stages, stages_at, full_at, empty_at);\n",
+      split ? " first," : "");
 }
 
 /* Accumulator layout (PTX ISA, wgmma .m64nNk8 f32) of the transposed tile:
  * the thread's rows are columns n and n + 8 of C, d[4j..4j+3] its rows
  * 8j + 2 (lane % 4) and + 1, for the first column, then the second. */
-static void emit_epilogue(struct tb_strbuf *b) {
+static void emit_epilogue(struct tb_strbuf *b, bool split) {
+  if (split) { /* the chunk's partial tile, to the workspace */
+    tb_strbuf_printf(b, "  float *const part = workspace + chunk * OUTPUTS;\n");
+  }
   tb_strbuf_printf(b,
                    "  _Pragma(\"unroll\") for (int half = 0; half < 2; ++half) {\n"
                    "    const long long col = bn * BN + n + 8 * half;\n"
                    "    if (col >= N) continue;\n"
                    "    _Pragma(\"unroll\") for (int j = 0; j < BM / 8; ++j) {\n"
                    "      const long long row = bm * BM + 8 * j + 2 * (lane %% 4);\n"
-                   "      if (row < M) out[row * N + col] = acc[4 * j + 2 * half];\n"
-                   "      if (row + 1 < M) out[(row + 1) * N + col] = acc[4 * j + 2 * half + 1];\n"
+                   "      if (row < M) %s[row * N + col] = acc[4 * j + 2 * half];\n"
+                   "      if (row + 1 < M) %s[(row + 1) * N + col] = acc[4 * j + 2 * half + 1];\n"
                    "    }\n"
                    "  }\n"
-                   "}\n");
+                   "}\n",
+                   split ? "part" : "out", split ? "part" : "out");
 }
 
 /* The two tensor maps: A's view (k inner, m rows) in BK x BM boxes with the
@@ -230,10 +265,13 @@ enum tb_status tb_codegen_gemm_wgmma_tma(const struct tb_gemm_plan *plan, const 
   tb_emit_wgmma_step(&b, plan->block_m, true);
   tb_emit_wgmma_sync_helpers(&b);
   emit_operand_helpers(&b);
-  emit_producer(&b);
+  emit_producer(&b, plan->k_splits > 1);
   emit_consumer(&b);
   emit_main_kernel(&b, plan);
-  emit_epilogue(&b);
+  emit_epilogue(&b, plan->k_splits > 1);
+  if (plan->k_splits > 1) {
+    tb_strbuf_printf(&b, "%s", tb_kernel_gemv_combine);
+  }
   describe_maps(plan, s, g);
   return tb_gemm_finish(&b, plan, g, err);
 }

@@ -248,8 +248,9 @@ static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block 
               "multiprocessor, else 128x128 whatever the grid; C^T = B^T A^T "
               "with B's fragments rounded in registers, A's tile converted to TF32 by its TMA "
               "copy; k step 32; a producer warpgroup, 2 consumer warpgroups along n of "
-              "wgmma.m64nMk8 TF32; 4 stages (256x128) or 6 (128x128); small k (k <= 48): "
-              "mma.sync, k step 16";
+              "wgmma.m64nMk8 TF32; 4 stages (256x128) or 6 (128x128); under a wave, k split "
+              "in chunks of whole k tiles (at least 4) as the wave allows, partial tiles added "
+              "in chunk order by a second launch; small k (k <= 48): mma.sync, k step 16";
   }
   if (tma) {
     wgmma_tma_shape(p);
@@ -259,6 +260,32 @@ static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block 
     mma_sync_shape(p);
   }
   return TB_OK;
+}
+
+/* The single-launch wgmma kernel under a wave (one block a multiprocessor):
+ * each tile's k cut into chunks of whole k tiles, at least
+ * TB_GEMM_SPLIT_MIN_TILES, as many as keep the blocks within one wave; each
+ * block writes its chunk's partial tile to the workspace, and a second launch
+ * (the matrix-vector plans' tb_combine) adds an output's partials in chunk
+ * order: the same additions every run. A block walked all of k on one
+ * multiprocessor: 128x128x1024 took as long as 25 such blocks, 0.42 of
+ * cuBLAS's speed (evidence/2026-12-07-h100-gemm-wgmma-any-grid). */
+static void split_k(struct tb_gemm_plan *p) {
+  unsigned long long tiles = (p->k + p->block_k - 1) / p->block_k;
+  unsigned long long wanted = p->multiprocessors / p->blocks;
+  unsigned long long most = tiles / TB_GEMM_SPLIT_MIN_TILES;
+  unsigned long long splits = wanted < most ? wanted : most;
+  if (splits < 2) {
+    return;
+  }
+  unsigned long long chunk_tiles = (tiles + splits - 1) / splits;
+  p->k_splits = (tiles + chunk_tiles - 1) / chunk_tiles;
+  p->k_chunk = chunk_tiles * p->block_k;
+  p->blocks *= p->k_splits;
+  p->waves = (p->blocks + p->multiprocessors - 1) / p->multiprocessors;
+  p->launches = 2;
+  p->workspace_floats = p->k_splits * p->m * p->n;
+  p->combine_blocks = (p->m * p->n + TB_GEMV_COMBINE_THREADS - 1) / TB_GEMV_COMBINE_THREADS;
 }
 
 struct tb_gemm_target tb_gemm_target_h200(void) {
@@ -297,6 +324,9 @@ enum tb_status tb_plan_gemm(size_t m, size_t n, size_t k, enum tb_realization re
   p->launches = 1;
   if (p->warpgroups != 0 && !p->tensor_maps) {
     wgmma_packing(p);
+  }
+  if (p->tensor_maps && user.m == 0) {
+    split_k(p);
   }
   return TB_OK;
 }

@@ -52,17 +52,18 @@ struct tb_gemm_plan {
   unsigned
       a_vector_width; /* tiled: floats per global load of A, 4 where its rows start on 16 bytes */
   unsigned long long grid_m, grid_n, blocks;
-  unsigned shared_bytes;               /* per block, all stages */
-  unsigned long long waves;            /* ceil(blocks / multiprocessors) */
-  unsigned launches;                   /* kernels a call launches: 2 with wgmma's packing */
-  unsigned long long pack_blocks;      /* wgmma: blocks of the packing launch */
-  unsigned long long workspace_floats; /* wgmma: the packed, TF32-rounded operands */
+  unsigned shared_bytes;          /* per block, all stages */
+  unsigned long long waves;       /* ceil(blocks / multiprocessors) */
+  unsigned launches;              /* kernels a call launches: 2 with wgmma's packing or a split k */
+  unsigned long long pack_blocks; /* wgmma: blocks of the packing launch */
+  /* wgmma: the packed, TF32-rounded operands; a split k: the partial sums */
+  unsigned long long workspace_floats;
   unsigned multiprocessors;
-  /* matrix-vector plans (else TB_GEMV_NONE, k_splits 1, k_chunk k,
-   * combine_blocks 0): k is cut into k_splits chunks of k_chunk, one block
-   * each; with more than one, the first launch writes every chunk's partial
-   * sums to the workspace and a second of combine_blocks adds them in chunk
-   * order */
+  /* matrix-vector plans, and the single-launch wgmma kernel's grids under a
+   * wave (else k_splits 1, k_chunk k, combine_blocks 0): k is cut into
+   * k_splits chunks of k_chunk, one block each (a tile's); with more than
+   * one, the first launch writes every chunk's partial sums to the workspace
+   * and a second of combine_blocks adds them in chunk order */
   enum tb_gemv_kind gemv;
   unsigned long long k_splits, k_chunk, combine_blocks;
   bool block_from_user; /* --gemm-block, not the rule */
@@ -89,6 +90,9 @@ struct tb_gemm_target tb_gemm_target_h200(void);
 struct tb_gemm_alignment {
   bool a_rows, b_rows;
 };
+/* The single-launch wgmma kernel's split of k (gemm.c, split_k): chunks of
+ * at least this many k tiles, so each keeps its pipeline's stages filling */
+#define TB_GEMM_SPLIT_MIN_TILES 4
 #define TB_GEMM_ALIGNED ((struct tb_gemm_alignment){true, true})
 #define TB_GEMM_UNALIGNED ((struct tb_gemm_alignment){false, false})
 

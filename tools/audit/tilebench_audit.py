@@ -1961,13 +1961,13 @@ def gemv_split(k, grid, granule, sms):
     return chunk, ceil_div(k, chunk)
 
 
-def audit_gemv_kernels(a, case, launches, blocks, combine_blocks):
-    """The kernels the native provider recorded launching: tb_main over the plan's blocks,
-    then, where k is split, tb_combine over its combine blocks."""
+def audit_split_kernels(a, case, threads, blocks, launches, combine_blocks):
+    """The kernels the native provider recorded launching: tb_main over the plan's blocks of
+    `threads`, then, where k is split, tb_combine over its combine blocks."""
     kernels = (case.get("provider_details") or {}).get("kernels")
     if kernels is None:
         return
-    expected = [("tb_main", GEMV_THREADS, blocks)]
+    expected = [("tb_main", threads, blocks)]
     if launches == 2:
         expected.append(("tb_combine", GEMV_COMBINE_THREADS, combine_blocks))
     a.same("provider_details.kernels (name, threads, blocks)",
@@ -2012,7 +2012,7 @@ def audit_gemv_plan(a, record, case, kind):
                        ("combine_blocks",
                         ceil_div(outputs, GEMV_COMBINE_THREADS) if launches == 2 else 0)):
         a.same(f"plan.{key}", record[key], value)
-    audit_gemv_kernels(a, case, launches, blocks, record["combine_blocks"])
+    audit_split_kernels(a, case, GEMV_THREADS, blocks, launches, record["combine_blocks"])
     return {"mapping": "gemm", "barriers": 0}
 
 
@@ -2029,10 +2029,6 @@ def audit_gemm_plan(a, record, case, device_capability):
         a.same("plan.gemv", record["gemv"], kind)
         if kind is not None:
             return audit_gemv_plan(a, record, case, kind)
-        # a tiled plan: each block covers the whole k, one launch's or the packing's
-        a.same("plan.k_splits", record["k_splits"], 1)
-        a.same("plan.k_chunk", record["k_chunk"], k)
-        a.same("plan.combine_blocks", record["combine_blocks"], 0)
     warpgroup_mma = "instruction" in record and device_capability == "9.0"
     packed = case["input_view"]["kind"] == "packed"
     # A's rows aligned where k is a multiple of 4, B's (and the output's) where n is
@@ -2071,21 +2067,49 @@ def audit_gemm_plan(a, record, case, device_capability):
     else:
         a.same("plan.vector_width", record["vector_width"], min(a_width, b_width))
     grid_m, grid_n = ceil_div(m, bm), ceil_div(n, bn)
+    sms = record["multiprocessors"]
+    # the single-launch kernel's split of k under a wave (rules that say so), else k whole
+    splits, chunk = gemm_tma_split(k, bk, grid_m * grid_n, sms) if tma and \
+        record["profile"] == "rule" and "k split in chunks" in record["rule"] else (1, k)
+    if "k_splits" in record:
+        a.same("plan.k_splits", record["k_splits"], splits)
+        a.same("plan.k_chunk", record["k_chunk"], chunk)
+        a.same("plan.combine_blocks", record["combine_blocks"],
+               ceil_div(m * n, GEMV_COMBINE_THREADS) if splits > 1 else 0)
     a.same("plan.grid_m", record["grid_m"], grid_m)
     a.same("plan.grid_n", record["grid_n"], grid_n)
-    a.same("plan.thread_blocks", record["thread_blocks"], grid_m * grid_n)
+    a.same("plan.thread_blocks", record["thread_blocks"], grid_m * grid_n * splits)
     a.same("plan.shared_bytes", record["shared_bytes"], f["shared"])
-    a.same("plan.waves", record["waves"], ceil_div(grid_m * grid_n, record["multiprocessors"]))
+    a.same("plan.waves", record["waves"], ceil_div(grid_m * grid_n * splits, sms))
     a.same("plan.barrier_sites", record["barrier_sites"], f["barriers"])
     if "launches" in record:
         # wgmma packs A and B (rounded to TF32, zeros past the edges) in a first launch:
-        # a chunk of bm x bk and of bn x bk per block
+        # a chunk of bm x bk and of bn x bk per block; a split k adds its partials in a second
         tiles = ceil_div(k, bk)
-        a.same("plan.launches", record["launches"], 2 if wgmma else 1)  # tma: one
+        a.same("plan.launches", record["launches"], 2 if wgmma or splits > 1 else 1)
         a.same("plan.pack_blocks", record["pack_blocks"], (grid_m + grid_n) * tiles if wgmma else 0)
         a.same("plan.workspace_floats", record["workspace_floats"],
-               (grid_m * bm + grid_n * bn) * tiles * bk if wgmma else 0)
+               (grid_m * bm + grid_n * bn) * tiles * bk if wgmma else
+               splits * m * n if splits > 1 else 0)
+    if splits > 1:
+        audit_split_kernels(a, case, f["threads"], grid_m * grid_n * splits, 2,
+                            record["combine_blocks"])
     return {"mapping": "gemm", "barriers": f["barriers"]}
+
+
+# The single-launch wgmma kernel's split of k (src/planner/gemm.c, split_k)
+GEMM_SPLIT_MIN_TILES = 4
+
+
+def gemm_tma_split(k, bk, grid, sms):
+    """k splits and k_chunk: chunks of whole k tiles, at least GEMM_SPLIT_MIN_TILES, as many
+    as keep grid x splits within one wave; (1, k) where that is fewer than 2."""
+    tiles = ceil_div(k, bk)
+    splits = min(sms // grid, tiles // GEMM_SPLIT_MIN_TILES)
+    if splits < 2:
+        return 1, k
+    chunk_tiles = ceil_div(tiles, splits)
+    return ceil_div(tiles, chunk_tiles), chunk_tiles * bk
 
 
 # The elementwise rule by size (docs/planner.md, "Elementwise"): up to a threshold of elements in

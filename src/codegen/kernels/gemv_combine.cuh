@@ -1,6 +1,7 @@
-// ---- gemm as a matrix-vector product: the second launch -------------------
-// Pasted after gemv.cuh only where the plan splits k (SPLITS > 1): tb_main
-// left each chunk's partial sums in workspace[chunk * OUTPUTS + output].
+// ---- gemm with k split: the second launch -----------------------------------
+// Pasted where the plan splits k (SPLITS > 1), after gemv.cuh or the
+// one-launch tensor-core kernel: tb_main left each chunk's partial sums in
+// workspace[chunk * OUTPUTS + output].
 // The second launch: output i is the sum of its SPLITS partials, chunk 0 first.
 extern "C" __global__ void __launch_bounds__(COMBINE_THREADS) tb_combine(
     const float *__restrict__ x, const float *__restrict__ y,
