@@ -2,7 +2,7 @@
 # Do the generated matrix-vector kernels compute y = x.B and y = A.x, and do
 # the persistent-row and register-rows kernels compute their row operations?
 #
-#   tools/codegen-emulation/check.sh [BUILD_DIR [gemv|persistent|register|elementwise]]
+#   tools/codegen-emulation/check.sh [BUILD_DIR [gemv|persistent|register|elementwise|streaming]]
 #
 # Dumps the golden matrix's sources (BUILD_DIR's test_codegen_golden,
 # TB_GOLDEN_DUMP; default build/), then compiles each as C++ with the CUDA
@@ -16,18 +16,22 @@
 #   few blocks of rows (register_rows_source.py), the matrix 16-byte aligned
 #   and 1 float past;
 # - each add and gelu_add source of the matrix up to 2^20 elements, both
-#   views, the operands 16-byte aligned and 1 float past.
+#   views, the operands 16-byte aligned and 1 float past;
+# - each block-streaming and split-row source of the matrix (automatic,
+#   planned for the H200 and with no limits), cut to at most 3 rows
+#   (streaming_source.py), the matrix 16-byte aligned and 1 float past.
 # A float4 access that is not 16-byte aligned ends a run (-fsanitize=alignment).
 # ctest's codegen_emulation runs the persistent part (about half a minute),
 # codegen_emulation_register the register part and codegen_emulation_elementwise
-# the elementwise one. No GPU; a few minutes on 2
+# the elementwise one, codegen_emulation_streaming the streaming one. No GPU; a few minutes on 2
 # cores. Needs g++ with C++20 (std::barrier, std::atomic_ref).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=${1:-$root/build} part=${2:-all}
-[[ $part =~ ^(all|gemv|persistent|register|elementwise)$ ]] ||
-  { echo "check.sh: part '$part' unknown (gemv, persistent, register or elementwise)" >&2; exit 2; }
+[[ $part =~ ^(all|gemv|persistent|register|elementwise|streaming)$ ]] ||
+  { echo "check.sh: part '$part' unknown (gemv, persistent, register, elementwise or streaming)" >&2
+    exit 2; }
 [[ -x $build/tests/test_codegen_golden ]] ||
   { echo "check.sh: no $build/tests/test_codegen_golden (give a build folder of this tree)" >&2; exit 2; }
 wants() { [[ $part == all || $part == "$1" ]]; }
@@ -93,6 +97,22 @@ for source in "$work"/{add,gelu_add}+*+{packed,strided}.cu; do
   [[ $(basename "$source") == gelu_add+* ]] && gelu=(-DTB_EMULATED_GELU)
   "${CXX[@]}" -DSRC="\"$source\"" -DTHREADS="$threads" "${gelu[@]}" "$here/run_elementwise.cpp" \
     -o "$work/run"
+  echo "$(basename "$source" .cu):"
+  for offset in 0 1; do "$work/run" "$offset" || failed=1; done
+done
+# every block-streaming and split-row kernel of the matrix (automatic, as planned for the H200 and
+# with no limits; packed: a row of 8195 starts at every offset), cut to 3 rows, aligned and 1 float past (a misaligned row reads in guarded
+# batches only); a text met before is not run again
+seen=()
+for source in "$work"/{sum,softmax,rmsnorm,layernorm}+*+packed+automatic+calibrated-2+{h200,nolimits}.cu; do
+  wants streaming || break
+  grep -qE 'mapping (block_streaming|split_row)$' "$source" || continue
+  flags=$(python3 "$here/streaming_source.py" "$source" "$work/emulated.cu") ||
+    { failed=1; continue; }
+  digest=$(tail -n +2 "$work/emulated.cu" | sha256sum)
+  [[ -n ${seen[$digest]:-} ]] && continue
+  seen[$digest]=1
+  "${CXX[@]}" -DSRC="\"$work/emulated.cu\"" $flags "$here/run_streaming.cpp" -o "$work/run"
   echo "$(basename "$source" .cu):"
   for offset in 0 1; do "$work/run" "$offset" || failed=1; done
 done

@@ -94,17 +94,22 @@ struct tb_params {
   }
 
 // p = the weight (and bias) group at e, what operator Op reads (16-byte
-// loads: the vectors are packed and e is a multiple of 4).
+// loads: the vectors are packed and e is a multiple of 4); TB_PARAMS_GROUP
+// where the group lies inside the row (p any lvalue, already declared).
+#define TB_PARAMS_GROUP(Op, p, e)                                                        \
+  if constexpr (Op::has_weight) {                                                        \
+    const float4 tb_w4 = *reinterpret_cast<const float4 *>(weight + (e));                \
+    (p).w[0] = tb_w4.x; (p).w[1] = tb_w4.y; (p).w[2] = tb_w4.z; (p).w[3] = tb_w4.w;      \
+    if constexpr (Op::has_bias) {                                                        \
+      const float4 tb_b4 = *reinterpret_cast<const float4 *>(bias + (e));                \
+      (p).b[0] = tb_b4.x; (p).b[1] = tb_b4.y; (p).b[2] = tb_b4.z; (p).b[3] = tb_b4.w;    \
+    }                                                                                    \
+  }
 #define TB_LOAD_PARAMS(Op, p, e)                                                         \
   tb_params p;                                                                           \
   if constexpr (Op::has_weight) {                                                        \
     if (e + 3 < N) {                                                                     \
-      const float4 t = *reinterpret_cast<const float4 *>(weight + e);                    \
-      p.w[0] = t.x; p.w[1] = t.y; p.w[2] = t.z; p.w[3] = t.w;                            \
-      if constexpr (Op::has_bias) {                                                      \
-        const float4 u = *reinterpret_cast<const float4 *>(bias + e);                    \
-        p.b[0] = u.x; p.b[1] = u.y; p.b[2] = u.z; p.b[3] = u.w;                          \
-      }                                                                                  \
+      TB_PARAMS_GROUP(Op, p, e)                                                          \
     } else {                                                                             \
       _Pragma("unroll") for (int i = 0; i < 4; ++i) {                                    \
         p.w[i] = e + i < N ? weight[e + i] : 0.0f;                                       \
