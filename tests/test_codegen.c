@@ -486,7 +486,7 @@ static void gemm_wide_tile_offsets(void **state) {
  * tile's chunks writes partial tiles to the workspace, tb_combine adds them;
  * a grid of a wave keeps k whole and one launch. */
 static void gemm_split_k(void **state) {
-  const size_t sizes[][3] = {{128, 128, 1024}, {1024, 1024, 1024}, {2048, 1024, 512}};
+  const size_t sizes[][3] = {{128, 128, 1024}, {1024, 1024, 4096}, {2048, 1024, 512}};
   for (size_t i = 0; i < 3; ++i) {
     struct tb_case c =
         gemm_case(sizes[i][0], sizes[i][1], sizes[i][2], TB_VIEW_PACKED, TB_REALIZATION_TENSOR);

@@ -897,9 +897,15 @@ static void gemm_tensor_rule(void **state) {
   assert_int_equal(p.block_m * 1000 + p.block_n, 128128);
   assert_string_equal(p.instruction, "wgmma.m64n128k8");
   assert_non_null(strstr(p.rule, "whatever the grid"));
-  /* under a wave, k split: 1024^3's 64 tiles, 132 / 64 = 2 chunks of 16 k tiles (512),
-   * 128 blocks, the partials (2 x 1024^2 floats) added by 4096 blocks of 256 */
-  assert_int_equal(p.k_splits * 10000 + p.k_chunk, 20512);
+  /* under a wave, k split, two chunks only of at least 64 k tiles: 1024^3's 64 tiles
+   * would take 132 / 64 = 2 chunks of 16 k tiles, so k stays whole, one launch */
+  assert_int_equal(p.k_splits * 10000 + p.k_chunk, 11024);
+  assert_int_equal(p.blocks * 10 + p.launches, 641);
+  assert_int_equal(p.workspace_floats, 0);
+  /* 1024x1024x4096: 2 chunks of 64 k tiles (2048), 128 blocks, the partials
+   * (2 x 1024^2 floats) added by 4096 blocks of 256 */
+  p = gemm_plan_aligned(1024, 1024, 4096, TB_REALIZATION_TENSOR, TB_GEMM_ALIGNED);
+  assert_int_equal(p.k_splits * 10000 + p.k_chunk, 22048);
   assert_int_equal(p.blocks * 10 + p.launches, 1282);
   assert_int_equal(p.workspace_floats, 2 * 1024 * 1024);
   assert_int_equal(p.combine_blocks, 4096);

@@ -249,8 +249,9 @@ static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block 
               "with B's fragments rounded in registers, A's tile converted to TF32 by its TMA "
               "copy; k step 32; a producer warpgroup, 2 consumer warpgroups along n of "
               "wgmma.m64nMk8 TF32; 4 stages (256x128) or 6 (128x128); under a wave, k split "
-              "in chunks of whole k tiles (at least 4) as the wave allows, partial tiles added "
-              "in chunk order by a second launch; small k (k <= 48): mma.sync, k step 16";
+              "in chunks of whole k tiles (at least 4) as the wave allows, two only of at "
+              "least 64, partial tiles added in chunk order by a second launch; small k "
+              "(k <= 48): mma.sync, k step 16";
   }
   if (tma) {
     wgmma_tma_shape(p);
@@ -264,7 +265,9 @@ static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block 
 
 /* The single-launch wgmma kernel under a wave (one block a multiprocessor):
  * each tile's k cut into chunks of whole k tiles, at least
- * TB_GEMM_SPLIT_MIN_TILES, as many as keep the blocks within one wave; each
+ * TB_GEMM_SPLIT_MIN_TILES, as many as keep the blocks within one wave (two
+ * only of at least TB_GEMM_SPLIT_PAIR_MIN_TILES: halving k saved less than
+ * the partials' round trip cost at 1024^3); each
  * block writes its chunk's partial tile to the workspace, and a second launch
  * (the matrix-vector plans' tb_combine) adds an output's partials in chunk
  * order: the same additions every run. A block walked all of k on one
@@ -279,7 +282,11 @@ static void split_k(struct tb_gemm_plan *p) {
     return;
   }
   unsigned long long chunk_tiles = (tiles + splits - 1) / splits;
-  p->k_splits = (tiles + chunk_tiles - 1) / chunk_tiles;
+  unsigned long long chunks = (tiles + chunk_tiles - 1) / chunk_tiles;
+  if (chunks == 2 && chunk_tiles < TB_GEMM_SPLIT_PAIR_MIN_TILES) {
+    return;
+  }
+  p->k_splits = chunks;
   p->k_chunk = chunk_tiles * p->block_k;
   p->blocks *= p->k_splits;
   p->waves = (p->blocks + p->multiprocessors - 1) / p->multiprocessors;

@@ -2069,8 +2069,8 @@ def audit_gemm_plan(a, record, case, device_capability):
     grid_m, grid_n = ceil_div(m, bm), ceil_div(n, bn)
     sms = record["multiprocessors"]
     # the single-launch kernel's split of k under a wave (rules that say so), else k whole
-    splits, chunk = gemm_tma_split(k, bk, grid_m * grid_n, sms) if tma and \
-        record["profile"] == "rule" and "k split in chunks" in record["rule"] else (1, k)
+    splits, chunk = gemm_tma_split(k, bk, grid_m * grid_n, sms, "two only" in record["rule"]) \
+        if tma and record["profile"] == "rule" and "k split in chunks" in record["rule"] else (1, k)
     if "k_splits" in record:
         a.same("plan.k_splits", record["k_splits"], splits)
         a.same("plan.k_chunk", record["k_chunk"], chunk)
@@ -2099,17 +2099,24 @@ def audit_gemm_plan(a, record, case, device_capability):
 
 # The single-launch wgmma kernel's split of k (src/planner/gemm.c, split_k)
 GEMM_SPLIT_MIN_TILES = 4
+# Two chunks only of at least this many k tiles, where the rule text says "two only" (since the
+# split's A/B, evidence/2026-12-07-h100-gemm-wgmma-split-k); the build before split 1024^3 in two.
+GEMM_SPLIT_PAIR_MIN_TILES = 64
 
 
-def gemm_tma_split(k, bk, grid, sms):
+def gemm_tma_split(k, bk, grid, sms, pair_floor):
     """k splits and k_chunk: chunks of whole k tiles, at least GEMM_SPLIT_MIN_TILES, as many
-    as keep grid x splits within one wave; (1, k) where that is fewer than 2."""
+    as keep grid x splits within one wave, and (pair_floor: rules that say "two only") two
+    only of at least GEMM_SPLIT_PAIR_MIN_TILES; (1, k) where that leaves fewer than 2."""
     tiles = ceil_div(k, bk)
     splits = min(sms // grid, tiles // GEMM_SPLIT_MIN_TILES)
     if splits < 2:
         return 1, k
     chunk_tiles = ceil_div(tiles, splits)
-    return ceil_div(tiles, chunk_tiles), chunk_tiles * bk
+    chunks = ceil_div(tiles, chunk_tiles)
+    if pair_floor and chunks == 2 and chunk_tiles < GEMM_SPLIT_PAIR_MIN_TILES:
+        return 1, k
+    return chunks, chunk_tiles * bk
 
 
 # The elementwise rule by size (docs/planner.md, "Elementwise"): up to a threshold of elements in
