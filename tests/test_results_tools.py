@@ -969,17 +969,16 @@ class EvidenceTest(unittest.TestCase):
             bundles[bundle] = runs
             builds[bundle] = [[r] for r in runs]
 
-        def ab_then_singles(bundle, singles):  # ab/A1 A2 B1 B2, each build's two runs together
-            bundles[bundle] = ["ab/A1", "ab/A2", "ab/B1", "ab/B2"] + singles
-            builds[bundle] = [["ab/A1", "ab/A2"], ["ab/B1", "ab/B2"]] + [[r] for r in singles]
+        def ab_then_singles(bundle, singles, letters="AB"):
+            # ab/A1 A2 B1 B2 ... (a chain of builds), each build's two runs audited together
+            ab = ["ab/%s%d" % (build, run) for build in letters for run in (1, 2)]
+            bundles[bundle] = ab + singles
+            builds[bundle] = [ab[i:i + 2] for i in range(0, len(ab), 2)] + [[r] for r in singles]
 
         # issue 21's chain of row-kernel changes, each build against the one before it (F, the
         # shifted register rows, rejected), and Nsight Compute on native and torch.compile kernels
         chain = "2026-12-07-h100-row-kernel-chain"
-        ab = ["ab/%s%d" % (build, run) for build in "ABCDEF" for run in (1, 2)]
-        bundles[os.path.join(chain, "call1.tar.xz")] = ab + ["validation"]
-        builds[os.path.join(chain, "call1.tar.xz")] = [
-            ab[i:i + 2] for i in range(0, len(ab), 2)] + [["validation"]]
+        ab_then_singles(os.path.join(chain, "call1.tar.xz"), ["validation"], "ABCDEF")
         one_run_each(os.path.join(chain, "call2.tar.xz"), ["ncu/run-%d" % i for i in (1, 2, 3)])
         one_run_each(os.path.join(chain, "call3.tar.xz"),
                      ["ncu/run-%d" % i for i in (1, 2, 3, 4)])
@@ -1022,6 +1021,21 @@ class EvidenceTest(unittest.TestCase):
                         ["gemm-blocks/tensor-" + b for b in ("rule", "128,128,32", "128,64,32")])
         # and whatever the grid (B) against from a quarter (A)
         ab_then_singles(os.path.join("2026-12-07-h100-gemm-wgmma-any-grid", "call1.tar.xz"), [])
+        # issue 21's split of k under a wave (B) against k whole (A), and the batched row passes
+        # (C) after it; C's validation and the sanitizers of both changes' kernels
+        ab_then_singles(os.path.join("2026-12-07-h100-gemm-wgmma-split-k", "call1.tar.xz"),
+                        ["validation"] + ["sanitizer/run-%s-%s-automatic%s" % (tool, case, tensor)
+                                          for tool in ("memcheck", "racecheck")
+                                          for case, tensor in (
+                                              ("gemm-128x128x1024", "-tensor"),
+                                              ("gemm-640x640x1024", "-tensor"),
+                                              ("layernorm-100x8195", ""),
+                                              ("layernorm-200x40000", ""),
+                                              ("sum-10x500000", ""), ("sum-2x1000000", ""))],
+                        "ABC")
+        # the same three builds over the rows the batched passes touch, and Nsight Compute on C
+        ab_then_singles(os.path.join("2026-12-07-h100-row-passes-batched", "call1.tar.xz"),
+                        ["ncu/run-%d" % i for i in (1, 2, 3, 4)], "ABC")
         committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
                            for f in files if f.endswith(".tar.xz"))
         self.assertEqual(sorted(bundles), committed)
@@ -1292,20 +1306,22 @@ class SmallKPlanAuditTest(GemmPlanRecords, unittest.TestCase):
         self.check(old, "tensor")
 
     def test_split_k_re_derives(self):
-        # under a wave the single-launch kernel splits k: 1024^3 in 2 chunks of 512, 128x128x1024
-        # in 8 of 128; each fact re-derived, the kernels the provider launched too
-        for shape, splits, chunk in (("1024x1024x1024", 2, 512), ("128x128x1024", 8, 128),
-                                     ("640x640x1024", 5, 224), ("2048x1024x512", 1, 512)):
+        # under a wave the single-launch kernel splits k: 1024x1024x4096 in 2 chunks of 2048,
+        # 128x128x1024 in 8 of 128, 1024^3 not (two chunks of 16 k tiles); each fact
+        # re-derived, the kernels the provider launched too
+        for shape, splits, chunk in (("1024x1024x4096", 2, 2048), ("128x128x1024", 8, 128),
+                                     ("640x640x1024", 5, 224), ("2048x1024x512", 1, 512),
+                                     ("1024x1024x1024", 1, 1024)):
             record = self.plan(shape, "tensor")
             self.assertEqual((record["k_splits"], record["k_chunk"]), (splits, chunk), shape)
             self.check(record, "tensor")
-        record = self.plan("1024x1024x1024", "tensor")
+        record = self.plan("1024x1024x4096", "tensor")
         kernels = [{"name": "tb_main", "threads_per_block": 384, "blocks": 128},
                    {"name": "tb_combine", "threads_per_block": 256, "blocks": 4096}]
         self.check(record, "tensor", kernels=kernels)
         self.assert_caught(record, "provider_details.kernels", realization="tensor",
                            kernels=kernels[:1])
-        for key, value in (("k_splits", 4), ("k_chunk", 256), ("combine_blocks", 0),
+        for key, value in (("k_splits", 4), ("k_chunk", 1024), ("combine_blocks", 0),
                            ("workspace_floats", 0), ("launches", 1), ("thread_blocks", 64)):
             tampered = json.loads(json.dumps(record))
             tampered[key] = value
@@ -1314,9 +1330,20 @@ class SmallKPlanAuditTest(GemmPlanRecords, unittest.TestCase):
         old = json.loads(json.dumps(record))
         old["rule"] = old["rule"].replace(
             " under a wave, k split in chunks of whole k tiles (at least 4) as the wave allows, "
-            "partial tiles added in chunk order by a second launch;", "")
+            "two only of at least 64, partial tiles added in chunk order by a second launch;", "")
         self.assertNotIn("k split", old["rule"])
         self.assert_caught(old, "plan.k_splits", realization="tensor")
+        # the first split's text (no "two only") split 1024^3 in two chunks of 512: a record of
+        # it re-derives so, and this build's record of 1024^3 (k whole) under it is caught
+        first = self.plan("1024x1024x1024", "tensor")
+        first["rule"] = first["rule"].replace(" two only of at least 64,", "")
+        self.assertIn("k split in chunks", first["rule"])
+        self.assertNotIn("two only", first["rule"])
+        self.assert_caught(first, "plan.k_splits", realization="tensor")
+        split = json.loads(json.dumps(first))
+        split.update(k_splits=2, k_chunk=512, thread_blocks=128, waves=1, launches=2,
+                     workspace_floats=2 * 1024 * 1024, combine_blocks=4096)
+        self.check(split, "tensor", kernels=kernels)
 
     def test_small_k_facts_tampered_are_caught(self):
         record = self.plan("4096x4096x13")
