@@ -66,22 +66,35 @@ for source in "$work"/{softmax,rmsnorm,layernorm}+2x1000000+{packed,strided}+aut
     "$work/run" "$offset" || { failed=1; break 2; }
   done
 done
-# every register-rows kernel of the matrix's shapes (automatic, as planned for the H200), its
-# matrix 16-byte aligned and 1 float past (a stride such as 257 starts rows at every offset in
-# between); a text met before (262144x257 is 16384x257's once its rows are cut) is not run again
-declare -A seen=()
-for source in "$work"/{sum,softmax,rmsnorm,layernorm}+*+automatic+calibrated-2+h200.cu; do
-  wants register || break
-  grep -q 'mapping register_rows$' "$source" || continue
-  flags=$(python3 "$here/register_rows_source.py" "$source" "$work/emulated.cu") ||
-    { failed=1; continue; }
-  digest=$(tail -n +2 "$work/emulated.cu" | sha256sum)  # the header names the shape
-  [[ -n ${seen[$digest]:-} ]] && continue
-  seen[$digest]=1
-  "${CXX[@]}" -DSRC="\"$work/emulated.cu\"" $flags "$here/run_register_rows.cpp" -o "$work/run"
-  echo "$(basename "$source" .cu):"
-  for offset in 0 1; do "$work/run" "$offset" || failed=1; done
-done
+# run_rows PART MAPPINGS SCRIPT RUNNER SOURCES...: each source of the MAPPINGS (an extended
+# regex) made host C++ by SCRIPT, compiled with RUNNER and run with its matrix 16-byte aligned and
+# 1 float past; a text met before (262144x257 is 16384x257's once its rows are cut) is not run
+# again (the header names the shape)
+run_rows() {
+  local wanted=$1 mappings=$2 script=$3 runner=$4 source flags digest offset
+  shift 4
+  wants "$wanted" || return 0
+  declare -A seen=()
+  for source in "$@"; do
+    grep -qE "mapping ($mappings)\$" "$source" || continue
+    flags=$(python3 "$here/$script" "$source" "$work/emulated.cu") || { failed=1; continue; }
+    digest=$(tail -n +2 "$work/emulated.cu" | sha256sum)
+    [[ -n ${seen[$digest]:-} ]] && continue
+    seen[$digest]=1
+    "${CXX[@]}" -DSRC="\"$work/emulated.cu\"" $flags "$here/$runner" -o "$work/run"
+    echo "$(basename "$source" .cu):"
+    for offset in 0 1; do "$work/run" "$offset" || failed=1; done
+  done
+}
+# every register-rows kernel of the matrix's shapes (automatic, as planned for the H200), cut to a
+# few blocks of rows (a stride such as 257 starts rows at every offset in between)
+run_rows register register_rows register_rows_source.py run_register_rows.cpp \
+  "$work"/{sum,softmax,rmsnorm,layernorm}+*+automatic+calibrated-2+h200.cu
+# every block-streaming and split-row kernel of the matrix (automatic, as planned for the H200 and
+# with no limits; packed: a row of 8195 starts at every offset), cut to 3 rows (a misaligned row
+# reads in guarded batches only)
+run_rows streaming 'block_streaming|split_row' streaming_source.py run_streaming.cpp \
+  "$work"/{sum,softmax,rmsnorm,layernorm}+*+packed+automatic+calibrated-2+{h200,nolimits}.cu
 # every add and gelu_add kernel of the matrix up to 2^20 elements (larger ones are the same text
 # with other numbers, and one host thread runs every CUDA thread), its operands 16-byte aligned
 # and 1 float past (a packed walk's float4 groups then take the one-at-a-time path)
@@ -97,22 +110,6 @@ for source in "$work"/{add,gelu_add}+*+{packed,strided}.cu; do
   [[ $(basename "$source") == gelu_add+* ]] && gelu=(-DTB_EMULATED_GELU)
   "${CXX[@]}" -DSRC="\"$source\"" -DTHREADS="$threads" "${gelu[@]}" "$here/run_elementwise.cpp" \
     -o "$work/run"
-  echo "$(basename "$source" .cu):"
-  for offset in 0 1; do "$work/run" "$offset" || failed=1; done
-done
-# every block-streaming and split-row kernel of the matrix (automatic, as planned for the H200 and
-# with no limits; packed: a row of 8195 starts at every offset), cut to 3 rows, aligned and 1 float past (a misaligned row reads in guarded
-# batches only); a text met before is not run again
-seen=()
-for source in "$work"/{sum,softmax,rmsnorm,layernorm}+*+packed+automatic+calibrated-2+{h200,nolimits}.cu; do
-  wants streaming || break
-  grep -qE 'mapping (block_streaming|split_row)$' "$source" || continue
-  flags=$(python3 "$here/streaming_source.py" "$source" "$work/emulated.cu") ||
-    { failed=1; continue; }
-  digest=$(tail -n +2 "$work/emulated.cu" | sha256sum)
-  [[ -n ${seen[$digest]:-} ]] && continue
-  seen[$digest]=1
-  "${CXX[@]}" -DSRC="\"$work/emulated.cu\"" $flags "$here/run_streaming.cpp" -o "$work/run"
   echo "$(basename "$source" .cu):"
   for offset in 0 1; do "$work/run" "$offset" || failed=1; done
 done

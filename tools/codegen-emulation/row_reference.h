@@ -67,3 +67,28 @@ static long long wrong_outputs(const float *x, const float *w, const float *bias
   }
   return wrong;
 }
+
+// A case of rows for the runners that launch blocks one after another
+// (run_register_rows.cpp, run_streaming.cpp): random rows starting `offset`
+// floats past a 16-byte boundary (the storage is aligned, as cudaMalloc's),
+// the row stride SX, a weight and bias of N, the outputs NaN until written.
+struct tb_emulated_rows {
+  std::vector<float4> storage;
+  float *x;
+  std::vector<float> w, bias, out;
+  explicit tb_emulated_rows(long long offset)
+      : storage((offset + M * SX + 8) / 4 + 1),
+        x(reinterpret_cast<float *>(storage.data()) + offset), w(N), bias(N),
+        out(M * ROW_OUTPUTS, NAN) {
+    tb_emulated_inputs(x, M * SX, w.data(), bias.data(), N);
+  }
+  // Prints what ran and how many outputs fall outside the tolerance; the exit status.
+  int report(long long offset, long long blocks, int threads) const {
+    double worst = 0;
+    const long long wrong = wrong_outputs(x, w.data(), bias.data(), out.data(), &worst);
+    printf("  offset %lld: %lldx%d, stride %lld, %lld blocks of %d: %lld wrong output(s), "
+           "largest error %.3g\n",
+           offset, M, N, (long long)SX, blocks, threads, wrong, worst);
+    return wrong == 0 ? 0 : 1;
+  }
+};

@@ -11,22 +11,14 @@
 
 int main(int argc, char **argv) {
   const long long offset = tb_emulated_offset(argc, argv);
-  std::vector<float4> xs((offset + M * SX + 8) / 4 + 1);  // 16-byte aligned, as cudaMalloc's
-  float *x = reinterpret_cast<float *>(xs.data()) + offset;
-  std::vector<float> w(N), bias(N), out(M * ROW_OUTPUTS, NAN);
-  tb_emulated_inputs(x, M * SX, w.data(), bias.data(), N);
+  tb_emulated_rows c(offset);
   const long long blocks = (M + P - 1) / P;
   for (long long b = 0; b < blocks; ++b) {
     std::barrier<> block(THREADS);
     tb_emulated_block_barrier = &block;
     tb_emulated_block(b, THREADS, [&] {
-      tb_main(x, nullptr, w.data(), bias.data(), out.data(), nullptr);
+      tb_main(c.x, nullptr, c.w.data(), c.bias.data(), c.out.data(), nullptr);
     });
   }
-  double worst = 0;
-  const long long wrong = wrong_outputs(x, w.data(), bias.data(), out.data(), &worst);
-  printf("  offset %lld: %lldx%d, stride %lld, %lld blocks of %d: %lld wrong output(s), "
-         "largest error %.3g\n",
-         offset, M, N, (long long)SX, blocks, THREADS, wrong, worst);
-  return wrong == 0 ? 0 : 1;
+  return c.report(offset, blocks, THREADS);
 }

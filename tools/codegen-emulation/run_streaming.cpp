@@ -20,30 +20,19 @@ template <class Body> static void launch(long long blocks, int threads, Body bod
 
 int main(int argc, char **argv) {
   const long long offset = tb_emulated_offset(argc, argv);
-  std::vector<float4> xs((offset + M * SX + 8) / 4 + 1);  // 16-byte aligned, as cudaMalloc's
-  float *x = reinterpret_cast<float *>(xs.data()) + offset;
-  std::vector<float> w(N), bias(N), out(M * ROW_OUTPUTS, NAN);
-  tb_emulated_inputs(x, M * SX, w.data(), bias.data(), N);
+  tb_emulated_rows c(offset);
+  float *x = c.x, *w = c.w.data(), *bias = c.bias.data(), *out = c.out.data();
 #if defined(TB_EMULATED_SPLIT_ROW)
   // every partial's words, NaN until written (a merge that reads one unwritten shows)
   std::vector<float> workspace(M * K * 4, NAN);
-  launch(M * K, THREADS, [&] {
-    tb_partials(x, nullptr, w.data(), bias.data(), out.data(), workspace.data());
-  });
+  launch(M * K, THREADS, [&] { tb_partials(x, nullptr, w, bias, out, workspace.data()); });
   const long long finish_blocks = ROW_OUTPUTS == 1 ? (M + FINISH_THREADS - 1) / FINISH_THREADS
                                                    : M * K;
-  launch(finish_blocks, FINISH_THREADS, [&] {
-    tb_finish(x, nullptr, w.data(), bias.data(), out.data(), workspace.data());
-  });
-  const long long blocks = M * K;
+  launch(finish_blocks, FINISH_THREADS,
+         [&] { tb_finish(x, nullptr, w, bias, out, workspace.data()); });
+  return c.report(offset, M * K, THREADS);
 #else
-  launch(M, THREADS, [&] { tb_main(x, nullptr, w.data(), bias.data(), out.data(), nullptr); });
-  const long long blocks = M;
+  launch(M, THREADS, [&] { tb_main(x, nullptr, w, bias, out, nullptr); });
+  return c.report(offset, M, THREADS);
 #endif
-  double worst = 0;
-  const long long wrong = wrong_outputs(x, w.data(), bias.data(), out.data(), &worst);
-  printf("  offset %lld: %lldx%d, stride %lld, %lld blocks of %d: %lld wrong output(s), "
-         "largest error %.3g\n",
-         offset, M, N, (long long)SX, blocks, THREADS, wrong, worst);
-  return wrong == 0 ? 0 : 1;
 }
