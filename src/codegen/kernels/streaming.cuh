@@ -21,6 +21,11 @@
   for (long long e = lo + 4LL * threadIdx.x; e < hi; e += 4LL * threads)
 #define TB_STAT_BATCH(threads) ((threads) >= 512 ? 4 : 8)
 #define TB_OUTPUT_BATCH(threads) ((threads) >= 1024 ? 2 : 4)
+// From the thread's group e on, a trip a batch while the whole batch (groups
+// e + u * stride, u < batch) lies inside [lo, hi); e is left at the first
+// group not taken.
+#define TB_WHOLE_BATCHES(e, batch, stride, hi)                                           \
+  for (; e + stride * (batch - 1) + 3 < hi; e += stride * batch)
 
 // q[batch][4] = the groups e + u * stride (u < batch) of row `xr`, zero past
 // hi: with no tests (`whole`: the row aligned and every group inside), or
@@ -46,7 +51,7 @@
     constexpr long long stride = 4LL * (threads);                                        \
     long long e = lo + 4LL * threadIdx.x;                                                \
     if (vec) {                                                                           \
-      for (; e + stride * (batch - 1) + 3 < hi; e += stride * batch) {                   \
+      TB_WHOLE_BATCHES(e, batch, stride, hi) {                                           \
         TB_LOAD_BATCH(q, batch, e, stride, hi, true)                                     \
         _Pragma("unroll") for (int u = 0; u < batch; ++u) {                              \
           _Pragma("unroll") for (int i = 0; i < 4; ++i) Op::accumulate(s, q[u][i]);      \
@@ -75,7 +80,7 @@
     constexpr long long stride = 4LL * (threads);                                        \
     long long e = lo + 4LL * threadIdx.x;                                                \
     if (vec) {                                                                           \
-      for (; e + stride * (batch - 1) + 3 < hi; e += stride * batch) {                   \
+      TB_WHOLE_BATCHES(e, batch, stride, hi) {                                           \
         TB_LOAD_BATCH(q, batch, e, stride, hi, true)                                     \
         tb_params p[batch];                                                              \
         _Pragma("unroll") for (int u = 0; u < batch; ++u) {                              \
