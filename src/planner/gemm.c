@@ -267,10 +267,10 @@ static enum tb_status tensor_shape(struct tb_gemm_plan *p, struct tb_gemm_block 
  * each tile's k cut into chunks of whole k tiles, at least
  * TB_GEMM_SPLIT_MIN_TILES, as many as keep the blocks within one wave (two
  * only of at least TB_GEMM_SPLIT_PAIR_MIN_TILES: halving k saved less than
- * the partials' round trip cost at 1024^3); each
- * block writes its chunk's partial tile to the workspace, and a second launch
- * (the matrix-vector plans' tb_combine) adds an output's partials in chunk
- * order: the same additions every run. A block walked all of k on one
+ * the partials' round trip cost at 1024^3); each block writes its chunk's
+ * partial tile to the workspace, and a second launch (the matrix-vector
+ * plans' tb_combine) adds an output's partials in chunk order: the same
+ * additions every run. A block walked all of k on one
  * multiprocessor: 128x128x1024 took as long as 25 such blocks, 0.42 of
  * cuBLAS's speed (evidence/2026-12-07-h100-gemm-wgmma-any-grid). */
 static void split_k(struct tb_gemm_plan *p) {

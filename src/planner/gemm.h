@@ -95,7 +95,7 @@ struct tb_gemm_alignment {
 #define TB_GEMM_SPLIT_MIN_TILES 4
 /* ... and two chunks only where each keeps at least this many k tiles: 1024^3
  * in two of 16 ran 1.03x the time of k whole, 1024x1024x4096 in two of 64
- * 0.81x (evidence/2026-12-07-h100-gemm-wgmma-split-k) */
+ * 0.80x (evidence/2026-12-07-h100-gemm-wgmma-split-k) */
 #define TB_GEMM_SPLIT_PAIR_MIN_TILES 64
 #define TB_GEMM_ALIGNED ((struct tb_gemm_alignment){true, true})
 #define TB_GEMM_UNALIGNED ((struct tb_gemm_alignment){false, false})

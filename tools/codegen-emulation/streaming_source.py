@@ -37,11 +37,17 @@ def main(argv):
     except OSError as e:
         print(f"streaming_source.py: {argv[1]}: {e}", file=sys.stderr)
         return 2
-    mapping = "split_row" if "mapping split_row" in first else "block_streaming"
-    if mapping == "split_row":
-        print("-DTB_EMULATED_SPLIT_ROW", end=" ")
-    return convert("streaming_source.py", argv[1], argv[2], mapping,
-                   lambda text: replace_ptx(shrink(text)))
+    if not any(f"mapping {m}" in first for m in ("block_streaming", "split_row")):
+        print(f"streaming_source.py: {argv[1]}: not a block_streaming or split_row source",
+              file=sys.stderr)
+        return 2
+    split = "mapping split_row" in first
+    status = convert("streaming_source.py", argv[1], argv[2],
+                     "split_row" if split else "block_streaming",
+                     lambda text: replace_ptx(shrink(text)))
+    if status == 0 and split:
+        print("-DTB_EMULATED_SPLIT_ROW")
+    return status
 
 
 if __name__ == "__main__":
