@@ -258,16 +258,25 @@ class AuditTest(Corruptions, unittest.TestCase):
 
     def test_long_rows_on_a_cluster_device_take_shared_chunks(self):
         # the same records, their device said to have clusters of 16: the audit's own rule puts
-        # softmax's rows in clusters with their chunks in shared memory (layernorm's stream)
+        # the rows in clusters with their chunks in shared memory; a norm's too, unless the
+        # record's rule leaves operations with a weight out (the builds before a9993e5)
         def m(d):
             for plan in self.long_row_plans(d):
                 plan["device_limits"]["cluster_blocks"] = 16
         self.assert_caught(self.run_dir, m, "plan.mapping")
+        module = audit_module()
+        with open(os.path.join(self.run_dir, "results.json")) as f:
+            norm = [p for p in self.long_row_plans(json.load(f)) if p["op"] == "layernorm"][0]
+        norm["device_limits"]["cluster_blocks"] = 16
+        for with_weight, mapping in ((True, "cluster_row"), (False, "block_streaming")):
+            norm["constants"]["cluster_shared_with_weight"] = with_weight
+            derived = module.expected_plan(norm)  # the audit's own re-derivation
+            self.assertEqual(derived["mapping"], mapping, with_weight)
 
     def test_changed_shared_cache_record(self):
         # each of the rule's recorded constants and the plan's cache fact, changed alone
         for where, key, value in (("constants", "cluster_shared_bytes", 65536),
-                                  ("constants", "cluster_shared_with_weight", True),
+                                  ("constants", "cluster_shared_with_weight", "yes"),
                                   ("stream", "cache_shared_bytes", 160000)):
             with self.subTest(key=key):
                 def m(d):

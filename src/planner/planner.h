@@ -207,9 +207,9 @@ struct tb_plan {
  * candidate holds then take one cluster of the fewest blocks whose chunks fit,
  * instead of one block streaming the row twice. */
 #define TB_CLUSTER_SHARED_BYTES (96U * 1024U)
-/* Whether that rule takes operations with a weight (rmsnorm, layernorm): not
- * while their output pass waits on the weight's loads (docs/planner.md). */
-#define TB_CLUSTER_SHARED_WITH_WEIGHT false
+/* Whether that rule takes operations with a weight (rmsnorm, layernorm):
+ * since their output pass loads the weight in batches (docs/planner.md). */
+#define TB_CLUSTER_SHARED_WITH_WEIGHT true
 /* Persistent rows: blocks of 256 threads and a chunk of at most
  * TB_CLUSTER_SHARED_BYTES, this many resident on each multiprocessor (the
  * rule asks the device's shared memory for them; the launch is cooperative:

@@ -214,7 +214,7 @@ static __device__ __forceinline__ void tb_cluster_row(const float *__restrict__ 
     const typename Op::finished f = Op::finish(s);
     float *orow = out + row * N;
     const bool ovec = tb_aligned16(orow);
-    TB_PASS(e, lo, hi, THREADS) TB_OUTPUT_FROM_SHARED(Op, f, orow, ovec, e, tb_chunk[(e - lo) / 4])
+    TB_OUTPUT_PASS_FROM_SHARED(Op, f, orow, ovec)
   } else
 #endif
   {

@@ -60,3 +60,32 @@ static __device__ __forceinline__ void tb_copy_chunk_async(float4 *chunk, const 
     TB_LOAD_PARAMS(Op, p, e)                                                             \
     TB_OUTPUT_GROUP(Op, output, orow, e, ovec, f, p, t[i])                               \
   }
+
+// The output of a chunk [lo, hi) that shared memory holds (tb_chunk[(e - lo) / 4]
+// is group e), from the row's finished statistics f: batches of
+// TB_SHARED_OUTPUT_BATCH groups a thread whose weight (and bias) groups are
+// all loaded before the first output, then the groups left one by one. One
+// group a trip waited out each weight load's latency from L2 in turn, and at
+// the two blocks an SM that 96 KiB chunks leave, that kept the norms' output
+// passes behind streaming the row twice (docs/planner.md).
+#define TB_SHARED_OUTPUT_BATCH 8
+#define TB_OUTPUT_PASS_FROM_SHARED(Op, f, orow, ovec)                                    \
+  {                                                                                      \
+    constexpr long long stride = 4LL * THREADS;                                          \
+    long long e = lo + 4LL * threadIdx.x;                                                \
+    if constexpr (Op::has_weight) {                                                      \
+      TB_WHOLE_BATCHES(e, TB_SHARED_OUTPUT_BATCH, stride, hi) {                          \
+        tb_params p[TB_SHARED_OUTPUT_BATCH];                                             \
+        _Pragma("unroll") for (int u = 0; u < TB_SHARED_OUTPUT_BATCH; ++u) {             \
+          TB_PARAMS_GROUP(Op, p[u], e + stride * u)                                      \
+        }                                                                                \
+        _Pragma("unroll") for (int u = 0; u < TB_SHARED_OUTPUT_BATCH; ++u) {             \
+          const long long g = e + stride * u;                                            \
+          const float4 q = tb_chunk[(g - lo) / 4];                                       \
+          const float t[4] = {q.x, q.y, q.z, q.w};                                       \
+          TB_OUTPUT_GROUP(Op, output, orow, g, ovec, f, p[u], t[i])                      \
+        }                                                                                \
+      }                                                                                  \
+    }                                                                                    \
+    for (; e < hi; e += stride) TB_OUTPUT_FROM_SHARED(Op, f, orow, ovec, e, tb_chunk[(e - lo) / 4]) \
+  }
