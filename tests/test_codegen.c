@@ -119,7 +119,15 @@ static void check_reduction(enum tb_op op, size_t m, size_t n, enum tb_view_kind
   assert_int_equal(g1.barrier_sites, planned_barriers(&plan));
   assert_non_null(strstr(g1.source, "__shfl_xor_sync"));
   assert_int_equal(strstr(g1.source, "tb_warp_max") != NULL, op == TB_OP_SOFTMAX);
-  assert_int_equal(g1.kernel_count, plan.mapping == TB_MAPPING_SPLIT_ROW ? 2 : 1);
+  assert_int_equal(g1.kernel_count, plan.stream.launches > 1 ? 2 : 1);
+  /* split rows of one value a row: one launch, a counter a row after the statistics */
+  bool last_merges = plan.mapping == TB_MAPPING_SPLIT_ROW && plan.stream.launches == 1;
+  assert_int_equal(last_merges, plan.mapping == TB_MAPPING_SPLIT_ROW && op == TB_OP_SUM);
+  if (plan.mapping == TB_MAPPING_SPLIT_ROW) {
+    size_t statistics = m * plan.stream.blocks_per_row * tb_stat_words(op);
+    assert_int_equal(g1.workspace_floats, statistics + (last_merges ? m : 0));
+    assert_string_equal(g1.kernels[0].name, last_merges ? "tb_main" : "tb_partials");
+  }
   /* very short rows of automatic plans share warps; everything else keeps its mapping */
   bool subwarp = variant == TB_VARIANT_AUTOMATIC && n <= TB_SUBWARP_MAX_ROW;
   assert_int_equal(plan.mapping == TB_MAPPING_SUBWARP_ROWS, subwarp);

@@ -321,6 +321,30 @@ class AuditTest(Corruptions, unittest.TestCase):
                                  if k != "persistent_blocks_per_sm"})
         self.assertEqual(module.expected_plan(record)["mapping"], "cluster_row")
 
+    def test_split_sum_rows_rederived(self):
+        # sum's few long rows on a device whose clusters leave them split: one launch since the
+        # row's last block merges (the record's constant), two in the records before it; a row
+        # output keeps two launches either way
+        module = audit_module()
+        with open(os.path.join(self.run_dir, "results.json")) as f:
+            base = self.long_row_plans(json.load(f))[0]
+        self.assertIs(base["constants"]["split_last_block_merges"], True)
+        before = {k: v for k, v in base["constants"].items() if k != "split_last_block_merges"}
+        for op, constants, launches, sites, shared in (("sum", base["constants"], 1, 3, 68),
+                                                       ("sum", before, 2, 1, 32),
+                                                       ("softmax", base["constants"], 2, 1, 64)):
+            with self.subTest(op=op, launches=launches):
+                stream = module.expected_plan(dict(base, op=op, m=2, n=1000000,
+                                                   constants=constants))["stream"]
+                self.assertEqual((stream["blocks_per_row"], stream["launches"],
+                                  stream["barrier_sites"], stream["shared_bytes"]),
+                                 (132, launches, sites, shared))
+
+    def test_changed_split_constant(self):
+        def m(d):
+            self.long_row_plans(d)[0]["constants"]["split_last_block_merges"] = False
+        self.assert_caught(self.run_dir, m, "plan.constants.split_last_block_merges")
+
     def test_changed_persistent_constants(self):
         for key, value in (("persistent_blocks_per_sm", 3), ("persistent_shared_bytes", 98304),
                            ("persistent_param_bytes", 1 << 30)):
@@ -729,6 +753,32 @@ class PersistentSourceAuditTest(unittest.TestCase):
             with self.subTest(sites=sites), \
                     self.assertRaisesRegex(self.module.Discrepancy, "tagged words"):
                 self.audit_source(sites, tagged)
+
+
+class SplitRowSourceAuditTest(unittest.TestCase):
+    """The audit holds a split row's source to the launches its record plans: ROW_OUTPUT 0 (the
+    row's last block merges, one launch) or 1 (a second launch merges)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.module = audit_module()
+
+    def audit_source(self, row_output, launches, sites):
+        text = (f"#define ROW_OUTPUT {row_output}\n" + "__syncthreads();\n" * sites +
+                "__shfl_xor_sync\n").encode()
+        plan = {"mapping": "split_row",
+                "stream": {"barrier_sites": sites, "launches": launches, "blocks_per_row": 132,
+                           "chunk_elements": 7576, "threads_per_block": 256,
+                           "memory_passes": 1, "cache_shared_bytes": 0}}
+        audit_archived_source(self.module, text, {"op": "sum", "n": 1000000}, plan)
+
+    def test_launches_as_planned(self):
+        self.audit_source(0, launches=1, sites=3)
+        self.audit_source(1, launches=2, sites=1)
+        for row_output, launches in ((1, 1), (0, 2)):
+            with self.subTest(row_output=row_output), \
+                    self.assertRaisesRegex(self.module.Discrepancy, "split row's launches"):
+                self.audit_source(row_output, launches, 3 if launches == 1 else 1)
 
 
 class EvidenceTest(unittest.TestCase):

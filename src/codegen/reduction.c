@@ -85,8 +85,7 @@ static void emit_case_constants(struct tb_strbuf *b, const struct tb_case *c,
 #define PREFETCH_GROUPS 4
 #define PREFETCH_THREADS 384
 
-/* The split row's second launch: one block per chunk (row outputs), or one
- * thread per row (sum). */
+/* The split row's second launch (row outputs): one block per chunk. */
 #define SPLIT_FINISH_THREADS 256
 
 static unsigned register_groups(const struct tb_candidate *cand) {
@@ -144,11 +143,15 @@ static void chunk_constants(struct tb_strbuf *b, const struct tb_stream_facts *f
                    f->blocks_per_row, f->chunk_elements, f->threads_per_block);
 }
 
+/* ROW_OUTPUT: two launches (a row output); else one, whose last block of a
+ * row merges it. */
 static void split_row_constants(struct tb_strbuf *b, const struct tb_plan *plan,
                                 const struct tb_case *c) {
-  (void)c;
   chunk_constants(b, &plan->stream);
-  tb_strbuf_printf(b, "#define FINISH_THREADS %u\n", SPLIT_FINISH_THREADS);
+  tb_strbuf_printf(b, "#define ROW_OUTPUT %d\n", !c->op->output_is_vector);
+  if (!c->op->output_is_vector) {
+    tb_strbuf_printf(b, "#define FINISH_THREADS %u\n", SPLIT_FINISH_THREADS);
+  }
 }
 
 /* Whether every thread of a cluster row whose chunk is in registers holds
@@ -244,6 +247,13 @@ static unsigned three_barriers(const struct tb_plan *plan, const struct row_oper
   return 3;
 }
 
+/* As many as the plan counted (split rows: one, three where the last block
+ * merges). */
+static unsigned planned_barriers(const struct tb_plan *plan, const struct row_operator *op) {
+  (void)op;
+  return plan->stream.barrier_sites;
+}
+
 static void launch(struct tb_kernel_spec *k, const char *name, unsigned threads,
                    unsigned long long blocks, unsigned shared_bytes) {
   snprintf(k->name, sizeof k->name, "%s", name);
@@ -276,19 +286,23 @@ static void block_streaming_launches(struct tb_generated *g, const struct tb_pla
   launch(&g->kernels[0], "tb_main", f->threads_per_block, f->thread_blocks, f->shared_bytes);
 }
 
-/* Launch 1 writes each chunk's statistics to the workspace; launch 2 merges
- * them: one block per chunk, or (sum) one thread per row. */
+/* A row output: launch 1 writes each chunk's statistics to the workspace,
+ * launch 2 (a block per chunk) merges them and writes the chunk. One value a
+ * row: one launch, and the workspace also holds a counter a row. */
 static void split_row_launches(struct tb_generated *g, const struct tb_plan *plan,
                                const struct tb_case *c) {
   const struct tb_stream_facts *f = &plan->stream;
-  bool row_output = !c->op->output_is_vector;
-  unsigned long long rows = c->shape.m;
+  size_t statistics = (size_t)c->shape.m * f->blocks_per_row * tb_stat_words(c->op->op);
+  if (c->op->output_is_vector) {
+    g->kernel_count = 1;
+    launch(&g->kernels[0], "tb_main", f->threads_per_block, f->thread_blocks, f->shared_bytes);
+    g->workspace_floats = statistics + c->shape.m;
+    return;
+  }
   g->kernel_count = 2;
   launch(&g->kernels[0], "tb_partials", f->threads_per_block, f->thread_blocks, f->shared_bytes);
-  launch(&g->kernels[1], "tb_finish", SPLIT_FINISH_THREADS,
-         row_output ? f->thread_blocks : (rows + SPLIT_FINISH_THREADS - 1) / SPLIT_FINISH_THREADS,
-         0);
-  g->workspace_floats = (size_t)c->shape.m * f->blocks_per_row * tb_stat_words(c->op->op);
+  launch(&g->kernels[1], "tb_finish", SPLIT_FINISH_THREADS, f->thread_blocks, 0);
+  g->workspace_floats = statistics;
 }
 
 static void cluster_row_launches(struct tb_generated *g, const struct tb_plan *plan,
@@ -336,7 +350,7 @@ static const struct row_mapping row_mappings[] = {
     {TB_MAPPING_SPLIT_ROW,
      {tb_kernel_streaming, tb_kernel_split_row},
      split_row_constants,
-     one_barrier,
+     planned_barriers,
      split_row_launches,
      0},
     {TB_MAPPING_CLUSTER_ROW,

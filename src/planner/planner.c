@@ -269,11 +269,21 @@ static void plan_chunks(struct tb_plan *plan, unsigned long long k) {
   plan->chosen = -1;
 }
 
-/* Launch 1 reduces each chunk to partial statistics; launch 2 combines a
- * row's partials and, for row outputs, re-reads its chunk to write it. */
+/* Each chunk reduced to partial statistics. A row output: a second launch
+ * combines a row's partials and re-reads its chunk to write it. One value a
+ * row: the row's last block to finish combines them, in the same launch (a
+ * counter a row; one more block combine, and the block's verdict, a word of
+ * shared memory and a barrier). */
 static void plan_split_row(struct tb_plan *plan) {
   plan_chunks(plan, split_blocks(plan, 0));
-  plan->stream.launches = 2;
+  struct tb_stream_facts *f = &plan->stream;
+  if (tb_op_info(plan->op)->output_is_vector && TB_SPLIT_LAST_BLOCK_MERGES) {
+    f->launches = 1;
+    f->shared_bytes = 2 * f->shared_bytes + 4;
+    f->barrier_sites = 3;
+  } else {
+    f->launches = 2;
+  }
   plan->mapping = TB_MAPPING_SPLIT_ROW;
 }
 

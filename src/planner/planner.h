@@ -193,6 +193,10 @@ struct tb_plan {
 #define TB_SPLIT_MIN_CHUNK 2048
 #define TB_STREAM_THREADS 512
 #define TB_SPLIT_THREADS 256
+/* Whether split rows of one value a row (sum) take one launch, the row's last
+ * block merging its partials (recorded in the plan's constants, so that the
+ * audit tells them from the two launches of the builds before). */
+#define TB_SPLIT_LAST_BLOCK_MERGES true
 /* A cluster row needs its clusters to fill at least 1/TB_CLUSTER_MIN_FILL of
  * the multiprocessors; fewer rows take the two-launch split row. */
 #define TB_CLUSTER_MIN_FILL 2

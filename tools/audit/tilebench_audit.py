@@ -1645,6 +1645,11 @@ def expected_plan(record):
             plan["stream"]["cache_shared_bytes"] = 0
         if "row_groups" in (record.get("stream") or {}):  # recorded since persistent rows
             plan["stream"]["row_groups"] = 0
+        if plan["mapping"] == "split_row" and op == "sum" and split_last_merges(record):
+            # one launch: the row's last block merges its partials (a second block combine,
+            # and its verdict: a word of shared memory and a barrier)
+            plan["stream"].update(launches=1, shared_bytes=2 * combine_bytes(words, threads) + 4,
+                                  barrier_sites=3)
         if plan["mapping"] == "persistent_row":
             # every resident block in `groups` groups, the chunk in shared memory, two block
             # combines (the chunk's statistics, the row's) and a block barrier after the group's
@@ -1663,6 +1668,13 @@ def expected_plan(record):
         elif "cluster_blocks" in (record.get("stream") or {}):
             plan["stream"]["cluster_blocks"] = 0
     return plan
+
+
+def split_last_merges(record):
+    """Whether the record's build merges a row's split partials (one value a row) in the last
+    block of the row, in one launch (constants.split_last_block_merges, since that build;
+    before it, a second launch merged them)."""
+    return record["constants"].get("split_last_block_merges") is True
 
 
 def combine_bytes(words, threads):
@@ -2178,6 +2190,9 @@ def audit_plan(a, record, case, device_capability):
         # loads the weight in batches (a9993e5): the rule re-derives by the recorded value
         a.same("plan.constants.cluster_shared_with_weight is a boolean",
                isinstance(record["constants"]["cluster_shared_with_weight"], bool), True)
+    if "split_last_block_merges" in record["constants"]:  # recorded since the one launch
+        a.same("plan.constants.split_last_block_merges", record["constants"]["split_last_block_merges"],
+               True)
     if "persistent_blocks_per_sm" in record["constants"]:  # recorded since persistent rows
         for key, value in (("persistent_blocks_per_sm", PERSISTENT_BLOCKS_PER_SM),
                            ("persistent_shared_bytes", PERSISTENT_SHARED_BYTES),
@@ -2402,6 +2417,9 @@ def audit_source(a, run_dir, case, plan):
     shared = plan["stream"].get("cache_shared_bytes", 0) > 0 if clustered else False
     a.same("source: the chunk cached in shared memory iff planned", "#define CHUNK_SHARED 1" in source,
            shared)
+    if plan["mapping"] == "split_row" and "#define ROW_OUTPUT" in source:  # since the one launch
+        a.same("source: the split row's launches as planned (ROW_OUTPUT 0: one, 1: two)",
+               f"#define ROW_OUTPUT {int(plan['stream']['launches'] == 2)}\n" in source, True)
     persistent = plan["mapping"] == "persistent_row"
     groups = f"#define ROW_GROUPS {plan['stream']['row_groups']}LL\n" if persistent else "#define ROW_GROUPS"
     a.same("source: row groups as planned (persistent rows only)", groups in source, persistent)

@@ -39,16 +39,6 @@ static __device__ __forceinline__ void tb_group_barrier(unsigned *arrived, unsig
     if (++polls == TB_SPIN_LIMIT) __trap();
 }
 
-// Stats k of a row's slot, read from L2: the slot was written by other
-// multiprocessors since this one last read it.
-template <class Op>
-static __device__ __forceinline__ typename Op::stats tb_load_partial(const float *slot,
-                                                                      long long k) {
-  float v[Op::words];
-  _Pragma("unroll") for (int w = 0; w < Op::words; ++w) v[w] = __ldcg(slot + k * Op::words + w);
-  return Op::load(v, 0);
-}
-
 // Merges group e's elements (zero past the row end) into s: the group's own
 // statistics first, in the passes of the operator's chunk, so the reduction
 // can run group by group as the copies land.

@@ -156,6 +156,17 @@ static __device__ __forceinline__ typename Op::stats tb_merge_tree(const float *
   return s[0];
 }
 
+// Statistics k of a row's slot, read from L2: the slot was written by other
+// multiprocessors since this one last read it (persistent rows, split rows
+// whose last block merges).
+template <class Op>
+static __device__ __forceinline__ typename Op::stats tb_load_partial(const float *slot,
+                                                                      long long k) {
+  float v[Op::words];
+  _Pragma("unroll") for (int w = 0; w < Op::words; ++w) v[w] = __ldcg(slot + k * Op::words + w);
+  return Op::load(v, 0);
+}
+
 // The K partial statistics of a row (a cluster's blocks, split rows'
 // partials): as a tree up to 16, more one after another.
 template <class Op>
