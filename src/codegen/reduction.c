@@ -293,7 +293,7 @@ static void split_row_launches(struct tb_generated *g, const struct tb_plan *pla
                                const struct tb_case *c) {
   const struct tb_stream_facts *f = &plan->stream;
   size_t statistics = (size_t)c->shape.m * f->blocks_per_row * tb_stat_words(c->op->op);
-  if (c->op->output_is_vector) {
+  if (f->launches == 1) {
     g->kernel_count = 1;
     launch(&g->kernels[0], "tb_main", f->threads_per_block, f->thread_blocks, f->shared_bytes);
     g->workspace_floats = statistics + c->shape.m;

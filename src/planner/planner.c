@@ -277,7 +277,7 @@ static void plan_chunks(struct tb_plan *plan, unsigned long long k) {
 static void plan_split_row(struct tb_plan *plan) {
   plan_chunks(plan, split_blocks(plan, 0));
   struct tb_stream_facts *f = &plan->stream;
-  if (tb_op_info(plan->op)->output_is_vector && TB_SPLIT_LAST_BLOCK_MERGES) {
+  if (tb_op_info(plan->op)->output_is_vector) {
     f->launches = 1;
     f->shared_bytes = 2 * f->shared_bytes + 4;
     f->barrier_sites = 3;

@@ -193,12 +193,12 @@ struct tb_plan {
 #define TB_SPLIT_MIN_CHUNK 2048
 #define TB_STREAM_THREADS 512
 #define TB_SPLIT_THREADS 256
-/* Whether split rows of one value a row (sum) take one launch, the row's last
- * block merging its partials (recorded in the plan's constants, so that the
- * audit tells them from the two launches of the builds before). */
+/* Split rows of one value a row (sum) take one launch, the row's last block
+ * merging its partials: recorded in the plan's constants, so that the audit
+ * tells these records from those of the builds before, which took two. */
 #define TB_SPLIT_LAST_BLOCK_MERGES true
 /* A cluster row needs its clusters to fill at least 1/TB_CLUSTER_MIN_FILL of
- * the multiprocessors; fewer rows take the two-launch split row. */
+ * the multiprocessors; fewer rows take the split row. */
 #define TB_CLUSTER_MIN_FILL 2
 /* A cluster row keeps its chunk in registers (read once from memory) when a
  * thread's share is at most this many floats; longer chunks go to shared
