@@ -537,7 +537,8 @@ static void device_limits_reject(void **state) {
  * s <= 19 store more than 64; s = 20: slots 64, 100 > 96; s = 21, 22: slots
  * 60, 96 > 80; s = 23, 24: 56, 92 > 80; s = 25..28: 52 or 48, >= 84 > 72;
  * s = 29..32: 44..40, >= 76 > 64. Every candidate is rejected: the row goes
- * to a cluster of 2 blocks whose chunks fit shared memory. (s = 23 compiled with 48 B of spills before this rule.) */
+ * to a cluster of 2 blocks whose chunks fit shared memory. (s = 23 compiled with 48 B of spills
+ * before this rule.) */
 static void register_budget_on_the_h200(void **state) {
   struct tb_device_limits h200 = tb_device_limits_h200();
   struct tb_plan plan;
