@@ -400,10 +400,11 @@ static void few_long_rows_clusters(void **state) {
  * fewest blocks a row, at least 2, whose chunks of whole groups of 4 take at
  * most 96 KiB of shared memory. softmax 4096x393216: 16 chunks of 24576
  * floats (98304 B, exactly the cache), 65536 blocks in clusters of 16, one
- * memory pass. softmax 200x40000: 2 chunks of 20000 (80000 B); the norms
- * alike. A row one group longer than 16 such chunks (393220) and sum (one
- * pass anyway) stream in one block a row; so does every row on a device
- * without clusters. Few long rows keep their rule and
+ * memory pass. softmax 200x40000: 2 chunks of 20000 (80000 B). The norms
+ * from 3 chunks (TB_CLUSTER_SHARED_WEIGHT_MIN_BLOCKS): 1024x65536 in 3 of
+ * 21848 floats; their rows of 2 chunks (200x40000) stream. A row one group
+ * longer than 16 such chunks (393220) and sum (one pass anyway) stream in one
+ * block a row; so does every row on a device without clusters. Few long rows keep their rule and
  * cache a chunk in shared memory where it fits: layernorm 8x262144, 16 chunks
  * of 16384 (65536 B); rows too long for 16 such chunks take persistent rows
  * (few_very_long_rows_persistent). */
@@ -416,9 +417,10 @@ static void long_rows_shared_chunks(void **state) {
   assert_int_equal(wide.stream.barrier_sites, 1);
   struct tb_plan two = plan_on_h200(TB_OP_SOFTMAX, 200, 40000);
   assert_cluster_chunks(&two, 2, 20000, 80000, 1);
-  /* the norms too, since their output pass loads the weight in batches */
-  struct tb_plan norm = plan_on_h200(TB_OP_RMSNORM, 200, 40000);
-  assert_cluster_chunks(&norm, 2, 20000, 80000, 1);
+  /* the norms too, since their output pass loads the weight in batches, from 3 chunks */
+  struct tb_plan norm = plan_on_h200(TB_OP_RMSNORM, 1024, 65536);
+  assert_cluster_chunks(&norm, 3, 21848, 87392, 1);
+  assert_int_equal(plan_on_h200(TB_OP_LAYERNORM, 200, 40000).mapping, TB_MAPPING_BLOCK_STREAMING);
   struct tb_plan wide_norm = plan_on_h200(TB_OP_LAYERNORM, 4096, 393216);
   assert_cluster_chunks(&wide_norm, 16, 24576, 98304, 1);
   struct tb_plan longer = plan_on_h200(TB_OP_SOFTMAX, 4096, 393220);
@@ -536,9 +538,9 @@ static void device_limits_reject(void **state) {
  * rmsnorm 200x40000 (10000 groups; need slots + 36, rmsnorm's overhead):
  * s <= 19 store more than 64; s = 20: slots 64, 100 > 96; s = 21, 22: slots
  * 60, 96 > 80; s = 23, 24: 56, 92 > 80; s = 25..28: 52 or 48, >= 84 > 72;
- * s = 29..32: 44..40, >= 76 > 64. Every candidate is rejected: the row goes
- * to a cluster of 2 blocks whose chunks fit shared memory. (s = 23 compiled with 48 B of spills
- * before this rule.) */
+ * s = 29..32: 44..40, >= 76 > 64. Every candidate is rejected: the row is
+ * streamed (two chunks are too few for the norms' shared chunks). (s = 23
+ * compiled with 48 B of spills before this rule.) */
 static void register_budget_on_the_h200(void **state) {
   struct tb_device_limits h200 = tb_device_limits_h200();
   struct tb_plan plan;
@@ -551,8 +553,7 @@ static void register_budget_on_the_h200(void **state) {
   assert_non_null(strstr(plan.candidates[29].rejection, "registers 92 per thread > 80"));
   assert_non_null(strstr(plan.candidates[26].rejection, "registers 100 per thread > 96"));
   assert_int_equal(plan.rejected_count, 39);
-  assert_int_equal(plan.mapping, TB_MAPPING_CLUSTER_ROW);
-  assert_int_equal(plan.stream.cache_shared_bytes, 80000);
+  assert_int_equal(plan.mapping, TB_MAPPING_BLOCK_STREAMING);
   assert_int_equal(tb_register_budget(736, 65536), 80);
   assert_int_equal(tb_register_budget(1024, 65536), 64);
   assert_int_equal(tb_register_budget(32, 65536), 255);

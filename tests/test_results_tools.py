@@ -258,8 +258,10 @@ class AuditTest(Corruptions, unittest.TestCase):
 
     def test_long_rows_on_a_cluster_device_take_shared_chunks(self):
         # the same records, their device said to have clusters of 16: the audit's own rule puts
-        # the rows in clusters with their chunks in shared memory; a norm's too, unless the
-        # record's rule leaves operations with a weight out (the builds before a9993e5)
+        # the rows in clusters with their chunks in shared memory; a norm's row of 2 chunks too
+        # where the record's rule takes operations with a weight and has no floor of chunks (the
+        # build measured before the floor), not where it leaves them out (the builds before
+        # 2bce1c6) or holds them to 3 chunks
         def m(d):
             for plan in self.long_row_plans(d):
                 plan["device_limits"]["cluster_blocks"] = 16
@@ -268,15 +270,25 @@ class AuditTest(Corruptions, unittest.TestCase):
         with open(os.path.join(self.run_dir, "results.json")) as f:
             norm = [p for p in self.long_row_plans(json.load(f)) if p["op"] == "layernorm"][0]
         norm["device_limits"]["cluster_blocks"] = 16
-        for with_weight, mapping in ((True, "cluster_row"), (False, "block_streaming")):
+        self.assertEqual(norm["constants"]["cluster_shared_weight_min_blocks"], 3)
+        for with_weight, floor, mapping in ((True, None, "cluster_row"),
+                                            (False, None, "block_streaming"),
+                                            (True, 3, "block_streaming")):
             norm["constants"]["cluster_shared_with_weight"] = with_weight
+            norm["constants"].pop("cluster_shared_weight_min_blocks", None)
+            if floor is not None:
+                norm["constants"]["cluster_shared_weight_min_blocks"] = floor
             derived = module.expected_plan(norm)  # the audit's own re-derivation
-            self.assertEqual(derived["mapping"], mapping, with_weight)
+            self.assertEqual(derived["mapping"], mapping, (with_weight, floor))
+        # three chunks (1024x65536) meet the floor
+        derived = module.expected_plan(dict(norm, m=1024, n=65536))
+        self.assertEqual((derived["mapping"], derived["stream"]["blocks_per_row"]), ("cluster_row", 3))
 
     def test_changed_shared_cache_record(self):
         # each of the rule's recorded constants and the plan's cache fact, changed alone
         for where, key, value in (("constants", "cluster_shared_bytes", 65536),
                                   ("constants", "cluster_shared_with_weight", "yes"),
+                                  ("constants", "cluster_shared_weight_min_blocks", 2),
                                   ("stream", "cache_shared_bytes", 160000)):
             with self.subTest(key=key):
                 def m(d):

@@ -366,18 +366,19 @@ static void plan_subwarp_rows(struct tb_plan *plan) {
  * 2) whose chunks fit the shared-memory cache, or 0 when that takes more
  * blocks than a cluster holds, the device has no clusters, the operation
  * reads its row once anyway (sum), or its output reads a weight (rmsnorm,
- * layernorm): at two blocks an SM their output passes wait on the weight's
- * loads, and one block streaming the row twice was faster (docs/planner.md). */
+ * layernorm) and the row takes fewer than TB_CLUSTER_SHARED_WEIGHT_MIN_BLOCKS
+ * chunks: one block streaming so short a row twice was as fast
+ * (docs/planner.md). */
 static unsigned long long shared_cluster_blocks(const struct tb_plan *plan) {
-  if (plan->limits.cluster_blocks < 2 ||
-      (tb_op_info(plan->op)->has_weight && !TB_CLUSTER_SHARED_WITH_WEIGHT)) {
+  bool weight = tb_op_info(plan->op)->has_weight;
+  if (plan->limits.cluster_blocks < 2 || (weight && !TB_CLUSTER_SHARED_WITH_WEIGHT)) {
     return 0;
   }
   for (unsigned long long k = 2; k <= plan->limits.cluster_blocks; ++k) {
     unsigned long long chunk = chunk_of(plan->n, k);
     if (chunk > (unsigned long long)TB_CLUSTER_CACHE_FLOATS * TB_SPLIT_THREADS &&
         chunk_fits_shared(plan->op, chunk)) {
-      return k;
+      return weight && k < TB_CLUSTER_SHARED_WEIGHT_MIN_BLOCKS ? 0 : k;
     }
   }
   return 0;

@@ -214,6 +214,10 @@ struct tb_plan {
 /* Whether that rule takes operations with a weight (rmsnorm, layernorm):
  * since their output pass loads the weight in batches (docs/planner.md). */
 #define TB_CLUSTER_SHARED_WITH_WEIGHT true
+/* ... for rows of at least this many chunks: at two (rows of at most 2 x 96
+ * KiB) rmsnorm 200x40000 ran 1.025x the time of block streaming on an H100
+ * (docs/planner.md), so such rows keep streaming. */
+#define TB_CLUSTER_SHARED_WEIGHT_MIN_BLOCKS 3
 /* Persistent rows: blocks of 256 threads and a chunk of at most
  * TB_CLUSTER_SHARED_BYTES, this many resident on each multiprocessor (the
  * rule asks the device's shared memory for them; the launch is cooperative:

@@ -101,6 +101,8 @@ static json_t *reduction_plan_json(const struct tb_plan *plan) {
                       json_integer(TB_CLUSTER_SHARED_BYTES));
   json_object_set_new(json_object_get(j, "constants"), "cluster_shared_with_weight",
                       json_boolean(TB_CLUSTER_SHARED_WITH_WEIGHT));
+  json_object_set_new(json_object_get(j, "constants"), "cluster_shared_weight_min_blocks",
+                      json_integer(TB_CLUSTER_SHARED_WEIGHT_MIN_BLOCKS));
   json_object_set_new(json_object_get(j, "constants"), "split_last_block_merges",
                       json_boolean(TB_SPLIT_LAST_BLOCK_MERGES));
   json_object_set_new(json_object_get(j, "constants"), "persistent_blocks_per_sm",

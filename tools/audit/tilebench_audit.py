@@ -1515,9 +1515,11 @@ def best_candidate(cands, profile, sms):
 # Chunks in shared memory (docs/planner.md): a cluster row of an operation with a row output keeps
 # a chunk too long for registers in at most CLUSTER_SHARED_BYTES of shared memory, and softmax's
 # rows that no register candidate holds take a cluster of the fewest blocks (>= 2) whose chunks
-# fit. Records
-# before it carry no constants.cluster_shared_bytes and were planned without it.
+# fit. Records before it carry no constants.cluster_shared_bytes and were planned without it.
+# The norms' rows take it only from CLUSTER_SHARED_WEIGHT_MIN_BLOCKS chunks (records before the
+# floor carry no constants.cluster_shared_weight_min_blocks: from 2).
 CLUSTER_SHARED_BYTES = 96 * 1024
+CLUSTER_SHARED_WEIGHT_MIN_BLOCKS = 3
 
 
 def chunk_of(n, k):
@@ -1529,14 +1531,16 @@ def fits_shared(op, chunk):
     return op != "sum" and 4 * chunk <= CLUSTER_SHARED_BYTES
 
 
-def shared_cluster_k(op, n, cluster_limit, with_weight):
+def shared_cluster_k(op, n, cluster_limit, with_weight, weight_min_blocks):
     """Blocks a row for rows no register candidate holds: the fewest from 2 whose chunks fit the
-    shared cache, or 0 past the cluster limit and, unless with_weight, for the operations with a
-    weight (rmsnorm, layernorm), which stream."""
-    if op in ("rmsnorm", "layernorm") and not with_weight:
+    shared cache, or 0 past the cluster limit and, for the operations with a weight (rmsnorm,
+    layernorm), unless with_weight or when fewer than weight_min_blocks, which stream."""
+    weight = op in ("rmsnorm", "layernorm")
+    if weight and not with_weight:
         return 0
-    return next((k for k in range(2, cluster_limit + 1)
-                 if chunk_of(n, k) > 32 * 256 and fits_shared(op, chunk_of(n, k))), 0)
+    k = next((k for k in range(2, cluster_limit + 1)
+              if chunk_of(n, k) > 32 * 256 and fits_shared(op, chunk_of(n, k))), 0)
+    return 0 if weight and k < weight_min_blocks else k
 
 
 # Persistent rows (docs/planner.md): few rows with a row output too long for the largest cluster's
@@ -1594,6 +1598,8 @@ def expected_plan(record):
     # record re-derives under the rule its mapping names
     with_weight = record["constants"].get("cluster_shared_with_weight",
                                           record.get("mapping") == "cluster_row")
+    # the floor of chunks for those since 2026-12-07's A/B (before it: any, from 2)
+    weight_min_blocks = record["constants"].get("cluster_shared_weight_min_blocks", 2)
     persistent = "persistent_blocks_per_sm" in record["constants"]
     param_rule = "persistent_param_bytes" in record["constants"]
     groups = persistent_groups(op, m, n, limits, param_rule) if persistent else 0
@@ -1608,9 +1614,10 @@ def expected_plan(record):
             plan["mapping"], plan["subwarp"] = "subwarp_rows", subwarp_facts(op, m, n)
         elif best is not None:
             plan["mapping"], plan["selected"], plan["chosen"] = "register_rows", cands[best], best
-        elif shared_cache and shared_cluster_k(op, n, cluster_limit, with_weight):
+        elif shared_cache and shared_cluster_k(op, n, cluster_limit, with_weight,
+                                               weight_min_blocks):
             plan["mapping"] = "cluster_row"
-            cluster_k = shared_cluster_k(op, n, cluster_limit, with_weight)
+            cluster_k = shared_cluster_k(op, n, cluster_limit, with_weight, weight_min_blocks)
         else:
             plan["mapping"] = "block_streaming"
     else:
@@ -2187,9 +2194,12 @@ def audit_plan(a, record, case, device_capability):
                CLUSTER_SHARED_BYTES)
     if "cluster_shared_with_weight" in record["constants"]:  # recorded since the norms stream
         # false while the norms' long rows streamed (3e0be6f on), true since their output pass
-        # loads the weight in batches (a9993e5): the rule re-derives by the recorded value
+        # loads the weight in batches (2bce1c6): the rule re-derives by the recorded value
         a.same("plan.constants.cluster_shared_with_weight is a boolean",
                isinstance(record["constants"]["cluster_shared_with_weight"], bool), True)
+    if "cluster_shared_weight_min_blocks" in record["constants"]:  # recorded since its floor
+        a.same("plan.constants.cluster_shared_weight_min_blocks",
+               record["constants"]["cluster_shared_weight_min_blocks"], CLUSTER_SHARED_WEIGHT_MIN_BLOCKS)
     if "split_last_block_merges" in record["constants"]:  # recorded since the one launch
         a.same("plan.constants.split_last_block_merges", record["constants"]["split_last_block_merges"],
                True)
