@@ -1107,6 +1107,18 @@ class EvidenceTest(unittest.TestCase):
         # the same three builds over the rows the batched passes touch, and Nsight Compute on C
         ab_then_singles(os.path.join("2026-12-07-h100-row-passes-batched", "call1.tar.xz"),
                         ["ncu/run-%d" % i for i in (1, 2, 3, 4)], "ABC")
+        # the norms' shared chunks (B) against block streaming (A), sum's split rows in one launch
+        # (C) after them; C's validation, sanitizers and one-row targets, then Nsight Compute and
+        # the long-row targets on C
+        chunks = "2026-12-07-h100-norm-chunks-sum-one-launch"
+        ab_then_singles(os.path.join(chunks, "call1.tar.xz"),
+                        ["validation", "targets/one-row"] + [
+                            "sanitizer/run-%s-%s-automatic" % (tool, case)
+                            for tool in ("memcheck", "racecheck")
+                            for case in ("layernorm-200x40000", "rmsnorm-200x40000",
+                                         "sum-2x1000000", "sum-3x1000003")], "ABC")
+        one_run_each(os.path.join(chunks, "call2.tar.xz"), ["ncu/run-1", "ncu/run-2"])
+        one_run_each(os.path.join(chunks, "call3.tar.xz"), ["targets/long-rows"])
         committed = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, files in os.walk(root)
                            for f in files if f.endswith(".tar.xz"))
         self.assertEqual(sorted(bundles), committed)
