@@ -58,6 +58,11 @@ static json_t *subwarp_json(const struct tb_plan *plan) {
   return j;
 }
 
+/* One more of the plan's `constants` (the rules' facts the audit re-derives by). */
+static void set_constant(json_t *plan, const char *key, json_t *value) {
+  json_object_set_new(json_object_get(plan, "constants"), key, value);
+}
+
 static json_t *reduction_plan_json(const struct tb_plan *plan) {
   json_t *candidates = json_array();
   for (unsigned i = 0; i < plan->candidate_count; ++i) {
@@ -85,32 +90,20 @@ static json_t *reduction_plan_json(const struct tb_plan *plan) {
                 "split_min_row", TB_SPLIT_MIN_ROW, "split_min_chunk", TB_SPLIT_MIN_CHUNK,
                 "stream_threads", TB_STREAM_THREADS, "split_threads", TB_SPLIT_THREADS,
                 "cluster_min_fill", TB_CLUSTER_MIN_FILL, "block_weight", plan->block_weight));
-  json_object_set_new(json_object_get(j, "constants"), "subwarp_max_row",
-                      json_integer(TB_SUBWARP_MAX_ROW));
-  json_object_set_new(json_object_get(j, "constants"), "subwarp_slots",
-                      json_integer(TB_SUBWARP_SLOTS));
-  json_object_set_new(json_object_get(j, "constants"), "subwarp_threads",
-                      json_integer(TB_SUBWARP_THREADS));
-  json_object_set_new(json_object_get(j, "constants"), "whole_groups_first",
-                      json_boolean(plan->whole_groups_first));
-  json_object_set_new(json_object_get(j, "constants"), "min_thread_read",
-                      json_integer(plan->min_thread_read));
-  json_object_set_new(json_object_get(j, "constants"), "sm_threads",
-                      json_integer(TB_PLANNER_SM_THREADS));
-  json_object_set_new(json_object_get(j, "constants"), "cluster_shared_bytes",
-                      json_integer(TB_CLUSTER_SHARED_BYTES));
-  json_object_set_new(json_object_get(j, "constants"), "cluster_shared_with_weight",
-                      json_boolean(TB_CLUSTER_SHARED_WITH_WEIGHT));
-  json_object_set_new(json_object_get(j, "constants"), "cluster_shared_weight_min_blocks",
-                      json_integer(TB_CLUSTER_SHARED_WEIGHT_MIN_BLOCKS));
-  json_object_set_new(json_object_get(j, "constants"), "split_last_block_merges",
-                      json_boolean(TB_SPLIT_LAST_BLOCK_MERGES));
-  json_object_set_new(json_object_get(j, "constants"), "persistent_blocks_per_sm",
-                      json_integer(TB_PERSISTENT_BLOCKS_PER_SM));
-  json_object_set_new(json_object_get(j, "constants"), "persistent_shared_bytes",
-                      json_integer(TB_PERSISTENT_SHARED_BYTES));
-  json_object_set_new(json_object_get(j, "constants"), "persistent_param_bytes",
-                      json_integer((json_int_t)TB_PERSISTENT_PARAM_BYTES));
+  set_constant(j, "subwarp_max_row", json_integer(TB_SUBWARP_MAX_ROW));
+  set_constant(j, "subwarp_slots", json_integer(TB_SUBWARP_SLOTS));
+  set_constant(j, "subwarp_threads", json_integer(TB_SUBWARP_THREADS));
+  set_constant(j, "whole_groups_first", json_boolean(plan->whole_groups_first));
+  set_constant(j, "min_thread_read", json_integer(plan->min_thread_read));
+  set_constant(j, "sm_threads", json_integer(TB_PLANNER_SM_THREADS));
+  set_constant(j, "cluster_shared_bytes", json_integer(TB_CLUSTER_SHARED_BYTES));
+  set_constant(j, "cluster_shared_with_weight", json_boolean(TB_CLUSTER_SHARED_WITH_WEIGHT));
+  set_constant(j, "cluster_shared_weight_min_blocks",
+               json_integer(TB_CLUSTER_SHARED_WEIGHT_MIN_BLOCKS));
+  set_constant(j, "split_last_block_merges", json_boolean(TB_SPLIT_LAST_BLOCK_MERGES));
+  set_constant(j, "persistent_blocks_per_sm", json_integer(TB_PERSISTENT_BLOCKS_PER_SM));
+  set_constant(j, "persistent_shared_bytes", json_integer(TB_PERSISTENT_SHARED_BYTES));
+  set_constant(j, "persistent_param_bytes", json_integer((json_int_t)TB_PERSISTENT_PARAM_BYTES));
   json_object_set_new(j, "payload_per_element",
                       json_pack("{s:i, s:i, s:i, s:i}", "global_read", pay.global_read,
                                 "global_write", pay.global_write, "private_write",
