@@ -41,6 +41,7 @@ int main(int argc, char **argv) {
   std::fill(counters, counters + M, 0u);
   int status = 0;
   for (bool backwards : {false, true}) {
+    printf("  blocks %s:\n", backwards ? "last to first" : "in order");
     std::fill(c.out.begin(), c.out.end(), NAN);
     launch(M * K, THREADS, [&] { tb_main(x, nullptr, w, bias, out, workspace.data()); },
            backwards);
