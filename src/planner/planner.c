@@ -367,7 +367,7 @@ static void plan_subwarp_rows(struct tb_plan *plan) {
  * blocks than a cluster holds, the device has no clusters, the operation
  * reads its row once anyway (sum), or its output reads a weight (rmsnorm,
  * layernorm) and the row takes fewer than TB_CLUSTER_SHARED_WEIGHT_MIN_BLOCKS
- * chunks: one block streaming so short a row twice was as fast
+ * chunks: at two, one block streaming the row twice was faster for rmsnorm
  * (docs/planner.md). */
 static unsigned long long shared_cluster_blocks(const struct tb_plan *plan) {
   bool weight = tb_op_info(plan->op)->has_weight;
