@@ -351,7 +351,8 @@ if has regret; then
   # Issue 21's planner regret: per shape and op, the automatic plan beside every
   # register-rows candidate the planner lists for it (`tilebench plan --json`,
   # the rejected left out) and REGRET_EXTRA (off-list pairs), native alone, one
-  # run per shape and op; then tests/gpu/planner_regret.py over them all.
+  # run per shape and op, timed by graph replays (host-gap-free, as the issue
+  # asks); then tests/gpu/planner_regret.py over them all.
   mkdir -p "$WORK/regret"
   for shape in ${REGRET_SHAPES:-4096x1024 16384x257}; do
     for op in ${REGRET_OPS:-softmax rmsnorm layernorm}; do
@@ -364,7 +365,7 @@ print(",".join(names.get((c["subgroups"], c["packing"]), "s%dp%d" % (c["subgroup
                for c in plan["candidates"] if not c["rejected"]))')
       run=$WORK/regret/$op-$shape
       timeout "${REGRET_RUN_TIMEOUT_S:-200}" "$BIN/tilebench" run --backend cuda --providers native \
-        --ops "$op" --shapes "$shape" --input-views packed --samples 5 --warmup-ms 10 \
+        --ops "$op" --shapes "$shape" --input-views packed --samples 5 --warmup-ms 10 --batch graph \
         --variants "automatic,$fixed${REGRET_EXTRA:+,$REGRET_EXTRA}" --probe off --quiet --out "$run" > "$run.log" 2>&1
       note "regret $op $shape (exit $?, ${SECONDS}s): $(grep -E 'cases valid' "$run.log" || tail -1 "$run.log")"
     done
@@ -538,7 +539,8 @@ if has ncu; then
   # `tilebench run` argument list per line; every section's details (the warp
   # state section's stall reasons among them). NCU_KERNEL (an ncu kernel
   # filter, "regex:..." allowed), NCU_LAUNCHES and NCU_SECTIONS (space-separated)
-  # widen it, for example to a vendor library's kernels. The launch count is
+  # widen it, for example to a vendor library's kernels; NCU_SOURCE=1 adds each
+  # SASS instruction's counters (the source page, as CSV). The launch count is
   # ncu's over the whole process tree: a case with providers native and
   # torch-compile spends it on native's kernels first (tilebench runs them
   # first), so profile torch.compile's kernels on a line of their own.
@@ -554,10 +556,26 @@ if has ncu; then
     [[ -z "$args" ]] && continue
     i=$((i + 1))
     echo "$args" > "$WORK/ncu/$i.args"
-    timeout 150 "$ncu" --kernel-name "${NCU_KERNEL:-tb_main}" --launch-count "${NCU_LAUNCHES:-1}" \
-      "${sections[@]}" --print-details all "$BIN/tilebench" run --backend cuda --probe off --samples 1 \
-      --warmup-ms 1 --sample-ms 1 --quiet --out "$WORK/ncu/run-$i" $args > "$WORK/ncu/$i.txt" 2>&1
-    note "ncu $i ($args): exit $?"
+    if [[ -n "${NCU_SOURCE:-}" ]]; then
+      # with each SASS instruction's executions and stall samples: the report
+      # kept, its details page and its source page (SASS, one CSV row an
+      # instruction) printed from it
+      timeout 150 "$ncu" --kernel-name "${NCU_KERNEL:-tb_main}" --launch-count "${NCU_LAUNCHES:-1}" \
+        "${sections[@]}" --section SourceCounters -o "$WORK/ncu/$i" "$BIN/tilebench" run \
+        --backend cuda --probe off --samples 1 --warmup-ms 1 --sample-ms 1 --quiet \
+        --out "$WORK/ncu/run-$i" $args > "$WORK/ncu/$i.log" 2>&1
+      note "ncu $i ($args, with source counters): exit $?"
+      "$ncu" --import "$WORK/ncu/$i.ncu-rep" --print-details all > "$WORK/ncu/$i.txt" 2>&1
+      "$ncu" --import "$WORK/ncu/$i.ncu-rep" --page source --print-source sass --csv \
+        > "$WORK/ncu/$i-sass.csv" 2>&1
+      note "ncu $i source page: exit $? ($(wc -l < "$WORK/ncu/$i-sass.csv") lines)"
+    else
+      timeout 150 "$ncu" --kernel-name "${NCU_KERNEL:-tb_main}" --launch-count "${NCU_LAUNCHES:-1}" \
+        "${sections[@]}" --print-details all "$BIN/tilebench" run --backend cuda --probe off \
+        --samples 1 --warmup-ms 1 --sample-ms 1 --quiet --out "$WORK/ncu/run-$i" $args \
+        > "$WORK/ncu/$i.txt" 2>&1
+      note "ncu $i ($args): exit $?"
+    fi
     grep -E "\([0-9]+, [0-9]+, [0-9]+\)x\(|Duration|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Stall" \
       "$WORK/ncu/$i.txt" | cut -c1-160 | head -$((20 * ${NCU_LAUNCHES:-1})) | tee -a "$SUMMARY"
   done <<< "${NCU_CASES:-}"
