@@ -1053,18 +1053,17 @@ class EvidenceTest(unittest.TestCase):
         one_run_each(os.path.join(chain, "call2.tar.xz"), ["ncu/run-%d" % i for i in (1, 2, 3)])
         one_run_each(os.path.join(chain, "call3.tar.xz"),
                      ["ncu/run-%d" % i for i in (1, 2, 3, 4)])
-        # issue 21's scoreboard against torch.compile at the chain's landed commit (H100), with
-        # the GPU tests, the validation and the sanitizers of that build
-        one_run_each(os.path.join("2026-12-07-h100-targets-compile", "call1.tar.xz"), [
+        # issue 21 at 6bc063d (H100): Nsight Compute's SASS source pages on softmax's persistent
+        # rows and the scoreboard against torch.compile (call1), the planner's regret (call2)
+        sass = "2026-12-07-h100-sass-compile-regret"
+        one_run_each(os.path.join(sass, "call1.tar.xz"), ["ncu/run-1", "ncu/run-2"] + [
             "targets/compile-%s" % shape for shape in (
                 "1024x1024", "16384x257", "17x257", "32768x8192", "37x769", "4096x1024",
-                "64x4096", "8192x32768")] + ["validation"] + [
-            "sanitizer/run-%s-%s-automatic" % (tool, case) for tool in ("memcheck", "racecheck")
-            for case in ("layernorm-8x65536", "rmsnorm-65536x32", "softmax-1x1000000")])
-        candidates = "2026-12-07-h100-row-candidates"
-        one_run_each(os.path.join(candidates, "call1.tar.xz"), ["variants"])
-        one_run_each(os.path.join(candidates, "call2.tar.xz"),
-                     ["compile-262144x257", "compile-8x65536"])
+                "64x4096", "8192x32768")])
+        one_run_each(os.path.join(sass, "call2.tar.xz"), [
+            "regret/%s-%s" % (op, shape) for op in ("sum", "softmax", "rmsnorm", "layernorm")
+            for shape in ("1024x1024", "16384x257", "37x769", "4096x1024", "64x4096")] + [
+            "regret/softmax-17x257"])
         # issue 21's register rows whose misaligned rows are cached lane-contiguously (B)
         # against the build before it (A)
         ab_then_singles(os.path.join("2026-12-07-h100-register-rows-lane-contiguous",
