@@ -556,25 +556,20 @@ if has ncu; then
     [[ -z "$args" ]] && continue
     i=$((i + 1))
     echo "$args" > "$WORK/ncu/$i.args"
+    # NCU_SOURCE: each SASS instruction's executions and stall samples too; the
+    # report is kept, and its details page and source page (SASS, one CSV row an
+    # instruction) are printed from it
+    output=(--print-details all) log=$WORK/ncu/$i.txt
+    [[ -n "${NCU_SOURCE:-}" ]] && output=(--section SourceCounters -o "$WORK/ncu/$i") log=$WORK/ncu/$i.log
+    timeout 150 "$ncu" --kernel-name "${NCU_KERNEL:-tb_main}" --launch-count "${NCU_LAUNCHES:-1}" \
+      "${sections[@]}" "${output[@]}" "$BIN/tilebench" run --backend cuda --probe off --samples 1 \
+      --warmup-ms 1 --sample-ms 1 --quiet --out "$WORK/ncu/run-$i" $args > "$log" 2>&1
+    note "ncu $i ($args): exit $?"
     if [[ -n "${NCU_SOURCE:-}" ]]; then
-      # with each SASS instruction's executions and stall samples: the report
-      # kept, its details page and its source page (SASS, one CSV row an
-      # instruction) printed from it
-      timeout 150 "$ncu" --kernel-name "${NCU_KERNEL:-tb_main}" --launch-count "${NCU_LAUNCHES:-1}" \
-        "${sections[@]}" --section SourceCounters -o "$WORK/ncu/$i" "$BIN/tilebench" run \
-        --backend cuda --probe off --samples 1 --warmup-ms 1 --sample-ms 1 --quiet \
-        --out "$WORK/ncu/run-$i" $args > "$WORK/ncu/$i.log" 2>&1
-      note "ncu $i ($args, with source counters): exit $?"
       "$ncu" --import "$WORK/ncu/$i.ncu-rep" --print-details all > "$WORK/ncu/$i.txt" 2>&1
       "$ncu" --import "$WORK/ncu/$i.ncu-rep" --page source --print-source sass --csv \
         > "$WORK/ncu/$i-sass.csv" 2>&1
       note "ncu $i source page: exit $? ($(wc -l < "$WORK/ncu/$i-sass.csv") lines)"
-    else
-      timeout 150 "$ncu" --kernel-name "${NCU_KERNEL:-tb_main}" --launch-count "${NCU_LAUNCHES:-1}" \
-        "${sections[@]}" --print-details all "$BIN/tilebench" run --backend cuda --probe off \
-        --samples 1 --warmup-ms 1 --sample-ms 1 --quiet --out "$WORK/ncu/run-$i" $args \
-        > "$WORK/ncu/$i.txt" 2>&1
-      note "ncu $i ($args): exit $?"
     fi
     grep -E "\([0-9]+, [0-9]+, [0-9]+\)x\(|Duration|Compute \(SM\) Throughput|Memory Throughput|Registers Per|Achieved Occupancy|Issue Slots Busy|No Eligible|Warp Cycles Per Issued|Stall" \
       "$WORK/ncu/$i.txt" | cut -c1-160 | head -$((20 * ${NCU_LAUNCHES:-1})) | tee -a "$SUMMARY"
