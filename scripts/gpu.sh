@@ -9,6 +9,19 @@
 # Writes full results under $OUT (bundled: the tool returns few files) and
 # prints a short table last.
 set -uo pipefail
+# Settings checked before anything is written (bad input: a message and exit 2).
+for setting in CALL_LIMIT_S VALIDATE_TIMEOUT_S TARGETS_RUN_TIMEOUT_S; do
+  if [[ -n "${!setting:-}" && ! "${!setting}" =~ ^[0-9]+$ ]]; then
+    echo "gpu.sh: $setting=${!setting}: give whole seconds" >&2
+    exit 2
+  fi
+done
+# each shape names a run's folder, so nothing but MxN
+shapes_pattern='^[0-9]+x[0-9]+(,[0-9]+x[0-9]+)*$'
+if [[ -n "${TARGETS_COMPILE_SHAPES:-}" && ! "$TARGETS_COMPILE_SHAPES" =~ $shapes_pattern ]]; then
+  echo "gpu.sh: TARGETS_COMPILE_SHAPES=$TARGETS_COMPILE_SHAPES: give MxN,MxN,..." >&2
+  exit 2
+fi
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 OUT=${OUT:-$ROOT/runs/gpu-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$OUT"
@@ -28,12 +41,6 @@ has() { [[ " $STAGES " == *" $1 "* ]]; }
 # Seconds a command may take: at most WANTED, and no more than what is left of the call's limit
 # (CALL_LIMIT_S, the device tool's 600 s less a margin) once RESERVE seconds are kept back for
 # what must follow it (a summary, the bundle); at least 1 (`timeout 0` would mean no limit).
-for setting in CALL_LIMIT_S VALIDATE_TIMEOUT_S TARGETS_RUN_TIMEOUT_S; do
-  if [[ -n "${!setting:-}" && ! "${!setting}" =~ ^[0-9]+$ ]]; then
-    echo "gpu.sh: $setting=${!setting}: give whole seconds" >&2
-    exit 2
-  fi
-done
 budget() {  # WANTED RESERVE
   local left=$(( ${CALL_LIMIT_S:-590} - SECONDS - $2 ))
   left=$(( left < $1 ? left : $1 ))
@@ -697,8 +704,9 @@ if has targets; then
   # short-rows (native, torch and torch.compile at n <= 32), compile (native and
   # torch.compile over the evidence matrix, or TARGETS_COMPILE_SHAPES, a run a shape),
   # long-rows (copy-ceiling fractions), gemm (native and cuBLAS). All of them take more than
-  # one call: compile in one (8 of its 10 shapes in 543 s on an H100), the others in another. A run starts only with 30 s of the call left beyond the 40 s kept
-  # for the scoreboard, over every run here and any regret runs of this call.
+  # one call: compile in one (8 of its 10 shapes in 543 s on an H100), the others in another.
+  # A run starts only with 30 s of the call left beyond the 40 s kept for the scoreboard, over
+  # every run here and any regret runs of this call.
   mkdir -p "$WORK/targets"
   parts=" ${TARGETS_PARTS:-one-row short-rows compile long-rows gemm} "
   for part in $parts; do
