@@ -39,20 +39,35 @@ static __device__ __forceinline__ void tb_group_barrier(unsigned *arrived, unsig
     if (++polls == TB_SPIN_LIMIT) __trap();
 }
 
-// Merges group e's elements (zero past the row end) into s: the group's own
-// statistics first, in the passes of the operator's chunk, so the reduction
-// can run group by group as the copies land.
+// The statistics of group e's elements t (zero past the row end), in the
+// passes of the operator's chunk; `masked` where the group may cross the row
+// end (its last group only): a whole group's elements need no test each (a
+// branch an element, as softmax's masked maximum compiles).
+template <class Op, bool masked>
+static __device__ __forceinline__ typename Op::stats tb_group_stats(const float (&t)[4],
+                                                                    long long e) {
+  typename Op::stats g = Op::init();
+  _Pragma("unroll") for (int i = 0; i < 4; ++i) {
+    const bool ok = !masked || e + i < N;
+    Op::chunk_first(g, t[i], ok, ok ? 1.0f : 0.0f);
+  }
+  if constexpr (Op::chunk_passes == 2) {
+    Op::chunk_between(g);
+    _Pragma("unroll") for (int i = 0; i < 4; ++i) {
+      const bool ok = !masked || e + i < N;
+      Op::chunk_second(g, t[i], ok, ok ? 1.0f : 0.0f);
+    }
+  }
+  return g;
+}
+
+// Merges group e's elements into s: the group's own statistics first, so the
+// reduction can run group by group as the copies land.
 template <class Op>
 static __device__ __forceinline__ void tb_merge_group(typename Op::stats &s, const float4 q4,
                                                       long long e) {
   const float t[4] = {q4.x, q4.y, q4.z, q4.w};
-  typename Op::stats g = Op::init();
-  _Pragma("unroll") for (int i = 0; i < 4; ++i) Op::chunk_first(g, t[i], e + i < N, e + i < N);
-  if constexpr (Op::chunk_passes == 2) {
-    Op::chunk_between(g);
-    _Pragma("unroll") for (int i = 0; i < 4; ++i) Op::chunk_second(g, t[i], e + i < N, e + i < N);
-  }
-  Op::merge(s, g);
+  Op::merge(s, e + 3 < N ? tb_group_stats<Op, false>(t, e) : tb_group_stats<Op, true>(t, e));
 }
 
 // A thread's groups of a chunk: group k is element lo + 4 * (threadIdx.x +
@@ -87,16 +102,24 @@ static __device__ __forceinline__ int tb_ring_slot(int base, int k) {
 // whole chunk has landed: in the passes of the operator's chunk over all the
 // groups at once (softmax: the maximum, then one exponential an element),
 // not merged group by group as the later rows' are while their copies land
-// (an online merge costs softmax an exponential more a group).
+// (an online merge costs softmax an exponential more a group). Each element's
+// test `ok` only in a group that may cross the row end, as in tb_group_stats.
 #define TB_FOR_FIRST_ROW_ELEMENTS(...)                                                   \
   _Pragma("unroll 4") for (int k = 0; k < GROUPS; ++k) {                                 \
     const long long e = first + k * step;                                                \
     if (e < hi) {                                                                        \
       const float4 q4 = mine[k * THREADS];                                               \
       const float t[4] = {q4.x, q4.y, q4.z, q4.w};                                       \
-      _Pragma("unroll") for (int i = 0; i < 4; ++i) {                                    \
-        const bool ok = e + i < N;                                                       \
-        __VA_ARGS__                                                                      \
+      if (e + 3 < N) {                                                                   \
+        _Pragma("unroll") for (int i = 0; i < 4; ++i) {                                  \
+          constexpr bool ok = true;                                                      \
+          __VA_ARGS__                                                                    \
+        }                                                                                \
+      } else {                                                                           \
+        _Pragma("unroll") for (int i = 0; i < 4; ++i) {                                  \
+          const bool ok = e + i < N;                                                     \
+          __VA_ARGS__                                                                    \
+        }                                                                                \
       }                                                                                  \
     }                                                                                    \
   }
