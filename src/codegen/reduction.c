@@ -315,7 +315,8 @@ static void cluster_row_launches(struct tb_generated *g, const struct tb_plan *p
 }
 
 /* One cooperative launch of every resident block; the workspace holds each
- * group's two counters and two rows of its blocks' statistics. */
+ * group's 64-bit arrival counter (two floats' room) and two rows of its
+ * blocks' statistics. */
 static void persistent_row_launches(struct tb_generated *g, const struct tb_plan *plan,
                                     const struct tb_case *c) {
   const struct tb_stream_facts *f = &plan->stream;

@@ -39,15 +39,18 @@ template <class T> static inline T __ldcg(const T *p) {
 template <class T> static inline void __stcs(T *p, T v) { *p = v; }
 template <class T> static inline void __stwb(T *p, T v) { *p = v; }
 static inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
-static inline unsigned atomicAdd(unsigned *p, unsigned v) {
-  return std::atomic_ref<unsigned>(*p).fetch_add(v, std::memory_order_acq_rel);
+template <class T> static inline T atomicAdd(T *p, T v) {
+  return std::atomic_ref<T>(*p).fetch_add(v, std::memory_order_acq_rel);
 }
 [[noreturn]] static inline void __trap() { std::abort(); }
 
 // What persistent_source.py puts where the kernel has inline PTX.
-static inline unsigned tb_emulated_load_acquire(const unsigned *p) {
+template <class T> static inline T tb_emulated_load_acquire(const T *p) {
   sched_yield();  // a poller on 2 cores leaves the blocks it waits for room to arrive
-  return std::atomic_ref<unsigned>(*const_cast<unsigned *>(p)).load(std::memory_order_acquire);
+  return std::atomic_ref<T>(*const_cast<T *>(p)).load(std::memory_order_acquire);
+}
+template <class T> static inline T tb_emulated_load_relaxed(const T *p) {
+  return std::atomic_ref<T>(*const_cast<T *>(p)).load(std::memory_order_relaxed);
 }
 // A shared-memory address as cp.async takes it: here the offset into the
 // block's dynamic shared memory (the only shared memory the copies write).

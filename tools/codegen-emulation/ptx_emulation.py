@@ -9,8 +9,8 @@ import sys
 
 PTX = [
     (r'asm volatile\("cp\.async\.(?:wait_all|commit_group|wait_group)[^"]*"[^;]*;', ";"),
-    (r'asm volatile\("ld\.acquire\.gpu\.global\.u32 %0, \[%1\];" : "=r"\((\w+)\) : "l"\((\w+)\) '
-     r': "memory"\);', r"\1 = tb_emulated_load_acquire(\2);"),
+    (r'asm volatile\("ld\.(acquire|relaxed)\.gpu\.global\.u(?:32|64) %0, \[%1\];" : "=[rl]"\((\w+)\) '
+     r': "l"\((\w+)\) : "memory"\);', r"\2 = tb_emulated_load_\1(\3);"),
     (r'asm\("createpolicy\.fractional\.L2::evict_first\.b64 %0, 1\.0;" : "=l"\((\w+)\)\);',
      r"\1 = 0;"),
     (r'asm volatile\(TB_CP_ASYNC\("c[ag]", "(\d+)"\)::"r"\((.*?)\), "l"\((.*?)\),\s*"r"\((.*?)\) '

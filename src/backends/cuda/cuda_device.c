@@ -56,7 +56,8 @@ enum tb_status tb_cuda_device_load_case(struct tb_cuda_device *d, const struct t
   /* poisoned, so that a set no kernel wrote is told from one computed
    * (freed memory of an earlier case may hold a right answer); workspaces
    * zeroed, on the kernels' stream before its synchronisation (persistent
-   * rows' group counters start at 0, and each launch leaves them so) */
+   * rows' group counters start at 0, and each launch adds the same number of
+   * arrivals to them) */
   for (unsigned i = 0; i < d->buffers.count; ++i) {
     CUresult rc = d->cu->cuMemsetD32Async(d->buffers.sets[i].out, TB_POISON_BITS,
                                           d->buffers.out_bytes / sizeof(float), d->stream);

@@ -15,26 +15,42 @@
 // streamed once (STREAMED_ONCE, STREAMING_STORES), so that L2 keeps the
 // weight and bias, which every row reads again.
 //
-// The workspace (zeroed when the case is loaded): ROW_GROUPS arrival counters,
-// ROW_GROUPS departure counters, then each group's statistics, two rows of K
-// (a row's slot is rewritten two rows later, when every block of the group
-// has passed the barrier of the row between, so after it read them). The
-// last block of a group to leave puts both counters back to 0 for the next
-// launch. A barrier that never completes (a block not resident) traps after
-// TB_SPIN_LIMIT polls instead of hanging the device.
+// The workspace (zeroed when the case is loaded): ROW_GROUPS arrival counters
+// of 64 bits, then each group's statistics, two rows of K (a row's slot is
+// rewritten two rows later, when every block of the group has passed the
+// barrier of the row between, so after it read them). A group's counter is
+// never put back: every launch adds K arrivals a row of the group, so a
+// launch finds it at a whole number of launches' arrivals, and each block
+// reads that base before its own first arrival (tb_arrivals_before). A
+// departure counter that let the last block reset it cost every block an
+// atomic's round trip before it could exit. A barrier that never completes
+// (a block not resident) traps after TB_SPIN_LIMIT polls instead of hanging
+// the device.
 #define TB_SPIN_LIMIT (1u << 25)
 
-static __device__ __forceinline__ unsigned tb_load_acquire(const unsigned *p) {
-  unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+static __device__ __forceinline__ unsigned long long tb_load_acquire(const unsigned long long *p) {
+  unsigned long long v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
 }
 
+// Thread 0 of each block, before its first arrival: the arrivals of the
+// group's earlier launches, `per_launch` each. The counter now holds them
+// plus at most K - 1 arrivals of this launch (its first barrier needs this
+// block), so rounding down to a whole launch gives them.
+static __device__ __forceinline__ unsigned long long tb_arrivals_before(
+    const unsigned long long *arrived, unsigned long long per_launch) {
+  unsigned long long v;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(arrived) : "memory");
+  return v - v % per_launch;
+}
+
 // Thread 0 of each block: this block's statistics, already stored, released
-// with its arrival; then waits until `target` arrivals (K a row so far).
-static __device__ __forceinline__ void tb_group_barrier(unsigned *arrived, unsigned target) {
+// with its arrival; then waits until the counter reaches `target`.
+static __device__ __forceinline__ void tb_group_barrier(unsigned long long *arrived,
+                                                        unsigned long long target) {
   __threadfence();
-  atomicAdd(arrived, 1u);
+  atomicAdd(arrived, 1ull);
   for (unsigned polls = 0; tb_load_acquire(arrived) < target;)
     if (++polls == TB_SPIN_LIMIT) __trap();
 }
@@ -139,14 +155,17 @@ static __device__ __forceinline__ void tb_persistent_row(const float *__restrict
   const long long group = blockIdx.x / K, chunk = blockIdx.x % K;
   const long long lo = chunk * CHUNK, hi = lo + CHUNK < N ? lo + CHUNK : N;
   const long long first = lo + 4LL * threadIdx.x, step = 4LL * THREADS; // group k: first + k * step
-  unsigned *arrived = reinterpret_cast<unsigned *>(workspace) + group;
-  unsigned *departed = reinterpret_cast<unsigned *>(workspace) + ROW_GROUPS + group;
+  unsigned long long *arrived = reinterpret_cast<unsigned long long *>(workspace) + group;
   float *slots = workspace + 2 * ROW_GROUPS + group * 2 * K * Op::words;
   extern __shared__ float4 tb_ring[];
   float4 *mine = tb_ring + threadIdx.x; // the thread's slot j: mine[j * THREADS]
   // s: the thread's statistics of its groups of the group's current row
   typename Op::stats s = Op::init();
+  unsigned long long launched = 0; // (thread 0) the group's arrivals in earlier launches
   if (group < M) {
+    // read first, so that its round trip overlaps the chunk's copy
+    const long long rows = (M - group + ROW_GROUPS - 1) / ROW_GROUPS;
+    if (threadIdx.x == 0) launched = tb_arrivals_before(arrived, (unsigned long long)(K * rows));
     const float *xr = x + group * SX;
     tb_copy_chunk_async(tb_ring, xr, lo, hi, tb_aligned16(xr)); // slots 0 .. GROUPS - 1
     if constexpr (PARAMS_AHEAD) {
@@ -181,7 +200,7 @@ static __device__ __forceinline__ void tb_persistent_row(const float *__restrict
       TB_BLOCK_COMBINE_TREE(Op, s, THREADS, 0)
       if (threadIdx.x == 0) {
         Op::store(s, slot, chunk * Op::words);
-        tb_group_barrier(arrived, (unsigned)K * (trip + 1));
+        tb_group_barrier(arrived, launched + (unsigned long long)K * (trip + 1));
       }
     }
     tb_barrier<1>();
@@ -219,10 +238,6 @@ static __device__ __forceinline__ void tb_persistent_row(const float *__restrict
       }
     }
     base = nbase;
-  }
-  if (threadIdx.x == 0 && atomicAdd(departed, 1u) == (unsigned)K - 1) {
-    *arrived = 0;
-    *departed = 0;
   }
 }
 
