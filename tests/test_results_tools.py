@@ -1064,6 +1064,19 @@ class EvidenceTest(unittest.TestCase):
             "regret/%s-%s" % (op, shape) for op in ("sum", "softmax", "rmsnorm", "layernorm")
             for shape in ("1024x1024", "16384x257", "37x769", "4096x1024", "64x4096")] + [
             "regret/softmax-17x257"])
+        # issue 21's persistent-row chain (A main, B whole groups, C the counter never put
+        # back, D the merge ahead, rejected) with D's validation, sanitizers and one-row
+        # targets (call1); the scoreboard's last two shapes and the regret at two more (call2)
+        chain2 = "2026-12-07-h100-persistent-chain-scoreboard"
+        ab_then_singles(os.path.join(chain2, "call1.tar.xz"), ["validation", "targets/one-row"] + [
+            "sanitizer/run-%s-%s-automatic" % (tool, case) for tool in ("memcheck", "racecheck")
+            for case in ("layernorm-10x500000", "rmsnorm-20x500000", "softmax-3x1000003")],
+            "ABCD")
+        one_run_each(os.path.join(chain2, "call2.tar.xz"), [
+            "targets/compile-262144x257", "targets/compile-8x65536"] + [
+            "regret/%s-%s" % (op, shape) for op, shape in (
+                ("layernorm", "17x257"), ("rmsnorm", "17x257"), ("softmax", "17x257"),
+                ("sum", "17x257"), ("rmsnorm", "262144x257"), ("softmax", "262144x257"))])
         # issue 21's register rows whose misaligned rows are cached lane-contiguously (B)
         # against the build before it (A)
         ab_then_singles(os.path.join("2026-12-07-h100-register-rows-lane-contiguous",
