@@ -43,6 +43,12 @@ TRIALS = dict(zip(("sigint", "sigterm", "kill", "double"),
                   (int(n) for n in os.environ.get("TB_FAULTS_TRIALS", "8,4,8,4").split(","))))
 WAIT_S = 60  # one run of the campaign takes about a second; a hang fails the test
 
+
+def is_claim(name):
+    """The claim, whole or as a kill -9 left it while it was being written."""
+    return name == CLAIM or CLAIM_BEING_WRITTEN.match(name) is not None
+
+
 print(f"test_faults: seed {SEED} (TB_FAULTS_SEED={SEED} repeats it)", file=sys.stderr, flush=True)
 
 
@@ -241,8 +247,8 @@ class Faults(unittest.TestCase):
         self.assertEqual(again.returncode, 2, again.stderr)
         self.assertLess(elapsed, 5, "a refusal must not measure anything")
         self.assertIn("is not empty", again.stderr)
-        if CLAIM in before or any(CLAIM_BEING_WRITTEN.match(n) for n in before):
-            claimed = [n for n in before if n == CLAIM or CLAIM_BEING_WRITTEN.match(n)]
+        claimed = [n for n in before if is_claim(n)]
+        if claimed:
             self.assertIn(f"it was claimed by tilebench pid {dead_pid}, which is no longer "
                           "running", again.stderr, f"claims left: {claimed}")
         for name in before:
@@ -256,8 +262,7 @@ class Faults(unittest.TestCase):
         if not names:
             return "nothing yet (killed before the claim)"
         if "results.json" not in names:
-            allowed = [n for n in names if n in (CLAIM, "sources") or PARTIAL.match(n)
-                       or CLAIM_BEING_WRITTEN.match(n)]
+            allowed = [n for n in names if is_claim(n) or n == "sources" or PARTIAL.match(n)]
             self.assertEqual(names, allowed, "files other than the claim (whole or being "
                                              "written), sources/ and a hidden partial results file")
             self.assert_refused(out, p.pid)

@@ -120,6 +120,11 @@ static __device__ __forceinline__ int tb_ring_slot(int base, int k) {
 // not merged group by group as the later rows' are while their copies land
 // (an online merge costs softmax an exponential more a group). Each element's
 // test `ok` only in a group that may cross the row end, as in tb_group_stats.
+#define TB_EACH_OF_FOUR(OK, ...)                                                         \
+  _Pragma("unroll") for (int i = 0; i < 4; ++i) {                                        \
+    OK;                                                                                  \
+    __VA_ARGS__                                                                          \
+  }
 #define TB_FOR_FIRST_ROW_ELEMENTS(...)                                                   \
   _Pragma("unroll 4") for (int k = 0; k < GROUPS; ++k) {                                 \
     const long long e = first + k * step;                                                \
@@ -127,15 +132,9 @@ static __device__ __forceinline__ int tb_ring_slot(int base, int k) {
       const float4 q4 = mine[k * THREADS];                                               \
       const float t[4] = {q4.x, q4.y, q4.z, q4.w};                                       \
       if (e + 3 < N) {                                                                   \
-        _Pragma("unroll") for (int i = 0; i < 4; ++i) {                                  \
-          constexpr bool ok = true;                                                      \
-          __VA_ARGS__                                                                    \
-        }                                                                                \
+        TB_EACH_OF_FOUR(constexpr bool ok = true, __VA_ARGS__)                           \
       } else {                                                                           \
-        _Pragma("unroll") for (int i = 0; i < 4; ++i) {                                  \
-          const bool ok = e + i < N;                                                     \
-          __VA_ARGS__                                                                    \
-        }                                                                                \
+        TB_EACH_OF_FOUR(const bool ok = e + i < N, __VA_ARGS__)                          \
       }                                                                                  \
     }                                                                                    \
   }
