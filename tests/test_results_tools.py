@@ -1040,6 +1040,9 @@ class EvidenceTest(unittest.TestCase):
             bundles[bundle] = runs
             builds[bundle] = [[r] for r in runs]
 
+        # runs of a rejected rule this audit does not derive: each refused, naming the fact
+        refused = {}
+
         def ab_then_singles(bundle, singles, letters="AB"):
             # ab/A1 A2 B1 B2 ... (a chain of builds), each build's two runs audited together
             ab = ["ab/%s%d" % (build, run) for build in letters for run in (1, 2)]
@@ -1077,6 +1080,25 @@ class EvidenceTest(unittest.TestCase):
             "regret/%s-%s" % (op, shape) for op, shape in (
                 ("layernorm", "17x257"), ("rmsnorm", "17x257"), ("softmax", "17x257"),
                 ("sum", "17x257"), ("rmsnorm", "262144x257"), ("softmax", "262144x257"))])
+        # issue 21 (H100): the wgmma kernel's 64x128 tile against main (call1; B's gemm runs and
+        # its sanitizer runs record that rejected rule, which this audit does not derive, so
+        # only main's runs and the row kernels profiled there are audited); the group barrier's
+        # release arrival (B, rejected) and softmax's 8-byte partials (C) with C's validation,
+        # sanitizers and one-row targets (call2)
+        partials = "2026-12-08-h100-gemm-64-rows-barrier-partials"
+        one_run_each(os.path.join(partials, "call1.tar.xz"),
+                     ["ab/A1", "ab/A2", "ncu/run-1", "ncu/run-2"])
+        refused[os.path.join(partials, "call1.tar.xz")] = {
+            run: "plan.instruction: recorded 'wgmma.m64n64k8', re-derived 'wgmma.m64n128k8'"
+            for run in ["ab/B1", "ab/B2"] + [
+                "sanitizer/run-%s-gemm-1024x1024x1024-automatic-tensor" % tool
+                for tool in ("memcheck", "racecheck")]}
+        ab_then_singles(os.path.join(partials, "call2.tar.xz"),
+                        ["validation", "targets/one-row", "ncu/run-1"] + [
+                            "sanitizer/run-%s-%s-automatic" % (tool, case)
+                            for tool in ("memcheck", "racecheck")
+                            for case in ("layernorm-10x500000", "softmax-1x1000000",
+                                         "softmax-4x200000")], "ABC")
         # issue 21's register rows whose misaligned rows are cached lane-contiguously (B)
         # against the build before it (A)
         ab_then_singles(os.path.join("2026-12-07-h100-register-rows-lane-contiguous",
@@ -1140,10 +1162,14 @@ class EvidenceTest(unittest.TestCase):
                 top = os.path.join(tmp, os.path.basename(bundle)[:-len(".tar.xz")])
                 found = sorted(os.path.relpath(d, top) for d, _, files in os.walk(top)
                                if "results.json" in files or "results.json.gz" in files)
-                self.assertEqual(found, sorted(inner), bundle)
+                self.assertEqual(found, sorted(inner + list(refused.get(bundle, {}))), bundle)
                 for group in builds.get(bundle, [inner]):
                     result = audit(*(os.path.join(top, r) for r in group))
                     self.assertEqual(result.returncode, 0, f"{bundle}: {result.stderr}")
+                for run, why in refused.get(bundle, {}).items():
+                    result = audit(os.path.join(top, run))
+                    self.assertEqual(result.returncode, 1, f"{bundle} {run}: {result.stderr}")
+                    self.assertIn(why, result.stderr, f"{bundle} {run}")
 
 
 class CompressedEvidenceTest(unittest.TestCase):
