@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # scripts/check-tree-size.sh [LIMIT_MB]
 # Sums the apparent sizes of the files git tracks in this repository and fails above
-# LIMIT_MB (default 27; 1 MB = 1,000,000 bytes). A device call carries at most 64 MiB of
+# LIMIT_MB (default 26; 1 MB = 1,000,000 bytes). A device call carries at most 64 MiB of
 # working tree, and committed evidence is what grows: evidence/STORAGE.md says how it is kept
 # small (one shared source store, gzip-compressed results, superseded runs in git history only).
 # Exit codes: 0 within the limit, 1 above it, 2 bad usage or not a git checkout.
 set -euo pipefail
 
 usage() {
-  echo "usage: scripts/check-tree-size.sh [LIMIT_MB]   (LIMIT_MB: a positive number, default 27)" >&2
+  echo "usage: scripts/check-tree-size.sh [LIMIT_MB]   (LIMIT_MB: a positive number, default 26)" >&2
   exit 2
 }
 
 [ $# -le 1 ] || usage
-limit_mb=${1:-27}
+limit_mb=${1:-26}
 [[ $limit_mb =~ ^[0-9]+([.][0-9]+)?$ ]] || {
   echo "check-tree-size: LIMIT_MB must be a positive number of megabytes, not '$limit_mb'" >&2
   usage

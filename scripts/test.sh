@@ -17,7 +17,7 @@ else
 fi
 
 echo "== tracked tree size (a GPU call carries at most 64 MiB of it)"
-bash "$TB_ROOT/scripts/check-tree-size.sh" 27
+bash "$TB_ROOT/scripts/check-tree-size.sh" 26
 
 echo "== build and test (RelWithDebInfo, warnings are errors)"
 tb_build "$TB_ROOT/build" -DTB_WERROR=ON

@@ -1026,16 +1026,6 @@ class EvidenceTest(unittest.TestCase):
         bundles[os.path.join(exchange, "call3.tar.xz")] = ["ab/" + r for r in ab] + singles
         builds[os.path.join(exchange, "call3.tar.xz")] = [
             ["ab/ab/A1", "ab/ab/A2"], ["ab/ab/B1", "ab/ab/B2"]] + [[r] for r in singles]
-        # issue 21's persistent rows: the tagged exchange (M, reverted) and the weight and bias
-        # copied with the chunk (B) against the counter barrier (A)
-        weights = "2026-12-06-h100-persistent-weights-ahead"
-        singles = ["floor", "ncu-A-softmax-run", "ncu-B-layernorm-run", "ncu-B-softmax-run",
-                   "validate"] + ["s/sanitizer/run-%s-layernorm-1x1000000-automatic" % tool
-                                  for tool in ("memcheck", "racecheck")]
-        bundles[os.path.join(weights, "call1.tar.xz")] = [
-            "ab/" + r for r in ("A1", "A2", "B1", "B2", "M1", "M2")] + singles
-        builds[os.path.join(weights, "call1.tar.xz")] = [
-            ["ab/A1", "ab/A2"], ["ab/M1", "ab/M2"], ["ab/B1", "ab/B2"]] + [[r] for r in singles]
         def one_run_each(bundle, runs):  # a bundle whose runs are audited one at a time
             bundles[bundle] = runs
             builds[bundle] = [[r] for r in runs]
@@ -1103,13 +1093,6 @@ class EvidenceTest(unittest.TestCase):
         # against the build before it (A)
         ab_then_singles(os.path.join("2026-12-07-h100-register-rows-lane-contiguous",
                                      "call1.tar.xz"), ["validation"])
-        # issue 21's elementwise flat groups (B, not kept) against the build before it (A), with
-        # Nsight Compute beside torch.compile's kernels
-        ab_then_singles(os.path.join("2026-12-07-h100-elementwise-flat-groups", "call1.tar.xz"),
-                        ["validation"] + ["ncu/run-%d" % i for i in (1, 2, 3)] + [
-                            "sanitizer/run-%s-%s-automatic" % (tool, case)
-                            for tool in ("memcheck", "racecheck")
-                            for case in ("add-37x769", "gelu_add-100x8195")])
         # issue 21's long-row, short-row, one-row and gemm targets at main (H100)
         one_run_each(os.path.join("2026-12-07-h100-targets-rows-gemm", "call1.tar.xz"),
                      ["ncu/run-%d" % i for i in range(1, 6)] + [

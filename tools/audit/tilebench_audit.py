@@ -2144,8 +2144,9 @@ def gemm_tma_split(k, bk, grid, sms, pair_floor):
 # measured in evidence/2026-12-06-h100-elementwise-tree-merge).
 ELEMENTWISE_SCALAR_MAX_KNOWN = (8192, 16384)
 # Records that carry groups_per_thread come from a build measured and not kept (34395a7,
-# evidence/2026-12-07-h100-elementwise-flat-groups): a packed matrix over the threshold, walked as
-# one row, took this many float4 groups a thread, a block apart, in blocks of this many threads.
+# evidence/2026-12-07-h100-elementwise-flat-groups, in history): a packed matrix over the
+# threshold, walked as one row, took this many float4 groups a thread, a block apart, in blocks
+# of this many threads.
 ELEMENTWISE_FLAT_GROUPS, ELEMENTWISE_FLAT_THREADS = 2, 128
 
 
